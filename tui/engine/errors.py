@@ -1,0 +1,24 @@
+"""Errors the engine raises for bad input; each carries every problem found."""
+
+from __future__ import annotations
+
+
+class MootInputError(Exception):
+    """Bad user input (spec, session file, path): exit code 2, never a traceback."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__(f"{source}: " + "; ".join(problems))
+
+
+class SpecError(MootInputError):
+    """A spec that does not validate."""
+
+
+class SessionError(MootInputError):
+    """A session file that cannot be loaded or continued."""
+
+
+class SessionLockedError(SessionError):
+    """Another process is running this session."""

@@ -1,0 +1,83 @@
+"""A live session: one engine bound to one session file.
+
+Every decision the engine reaches (by rule or by the operator) is written to the
+file as its ``[result]`` the moment it happens, so quitting never loses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tui.engine.events import DecisionReached, Event, OperatorActed
+from tui.engine.runner import Engine, FailureHandler, escalate_on_failure
+from tui.engine.session import SessionData, SessionStore, new_session_path, sessions_dir
+from tui.engine.spec import Debater, Spec
+from tui.providers.base import Provider
+
+
+class LiveSession:
+    """Owns the engine and the store; ``close()`` releases the session's lock."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        store: SessionStore,
+        provider_for: Callable[[Debater], Provider],
+        *,
+        data: SessionData | None = None,
+        on_failure: FailureHandler = escalate_on_failure,
+    ) -> None:
+        self.spec = spec
+        self.store = store
+        self.resumed_from = data
+        self.engine = Engine(
+            spec,
+            provider_for,
+            sink=store,
+            recorded_turns=data.turns if data else (),
+            recorded_actions=data.actions if data else (),
+            on_failure=on_failure,
+        )
+        self.engine.subscribe(self._on_event)
+
+    @property
+    def path(self) -> Path:
+        return self.store.path
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, DecisionReached):
+            self.store.set_result(event.result)
+        elif isinstance(event, OperatorActed) and event.action.get("action") == "extend":
+            self.store.clear_result()
+
+    @classmethod
+    def start(
+        cls,
+        spec: Spec,
+        spec_raw: dict[str, Any],
+        provider_for: Callable[[Debater], Provider],
+        *,
+        out: str | Path | None = None,
+        directory: str | Path | None = None,
+        spec_source: str | None = None,
+        on_failure: FailureHandler = escalate_on_failure,
+    ) -> LiveSession:
+        path = Path(out) if out else new_session_path(sessions_dir(directory), spec.debate.title)
+        store = SessionStore.create(path, spec_raw, spec_source)
+        return cls(spec, store, provider_for, on_failure=on_failure)
+
+    @classmethod
+    def resume(
+        cls,
+        path: str | Path,
+        provider_for: Callable[[Debater], Provider],
+        *,
+        on_failure: FailureHandler = escalate_on_failure,
+    ) -> LiveSession:
+        store, data = SessionStore.open_existing(path)
+        return cls(data.spec, store, provider_for, data=data, on_failure=on_failure)
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,53 @@
+"""Tolerant reading of model output: code fences and prose around one JSON object."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+
+class TurnParseError(ValueError):
+    """Model text that does not hold a valid turn; the message is fed back on re-ask."""
+
+
+def extract_json_object(text: str) -> dict[str, Any]:
+    """The first JSON object in ``text``, ignoring fences and prose around it."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            value = json.loads(stripped)
+            if isinstance(value, dict):
+                return value
+        except json.JSONDecodeError:
+            pass
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    raise TurnParseError("the answer holds no JSON object")
+
+
+def parse_turn(text: str, model: type[BaseModel], votes: list[str]) -> BaseModel:
+    """Parse and validate one turn; raise TurnParseError saying what is wrong."""
+    data = extract_json_object(text)
+    try:
+        content = model.model_validate(data)
+    except ValidationError as err:
+        parts = []
+        for e in err.errors():
+            loc = ".".join(str(p) for p in e["loc"]) or "answer"
+            parts.append(f"{loc}: {e['msg']}")
+        raise TurnParseError("; ".join(parts)) from None
+    vote = getattr(content, "routing", None) or getattr(content, "vote", None)
+    if vote is not None and vote not in votes and not hasattr(content, "routing"):
+        raise TurnParseError(f"vote: {vote!r} is not one of {', '.join(votes)}")
+    return content

@@ -1,0 +1,93 @@
+"""``adversary``: one proposer, one distinct critic, revise until release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui.engine.events import Slot
+from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.records import Turn
+from tui.engine.state import DebateState, Decision
+
+
+class AdversaryProtocol(Protocol):
+    """The critic's routing decides: release ends, revise loops, escalate stops."""
+
+    name = "adversary"
+
+    @property
+    def proposer(self) -> str:
+        return self.spec.debate.proposer or ""
+
+    @property
+    def critic(self) -> str:
+        return self.spec.debate.critic or ""
+
+    def phases(self, round_no: int) -> list[str]:
+        return ["proposal" if round_no == 1 else "revision", "critique"]
+
+    def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]:
+        if phase == "critique":
+            if self.critic == self.proposer:  # validation refuses this; never run it
+                raise ValueError("self-critique refused: critic is the proposer")
+            return [Slot(start, round_no, phase, self.critic, "adversary_critique", self.proposer)]
+        return [Slot(start, round_no, phase, self.proposer, "position")]
+
+    def context(self, state: DebateState, slot: Slot) -> list[ContextItem]:
+        items = self.motion_items()
+        proposal = state.latest_position.get(self.proposer)
+        if slot.phase == "critique":
+            if proposal is not None:
+                items.append(self.position_item(proposal, f"Proposal by {self.proposer}"))
+        else:
+            if proposal is not None:
+                items.append(self.position_item(proposal, "Your latest proposal"))
+            critique = state.critiques_of.get(self.proposer, {}).get(self.critic)
+            if critique is not None:
+                items.append(self.critique_item(critique, f"Critique by {self.critic}"))
+        return items + self.note_items(state)
+
+    def after_phase(
+        self, state: DebateState, round_no: int, phase: str, turns: list[Turn]
+    ) -> Decision | None:
+        if any(t.invalid for t in turns):
+            return Decision("escalate", "invalid_turn")
+        if phase != "critique":
+            return None
+        routing = turns[-1].content.get("routing")
+        if routing == "release":
+            return Decision("release", "critic_release")
+        if routing == "escalate":
+            return Decision("escalate", "critic_escalation")
+        return None
+
+    def report(self, state: DebateState) -> dict[str, Any]:
+        critique = next(
+            (t for t in reversed(state.turns) if t.kind == "adversary_critique"), None
+        )
+        proposal = state.latest_position.get(self.proposer)
+        out: dict[str, Any] = {
+            "proposer_id": self.proposer,
+            "critic_id": self.critic,
+            "self_critique_skipped": True,
+            "revisions": sum(
+                1 for t in state.turns if t.speaker == self.proposer and t.phase == "revision"
+            ),
+        }
+        if proposal is not None:
+            out["proposal_id"] = f"r{proposal.round}:{proposal.speaker}:t{proposal.index}"
+        if critique is not None:
+            c = critique.content
+            weaknesses = c.get("weaknesses", [])
+            out.update(
+                negative_channel_present=(not critique.invalid)
+                and (bool(weaknesses) or c.get("verdict") == "no_defect_found"),
+                weakness_count=len(weaknesses),
+                critique_score=c.get("score", 0),
+                verdict=c.get("verdict", "invalid" if critique.invalid else ""),
+                routing_decision=c.get("routing", "escalate"),
+            )
+            if critique.cross_family_held is not None:
+                out["cross_family_held"] = critique.cross_family_held
+                out["weak_adversarial_pass"] = not critique.cross_family_held
+        return out

@@ -1,0 +1,74 @@
+"""What a protocol decides: phases, slots, what each slot sees, and when to stop."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from tui.engine.events import Slot
+from tui.engine.records import Turn
+from tui.engine.spec import Spec
+from tui.engine.state import DebateState, Decision
+
+ContextItem = tuple[str, str, str]  # (saw-label, heading, text)
+
+
+class Protocol(ABC):
+    """A protocol is pure bookkeeping over DebateState; it never calls a model."""
+
+    name: str = ""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+
+    @abstractmethod
+    def phases(self, round_no: int) -> list[str]: ...
+
+    @abstractmethod
+    def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]: ...
+
+    @abstractmethod
+    def context(self, state: DebateState, slot: Slot) -> list[ContextItem]: ...
+
+    @abstractmethod
+    def after_phase(
+        self, state: DebateState, round_no: int, phase: str, turns: list[Turn]
+    ) -> Decision | None: ...
+
+    def exhausted(self, state: DebateState) -> Decision:
+        return Decision("escalate", "max_rounds_exhausted")
+
+    def report(self, state: DebateState) -> dict[str, Any]:
+        return {}
+
+    # Shared pieces of context.
+    def motion_items(self) -> list[ContextItem]:
+        d = self.spec.debate
+        items: list[ContextItem] = [("motion", "Motion", d.motion)]
+        if d.artifact:
+            items.append(("artifact", "Artifact under review", d.artifact))
+        return items
+
+    @staticmethod
+    def position_item(turn: Turn, heading: str) -> ContextItem:
+        c = turn.content
+        text = f"Stance: {c.get('stance', '')}\nRationale: {c.get('rationale', '')}"
+        if turn.vote:
+            text += f"\nVote: {turn.vote}"
+        return (f"position:r{turn.round}:{turn.speaker}", heading, text)
+
+    @staticmethod
+    def critique_item(turn: Turn, heading: str) -> ContextItem:
+        c = turn.content
+        lines = [f"Verdict: {c.get('verdict', '')}"]
+        lines += [f"- weakness: {w}" for w in c.get("weaknesses", [])]
+        lines += [f"- suggestion: {s}" for s in c.get("suggestions", [])]
+        if "score" in c:
+            lines.append(f"Score: {c['score']}/100; routing: {c.get('routing', '')}")
+        return (f"critique:r{turn.round}:{turn.speaker}", heading, "\n".join(lines))
+
+    @staticmethod
+    def note_items(state: DebateState) -> list[ContextItem]:
+        return [
+            (f"note:{n}", f"Operator note {n}", text) for n, text in state.recent_notes()
+        ]

@@ -1,0 +1,109 @@
+"""Turn records: what a model is asked to fill, and what the engine stores.
+
+The content models are both the validation schema and the JSON schema sent to
+providers that support structured output, so the two can never drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class _Content(BaseModel):
+    """Model text is kept byte for byte; only blank answers are refused."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    @field_validator("stance", "rationale", "vote", check_fields=False)
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if isinstance(value, str) and value and not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+
+class Position(_Content):
+    """A debater's stance on the motion, with its reasons and its vote."""
+
+    stance: str = Field(min_length=1, description="Your position in one or two sentences.")
+    rationale: str = Field(min_length=1, description="The reasons for your position.")
+    vote: str = Field(min_length=1, description="One of the allowed votes.")
+
+
+class Critique(_Content):
+    """A critique of another debater's latest position (the negative channel)."""
+
+    weaknesses: list[str] = Field(
+        default_factory=list, description="Concrete weaknesses of the position critiqued."
+    )
+    suggestions: list[str] = Field(default_factory=list, description="How to fix them.")
+    verdict: Literal["defects_found", "no_defect_found"] = Field(
+        description="no_defect_found only if you found no weakness at all."
+    )
+    vote: str = Field(min_length=1, description="Your own vote after this critique.")
+
+    @model_validator(mode="after")
+    def _negative_channel(self) -> Critique:
+        self.weaknesses = [w for w in self.weaknesses if w.strip()]
+        if not self.weaknesses and self.verdict != "no_defect_found":
+            raise ValueError(
+                "a critique must list at least one weakness or give the verdict no_defect_found"
+            )
+        return self
+
+
+class AdversaryCritique(Critique):
+    """The adversary protocol's critique: adds a score and a routing decision."""
+
+    score: int = Field(ge=0, le=100, description="Quality of the proposal, 0 to 100.")
+    routing: Literal["release", "revise", "escalate"] = Field(
+        description="release it, send it back for revision, or escalate to a human."
+    )
+    vote: str = Field(default="", description="Leave empty; routing is your vote.")
+
+
+TurnKind = Literal["position", "critique", "adversary_critique"]
+CONTENT_MODELS: dict[str, type[_Content]] = {
+    "position": Position,
+    "critique": Critique,
+    "adversary_critique": AdversaryCritique,
+}
+
+
+@dataclass(slots=True)
+class Turn:
+    """One completed turn as the session file records it."""
+
+    index: int
+    round: int
+    phase: str
+    speaker: str
+    kind: str
+    model: str
+    family: str
+    content: dict[str, Any] = field(default_factory=dict)
+    vote: str | None = None
+    target: str | None = None
+    invalid: bool = False
+    raw: str | None = None
+    error: str | None = None
+    saw: list[str] = field(default_factory=list)
+    attempts: int = 1
+    started_at: str = ""
+    elapsed_ms: float = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    cross_family_held: bool | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        """A TOML-ready dict: no None values (TOML has no null)."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> Turn:
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})

@@ -1,0 +1,334 @@
+"""The debate spec: pydantic models, defaults and every validation rule.
+
+Validation reports every problem at once, each prefixed by its key path
+(``debaters[1].model``), so an operator fixes a spec in one pass.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tui.engine.errors import SpecError
+from tui.engine.family import family_of
+
+PROTOCOLS = ("debate", "adversary")
+DEBATE_PHASES = ("proposal", "critique", "revision", "consensus")
+DEFAULT_VOTES = ("release", "revise", "escalate")
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Shapes of real provider keys; a spec holding one is refused outright.
+SECRET_SHAPES = re.compile(
+    r"(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{10,}|AIza[0-9A-Za-z_-]{20,}"
+    r"|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,})"
+)
+SECRET_KEYS = {"api_key", "apikey", "key", "token", "secret", "password", "api_token"}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Script(_Strict):
+    """Canned turns for ``model = "scripted"``; lists cycle over the debater's turns."""
+
+    votes: list[str] = Field(default_factory=list)
+    stances: list[str] = Field(default_factory=list)
+    rationales: list[str] = Field(default_factory=list)
+    weaknesses: list[list[str]] = Field(default_factory=list)
+    suggestions: list[list[str]] = Field(default_factory=list)
+    verdicts: list[Literal["defects_found", "no_defect_found"]] = Field(default_factory=list)
+    scores: list[int] = Field(default_factory=list)
+    routings: list[Literal["release", "revise", "escalate"]] = Field(default_factory=list)
+    invalid: list[int] = Field(default_factory=list, description="1-based turns answered with junk")
+    invalid_once: list[int] = Field(
+        default_factory=list, description="1-based turns whose first attempt is junk"
+    )
+    fail: list[int] = Field(default_factory=list, description="1-based turns that fail as a provider")
+    token_delay_ms: float = Field(default=0.0, ge=0, le=10_000)
+    turn_delay_ms: float = Field(default=0.0, ge=0, le=600_000)
+
+
+class Debater(_Strict):
+    """One participant: an identity, a model, and the text of its role."""
+
+    id: str = Field(pattern=ID_PATTERN)
+    model: str = Field(min_length=1)
+    role: str = ""
+    persona: str | None = None
+    family: str | None = None
+    api_base: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, gt=0, le=200_000)
+    timeout_s: float | None = Field(default=None, gt=0, le=3600)
+    script: Script | None = None
+
+    @property
+    def resolved_family(self) -> str:
+        return self.family or family_of(self.model)
+
+
+class DebateSection(_Strict):
+    """The ``[debate]`` table: motion, protocol and the rules the engine enforces."""
+
+    title: str = Field(min_length=1)
+    motion: str = Field(min_length=1)
+    protocol: str = "debate"
+    artifact: str | None = None
+    max_rounds: int = Field(default=2, ge=1, le=1000)
+    consensus_threshold: int | None = Field(default=None, ge=1)
+    phases: list[str] | None = None
+    votes: list[str] = Field(default_factory=lambda: list(DEFAULT_VOTES), min_length=1)
+    cross_family: Literal["off", "warn", "require"] = "warn"
+    rotate: bool = False
+    retries: int = Field(default=1, ge=0, le=5)
+    parallel: bool = True
+    on_invalid: Literal["escalate", "continue"] = "escalate"
+    proposer: str | None = None
+    critic: str | None = None
+
+
+class Spec(_Strict):
+    """A whole debate spec as read from TOML."""
+
+    debate: DebateSection
+    debaters: list[Debater] = Field(min_length=1)
+
+    def debater(self, debater_id: str) -> Debater:
+        for d in self.debaters:
+            if d.id == debater_id:
+                return d
+        raise KeyError(debater_id)
+
+    @property
+    def ids(self) -> list[str]:
+        return [d.id for d in self.debaters]
+
+    @property
+    def phases(self) -> list[str]:
+        if self.debate.phases is not None:
+            return list(self.debate.phases)
+        if self.debate.protocol == "adversary":
+            return ["proposal", "critique"]
+        return list(DEBATE_PHASES)
+
+    @property
+    def voters(self) -> list[str]:
+        if self.debate.protocol == "adversary":
+            return [self.debate.proposer or "", self.debate.critic or ""]
+        return self.ids
+
+    @property
+    def threshold(self) -> int:
+        if self.debate.consensus_threshold is not None:
+            return self.debate.consensus_threshold
+        return len(self.voters) // 2 + 1
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _pydantic_problems(err: ValidationError) -> list[str]:
+    problems = []
+    for e in err.errors():
+        loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif e["type"] == "missing":
+            msg = "required key is missing"
+        problems.append(f"{_path(loc)}: {msg}")
+    return problems
+
+
+def _secret_problems(node: Any, loc: tuple[Any, ...] = ()) -> list[str]:
+    """Literal credentials anywhere in the spec: refused, never stored."""
+    problems: list[str] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            here = (*loc, k)
+            if isinstance(k, str) and k.lower() in SECRET_KEYS and isinstance(v, str):
+                problems.append(
+                    f"{_path(here)}: literal API keys are refused; put the key in an "
+                    "environment variable and name it in api_key_env"
+                )
+            else:
+                problems.extend(_secret_problems(v, here))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            problems.extend(_secret_problems(v, (*loc, i)))
+    elif isinstance(node, str) and SECRET_SHAPES.search(node):
+        problems.append(
+            f"{_path(loc)}: looks like a literal API key; name an environment variable "
+            "in api_key_env instead"
+        )
+    return problems
+
+
+def _rule_problems(raw: dict[str, Any]) -> list[str]:
+    """Cross-key rules, checked on the raw data so they report alongside type errors."""
+    problems: list[str] = []
+    debate = raw.get("debate") if isinstance(raw.get("debate"), dict) else {}
+    debaters = raw.get("debaters") if isinstance(raw.get("debaters"), list) else []
+    entries = [d for d in debaters if isinstance(d, dict)]
+    ids = [d.get("id") for d in entries if isinstance(d.get("id"), str)]
+
+    protocol = debate.get("protocol", "debate")
+    if isinstance(protocol, str) and protocol not in PROTOCOLS:
+        problems.append(
+            f"debate.protocol: unknown protocol {protocol!r}; expected one of "
+            + ", ".join(PROTOCOLS)
+        )
+
+    seen: dict[str, int] = {}
+    for i, d in enumerate(debaters):
+        if not isinstance(d, dict):
+            continue
+        did = d.get("id")
+        if isinstance(did, str):
+            if did in seen:
+                problems.append(f"debaters[{i}].id: duplicate id {did!r} (also debaters[{seen[did]}])")
+            else:
+                seen[did] = i
+        model = d.get("model")
+        if "script" in d and model != "scripted":
+            problems.append(f"debaters[{i}].script: only allowed with model = \"scripted\"")
+        env = d.get("api_key_env")
+        if isinstance(env, str) and not ENV_NAME.match(env):
+            problems.append(
+                f"debaters[{i}].api_key_env: must name an environment variable "
+                "(letters, digits, underscores), not hold a key"
+            )
+        votes = debate.get("votes", list(DEFAULT_VOTES))
+        script = d.get("script")
+        if isinstance(script, dict) and isinstance(votes, list):
+            for j, v in enumerate(script.get("votes", []) or []):
+                if isinstance(v, str) and v not in votes:
+                    problems.append(
+                        f"debaters[{i}].script.votes[{j}]: {v!r} is not one of debate.votes"
+                    )
+
+    phases = debate.get("phases")
+    if protocol == "debate" and isinstance(phases, list):
+        for j, ph in enumerate(phases):
+            if isinstance(ph, str) and ph not in DEBATE_PHASES:
+                problems.append(
+                    f"debate.phases[{j}]: unknown phase {ph!r}; expected one of "
+                    + ", ".join(DEBATE_PHASES)
+                )
+        if not phases:
+            problems.append("debate.phases: needs at least one phase")
+    if protocol == "adversary" and phases is not None:
+        problems.append("debate.phases: the adversary protocol has fixed phases")
+
+    votes = debate.get("votes")
+    if isinstance(votes, list) and len(set(map(str, votes))) != len(votes):
+        problems.append("debate.votes: duplicate vote names")
+
+    if protocol == "adversary":
+        roles = {}
+        for key in ("proposer", "critic"):
+            val = debate.get(key)
+            if val is None:
+                problems.append(f"debate.{key}: required for the adversary protocol")
+            elif isinstance(val, str) and val not in ids:
+                problems.append(f"debate.{key}: {val!r} is not a debater id")
+            roles[key] = val
+        if roles.get("proposer") is not None and roles.get("proposer") == roles.get("critic"):
+            problems.append(
+                f"debate.critic: {roles['critic']!r} is also the proposer; self-critique is refused"
+            )
+    elif protocol == "debate":
+        for key in ("proposer", "critic"):
+            if key in debate:
+                problems.append(f"debate.{key}: only used by the adversary protocol")
+        has_critique = phases is None or (isinstance(phases, list) and "critique" in phases)
+        if has_critique and len(entries) == 1:
+            problems.append(
+                "debaters: a debate with a critique phase needs at least two debaters; "
+                "one debater would critique itself, and self-critique is refused"
+            )
+
+    threshold = debate.get("consensus_threshold")
+    voters = 2 if protocol == "adversary" else len(entries)
+    if isinstance(threshold, int) and not isinstance(threshold, bool) and threshold > voters:
+        problems.append(
+            f"debate.consensus_threshold: {threshold} is larger than the number of voters ({voters})"
+        )
+
+    policy = debate.get("cross_family", "warn")
+    if policy == "require":
+        for critic, proposer in _critique_pairs(protocol, debate, entries):
+            fc, fp = _family(critic), _family(proposer)
+            if fc is not None and fc == fp:
+                problems.append(
+                    f"debate.cross_family: require, but critic {critic.get('id')!r} and "
+                    f"proposer {proposer.get('id')!r} are both family {fc!r}"
+                )
+    return problems
+
+
+def _family(entry: dict[str, Any]) -> str | None:
+    fam = entry.get("family")
+    if isinstance(fam, str):
+        return fam
+    model = entry.get("model")
+    return family_of(model) if isinstance(model, str) else None
+
+
+def _critique_pairs(
+    protocol: Any, debate: dict[str, Any], entries: list[dict[str, Any]]
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Who critiques whom, as far as the raw spec lets us tell."""
+    if protocol == "adversary":
+        by_id = {e.get("id"): e for e in entries}
+        c, p = by_id.get(debate.get("critic")), by_id.get(debate.get("proposer"))
+        return [(c, p)] if c and p and c is not p else []
+    if len(entries) < 2:
+        return []
+    return [(entries[i], entries[(i + 1) % len(entries)]) for i in range(len(entries))]
+
+
+def validate_spec(raw: dict[str, Any], source: str = "spec") -> Spec:
+    """Validate a spec dict; raise SpecError listing every problem by key path."""
+    problems = _secret_problems(raw) + _rule_problems(raw)
+    spec: Spec | None = None
+    try:
+        spec = Spec.model_validate(raw)
+    except ValidationError as err:
+        problems = _pydantic_problems(err) + problems
+    if problems or spec is None:
+        raise SpecError(source, _dedupe(problems))
+    return spec
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def read_spec_file(path: str | Path) -> tuple[Spec, dict[str, Any]]:
+    """Read and validate a spec file; returns the model and the raw table."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(str(p), ["file not found"]) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise SpecError(str(p), [f"cannot read: {err}"]) from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise SpecError(str(p), [f"not valid TOML: {err}"]) from None
+    return validate_spec(raw, str(p)), raw

@@ -1,0 +1,58 @@
+"""What the engine knows mid-debate, kept bounded by the number of debaters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tui.engine import tally as tally_rules
+from tui.engine.records import Turn
+from tui.engine.spec import Spec
+
+MAX_NOTES_SHOWN = 5
+
+
+@dataclass(slots=True)
+class Decision:
+    decision: str
+    rule: str
+    decided_by: str = "rule"
+    rationale: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DebateState:
+    """Latest position and vote per debater, critiques per target, operator notes."""
+
+    spec: Spec
+    max_rounds: int
+    turns: list[Turn] = field(default_factory=list)
+    latest_position: dict[str, Turn] = field(default_factory=dict)
+    critiques_of: dict[str, dict[str, Turn]] = field(default_factory=dict)
+    latest_vote: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    speaker_turns: dict[str, int] = field(default_factory=dict)
+    schedule: list[str] = field(default_factory=list)
+    phase_sequence: list[str] = field(default_factory=list)
+    round: int = 0
+    phase: str = ""
+
+    def add(self, turn: Turn) -> None:
+        self.turns.append(turn)
+        self.schedule.append(turn.speaker)
+        if turn.invalid:
+            return
+        if turn.kind == "position":
+            self.latest_position[turn.speaker] = turn
+        elif turn.target is not None:
+            self.critiques_of.setdefault(turn.target, {})[turn.speaker] = turn
+        if turn.vote:
+            self.latest_vote[turn.speaker] = turn.vote
+
+    def tally(self) -> dict[str, int]:
+        return tally_rules.count(self.latest_vote, self.spec.debate.votes)
+
+    def recent_notes(self) -> list[tuple[int, str]]:
+        start = max(0, len(self.notes) - MAX_NOTES_SHOWN)
+        return [(i + 1, self.notes[i]) for i in range(start, len(self.notes))]

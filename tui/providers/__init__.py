@@ -1,0 +1,1 @@
+"""Providers turn a prompt into text; the engine owns everything else."""

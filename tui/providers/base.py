@@ -1,0 +1,63 @@
+"""The provider interface every model backend implements.
+
+A provider receives a fully built prompt and returns raw text. Parsing,
+validation, re-asking and recording stay in the engine, so a provider cannot
+decide anything about the debate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tui.engine.events import Slot
+from tui.engine.spec import Debater
+
+TokenSink = Callable[[str], None]
+
+
+@dataclass(slots=True)
+class TurnRequest:
+    """Everything a provider needs for one call, built fresh for every call."""
+
+    debater: Debater
+    slot: Slot
+    messages: list[dict[str, str]]
+    schema_name: str
+    json_schema: dict[str, Any]
+    votes: list[str]
+    attempt: int = 1
+    speaker_turn: int = 1  # 1-based count of this speaker's turns, replayed ones included
+
+
+@dataclass(slots=True)
+class TurnReply:
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ProviderError(Exception):
+    """A model call that failed after the provider's own retries.
+
+    ``kind`` is one of: timeout, rate_limit, server, connection, auth,
+    not_found, bad_request, internal. The message is safe to show and store.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind = kind
+        self.message = message
+        super().__init__(f"{kind}: {message}")
+
+
+class Provider(Protocol):
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        """Return the model's raw text for one turn, streaming tokens to on_token."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release anything held (servers, clients)."""
+        ...

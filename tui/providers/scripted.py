@@ -1,0 +1,78 @@
+"""The ``scripted`` provider: canned turns from the spec, streamed like a model.
+
+It answers with the same JSON a real model would, so scripted debates go
+through the engine's parsing, validation and re-ask path unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any, TypeVar
+
+from tui.engine.spec import Script
+from tui.providers.base import ProviderError, TokenSink, TurnReply, TurnRequest
+
+T = TypeVar("T")
+JUNK = "I would rather not answer in the requested format."
+_TOKEN = re.compile(r"\S+\s*|\s+")
+
+
+def _pick(items: list[T], n: int, default: T) -> T:
+    return items[(n - 1) % len(items)] if items else default
+
+
+class ScriptedProvider:
+    """Plays ``[debaters.script]``; lists cycle over the debater's turns."""
+
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        d = request.debater
+        script = d.script or Script()
+        n = request.speaker_turn
+        if script.turn_delay_ms:
+            await asyncio.sleep(script.turn_delay_ms / 1000)
+        if n in script.fail:
+            raise ProviderError("server", f"scripted failure on turn {n} of {d.id}")
+        if n in script.invalid or (n in script.invalid_once and request.attempt == 1):
+            text = JUNK
+        else:
+            text = json.dumps(self._content(request, script, n), ensure_ascii=False)
+        if on_token is not None and script.token_delay_ms:
+            for tok in _TOKEN.findall(text):
+                await asyncio.sleep(script.token_delay_ms / 1000)
+                on_token(tok)
+        elif on_token is not None:
+            on_token(text)
+        return TurnReply(text=text, tokens_in=0, tokens_out=len(text.split()))
+
+    @staticmethod
+    def _content(request: TurnRequest, script: Script, n: int) -> dict[str, Any]:
+        d, slot = request.debater, request.slot
+        vote = _pick(script.votes, n, request.votes[0])
+        if slot.kind == "position":
+            return {
+                "stance": _pick(script.stances, n, f"{d.id}: position {n} on the motion."),
+                "rationale": _pick(script.rationales, n, f"{d.id} reasons about turn {n}."),
+                "vote": vote,
+            }
+        weaknesses = _pick(
+            script.weaknesses, n, [f"{slot.target}'s position leaves its main risk unaddressed."]
+        )
+        verdict = _pick(
+            script.verdicts, n, "defects_found" if weaknesses else "no_defect_found"
+        )
+        content: dict[str, Any] = {
+            "weaknesses": weaknesses,
+            "suggestions": _pick(script.suggestions, n, [f"{slot.target} should name a fallback."]),
+            "verdict": verdict,
+            "vote": vote,
+        }
+        if slot.kind == "adversary_critique":
+            content["score"] = _pick(script.scores, n, 50)
+            content["routing"] = _pick(script.routings, n, "release")
+            content["vote"] = content["routing"]
+        return content
+
+    async def aclose(self) -> None:
+        return None
