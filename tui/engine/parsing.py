@@ -47,7 +47,9 @@ def parse_turn(text: str, model: type[BaseModel], votes: list[str]) -> BaseModel
             loc = ".".join(str(p) for p in e["loc"]) or "answer"
             parts.append(f"{loc}: {e['msg']}")
         raise TurnParseError("; ".join(parts)) from None
-    vote = getattr(content, "routing", None) or getattr(content, "vote", None)
-    if vote is not None and vote not in votes and not hasattr(content, "routing"):
+    if "routing" in model.model_fields:  # the routing is the vote, from a fixed set
+        return content
+    vote = content.vote  # type: ignore[attr-defined]
+    if vote not in votes:
         raise TurnParseError(f"vote: {vote!r} is not one of {', '.join(votes)}")
     return content

@@ -58,7 +58,20 @@ def task_for(protocol: str, slot: Slot) -> str:
     return "Take your turn."
 
 
+_HINTS: dict[tuple[int, tuple[str, ...]], tuple[dict[str, Any], str]] = {}
+
+
 def _fields_hint(schema: dict[str, Any], votes: list[str]) -> str:
+    """Cached per schema object and vote list: it is rebuilt for every call otherwise."""
+    key = (id(schema), tuple(votes))
+    hit = _HINTS.get(key)
+    if hit is None or hit[0] is not schema:
+        hit = (schema, _render_hint(schema, votes))
+        _HINTS[key] = hit
+    return hit[1]
+
+
+def _render_hint(schema: dict[str, Any], votes: list[str]) -> str:
     props = schema.get("properties", {})
     lines = []
     for name, prop in props.items():

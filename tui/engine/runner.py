@@ -81,6 +81,7 @@ class Engine:
         self.protocol = protocol_for(spec)
         self.state = DebateState(spec, spec.debate.max_rounds)
         self.debaters: dict[str, Debater] = {d.id: d for d in spec.debaters}
+        self._family = {d.id: d.resolved_family for d in spec.debaters}
         self.actions: list[dict[str, Any]] = []
         self.decision: Decision | None = None
         self.status = "READY"
@@ -137,7 +138,8 @@ class Engine:
                 self._current_slots = self.protocol.slots(self.state, self._round, phase, start)
             slots = self._current_slots
             self.state.round, self.state.phase = self._round, phase
-            self._emit(PhaseStarted(self._round, phase, tuple(slots)))
+            if self._listeners:
+                self._emit(PhaseStarted(self._round, phase, tuple(slots)))
             turns = await self._run_phase(slots)
             if turns is None:
                 decision = self._stop
@@ -222,6 +224,8 @@ class Engine:
         self.state.add(turn)
         if self._sink is not None and not replayed:
             self._sink.append_turn(turn)
+        if not self._listeners:
+            return
         self._emit(TurnCompleted(turn, replayed))
         if self.state.latest_vote != before:
             self._emit(
@@ -264,7 +268,8 @@ class Engine:
                 attempt=attempts,
                 speaker_turn=self.state.speaker_turns.get(slot.speaker, 0) + 1,
             )
-            self._emit(TurnStarted(slot, debater.model, attempts))
+            if self._listeners:
+                self._emit(TurnStarted(slot, debater.model, attempts))
             reply = await self._call(request, on_token)
             if reply is None:
                 return None
@@ -292,7 +297,7 @@ class Engine:
             speaker=slot.speaker,
             kind=slot.kind,
             model=debater.model,
-            family=debater.resolved_family,
+            family=self._family[slot.speaker],
             target=slot.target,
             saw=[label for label, _, _ in items],
             attempts=attempts,
@@ -311,9 +316,7 @@ class Engine:
             vote = turn.content.get("routing") or turn.content.get("vote") or None
             turn.vote = vote
         if slot.kind in CRITIQUE_KINDS and slot.target is not None:
-            turn.cross_family_held = (
-                debater.resolved_family != self.debaters[slot.target].resolved_family
-            )
+            turn.cross_family_held = self._family[slot.speaker] != self._family[slot.target]
         return turn
 
     async def _call(self, request: TurnRequest, on_token: Any) -> Any:
@@ -468,7 +471,9 @@ class Engine:
 
     def _swap_model(self, speaker: str, model: str) -> None:
         old = self.debaters[speaker]
-        self.debaters[speaker] = old.model_copy(update={"model": model, "script": None})
+        new = old.model_copy(update={"model": model, "script": None, "family": None})
+        self.debaters[speaker] = new
+        self._family[speaker] = new.resolved_family
 
     # ----------------------------------------------------------------- result
     def result(self) -> dict[str, Any]:

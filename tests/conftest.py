@@ -1,0 +1,34 @@
+"""Suite-wide guards: no network beyond loopback, user folders redirected to tmp."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+_real_connect = socket.socket.connect
+_LOOPBACK = ("127.", "::1", "localhost")
+
+
+def _guarded_connect(self: socket.socket, address: object) -> object:
+    host = address[0] if isinstance(address, tuple) else str(address)
+    if self.family in (socket.AF_INET, socket.AF_INET6) and not str(host).startswith(_LOOPBACK):
+        raise OSError(f"tests must not reach the network (tried {host})")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+@pytest.fixture(autouse=True)
+def _user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOOT_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("MOOT_SESSIONS_DIR", str(tmp_path / "sessions"))
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "sessions" / "examples"

@@ -1,0 +1,251 @@
+"""Provider faults over real HTTP, through the real engine and session store.
+
+A fake OpenAI-compatible server on loopback plays each fault; LiteLLM talks to
+it as it would to a provider. Each run must end the way DESIGN.md says
+("Reliability and security"), and the session file must stay loadable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fake_openai import FakeOpenAI, Reply, Stall, Status, free_port
+from tui.engine import Engine, validate_spec
+from tui.engine.live import LiveSession
+from tui.engine.session import load_session
+from tui.providers.base import ProviderError
+from tui.providers.litellm_provider import LiteLLMProvider
+
+KEY_ENV = "MOOT_FAKE_TEST_KEY"
+KEY_VALUE = "fake-secret-value-123456"
+VALID = json.dumps(
+    {"stance": "Ship it behind a flag.", "rationale": "The flag bounds the risk.", "vote": "release"}
+)
+JUNK = "Sure! Here is my thinking, but not in JSON."
+MAX_RETRIES = 3
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY_VALUE)
+
+
+def _raw_spec(api_base: str, **debater: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "id": "solo",
+        "model": "openai/fake",
+        "role": "Decides whether to ship.",
+        "api_base": api_base,
+        "api_key_env": KEY_ENV,
+        "timeout_s": 5,
+    }
+    entry.update(debater)
+    return {
+        "debate": {
+            "title": "Fault test",
+            "motion": "Ship the migration now.",
+            "protocol": "debate",
+            "phases": ["proposal"],
+            "max_rounds": 1,
+        },
+        "debaters": [entry],
+    }
+
+
+def _quick_provider() -> LiteLLMProvider:
+    return LiteLLMProvider(max_retries=MAX_RETRIES, backoff_base_s=0.01, backoff_max_s=0.05)
+
+
+async def _run(tmp_path: Path, raw: dict[str, Any], provider: Any = None) -> tuple[Any, Path]:
+    """Run a debate headless into a session file; return (result, path)."""
+    spec = validate_spec(raw)
+    provider = provider or _quick_provider()
+    live = LiveSession.start(spec, raw, lambda d: provider, out=tmp_path / "session.toml")
+    try:
+        await live.engine.run()
+    finally:
+        live.close()
+    return live.engine, live.path
+
+
+def _check_file(path: Path, engine: Engine) -> Any:
+    """The session file loads, matches the run and holds no secret."""
+    data = load_session(path)
+    assert data.warnings == []
+    assert len(data.turns) == len(engine.state.turns)
+    assert data.result is not None
+    assert data.result["decision"] == engine.decision.decision
+    assert data.result["decision_rule"] == engine.decision.rule
+    assert KEY_VALUE not in path.read_text(encoding="utf-8")
+    return data
+
+
+async def test_429_then_success_gives_a_valid_turn(fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.push(Status(429, "slow down"), Reply(VALID))
+    engine, path = await _run(tmp_path, _raw_spec(fake.base_url))
+    assert fake.calls == 2
+    [turn] = engine.state.turns
+    assert not turn.invalid and turn.vote == "release" and turn.attempts == 1
+    assert turn.tokens_in > 0 and turn.tokens_out > 0
+    assert engine.decision.decision == "release"
+    assert engine.decision.rule == "threshold_vote"
+    assert fake.requests[-1]["authorization"] == f"Bearer {KEY_VALUE}"
+    data = _check_file(path, engine)
+    assert data.turns[0].content["stance"] == "Ship it behind a flag."
+
+
+async def test_500_until_retries_run_out_is_a_provider_failure(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake.default = Status(500, "upstream exploded")
+    engine, path = await _run(tmp_path, _raw_spec(fake.base_url))
+    assert fake.calls == MAX_RETRIES + 1
+    assert engine.decision.decision == "escalate"
+    assert engine.decision.rule == "provider_failure"
+    result = engine.result()
+    assert result["failed_speaker"] == "solo"
+    assert result["failure"].startswith("server:")
+    assert "Traceback" not in result["failure"]
+    assert engine.state.turns == []
+    _check_file(path, engine)
+
+
+async def test_stalled_stream_times_out(fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.default = Stall(hang_s=30)
+    provider = LiteLLMProvider(max_retries=1, backoff_base_s=0.01)
+    engine, path = await _run(tmp_path, _raw_spec(fake.base_url, timeout_s=0.5), provider)
+    assert fake.calls == 2  # timeouts are retried, then given up
+    assert engine.decision.decision == "escalate"
+    assert engine.decision.rule == "provider_failure"
+    assert engine.result()["failure"].startswith("timeout:")
+    _check_file(path, engine)
+
+
+async def test_invalid_then_valid_json_is_one_valid_turn(fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.push(Reply(JUNK), Reply(VALID))
+    engine, path = await _run(tmp_path, _raw_spec(fake.base_url))
+    assert fake.calls == 2
+    [turn] = engine.state.turns
+    assert not turn.invalid
+    assert turn.attempts == 2
+    assert turn.vote == "release"
+    # The re-ask carries the validation error and the rejected answer.
+    reask = fake.requests[1]["body"]["messages"]
+    assert reask[-2] == {"role": "assistant", "content": JUNK}
+    assert "not accepted" in reask[-1]["content"]
+    assert engine.state.tally()["release"] == 1
+    _check_file(path, engine)
+
+
+async def test_invalid_twice_is_recorded_invalid_and_not_counted(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake.push(Reply(JUNK), Reply(JUNK + " Still no JSON."))
+    engine, path = await _run(tmp_path, _raw_spec(fake.base_url))
+    assert fake.calls == 2
+    [turn] = engine.state.turns
+    assert turn.invalid is True
+    assert turn.raw == JUNK + " Still no JSON."
+    assert turn.vote is None
+    assert sum(engine.state.tally().values()) == 0
+    assert engine.decision.decision == "escalate"
+    assert engine.decision.rule == "invalid_turn"
+    data = _check_file(path, engine)
+    assert data.turns[0].invalid is True
+    assert data.turns[0].raw == JUNK + " Still no JSON."
+    assert sum(data.result["vote_tally"].values()) == 0
+
+
+async def test_401_is_not_retried_and_names_the_variable(fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.default = Status(401, "invalid api key")
+    engine, path = await _run(tmp_path, _raw_spec(fake.base_url))
+    assert fake.calls == 1
+    assert engine.decision.decision == "escalate"
+    assert engine.decision.rule == "provider_failure"
+    failure = engine.result()["failure"]
+    assert failure.startswith("auth:")
+    assert KEY_ENV in failure
+    assert KEY_VALUE not in failure
+    _check_file(path, engine)
+
+
+async def test_missing_key_variable_fails_before_any_call(
+    fake: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KEY_ENV)
+    engine, path = await _run(tmp_path, _raw_spec(fake.base_url))
+    assert fake.calls == 0
+    assert engine.decision.rule == "provider_failure"
+    failure = engine.result()["failure"]
+    assert failure.startswith("auth:") and KEY_ENV in failure
+    _check_file(path, engine)
+
+
+async def test_404_is_not_found_without_retry(fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.default = Status(404, "no such model")
+    engine, _ = await _run(tmp_path, _raw_spec(fake.base_url))
+    assert fake.calls == 1
+    assert engine.result()["failure"].startswith("not_found:")
+
+
+async def test_connection_refused_is_a_provider_failure(tmp_path: Path) -> None:
+    closed = f"http://127.0.0.1:{free_port()}/v1"  # bound then released: nothing listens
+    engine, path = await _run(tmp_path, _raw_spec(closed))
+    assert engine.decision.decision == "escalate"
+    assert engine.decision.rule == "provider_failure"
+    failure = engine.result()["failure"]
+    assert failure.startswith("connection:")
+    assert "Traceback" not in failure
+    _check_file(path, engine)
+
+
+async def test_registry_provider_reaches_the_fake_server(fake: FakeOpenAI, tmp_path: Path) -> None:
+    from tui.providers.registry import close_all, provider_for
+
+    fake.push(Reply(VALID))
+    raw = _raw_spec(fake.base_url)
+    spec = validate_spec(raw)
+    assert provider_for(spec.debaters[0]) is provider_for(spec.debaters[0])
+    engine = Engine(spec, provider_for)
+    decision = await engine.run()
+    await close_all()
+    assert decision.decision == "release"
+    assert fake.calls == 1
+
+
+async def test_structured_output_is_requested_from_openai_compatible_servers(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake.push(Reply(VALID))
+    await _run(tmp_path, _raw_spec(fake.base_url))
+    fmt = fake.requests[0]["body"]["response_format"]
+    assert fmt["type"] == "json_schema"
+    assert fmt["json_schema"]["name"] == "Position"
+    assert "vote" in fmt["json_schema"]["schema"]["properties"]
+
+
+async def test_schema_refused_falls_back_to_prompt_json(fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.push(Status(400, "response_format json_schema is not supported"), Reply(VALID))
+    engine, _ = await _run(tmp_path, _raw_spec(fake.base_url))
+    assert fake.calls == 2
+    assert "response_format" not in fake.requests[1]["body"]
+    assert engine.decision.decision == "release"
+
+
+def test_provider_error_kinds_are_short_and_safe() -> None:
+    err = ProviderError("server", "x failed (HTTP 500) after 4 attempts")
+    assert str(err) == "server: x failed (HTTP 500) after 4 attempts"

@@ -1,0 +1,88 @@
+"""One widget per completed turn: a position card or a critique card."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from tui.app.text import CARD_LIMIT, bound, clean, clean_line
+from tui.engine.records import Turn
+
+VERDICT_LABEL = {"defects_found": "defects found", "no_defect_found": "no defect found"}
+
+
+def _p(text: object, limit: int = CARD_LIMIT) -> str:
+    return bound(clean(text), limit)
+
+
+def turn_heading(turn: Turn) -> list[tuple[str, str] | str]:
+    parts: list[tuple[str, str] | str] = [
+        (f"#{turn.index + 1} r{turn.round} {clean_line(turn.phase)}", "$text-muted")
+    ]
+    if turn.target:
+        parts.append((f" → {clean_line(turn.target)}", "$text-muted"))
+    if turn.invalid:
+        parts.append(("  ✗ invalid", "bold $error"))
+    return parts
+
+
+def turn_body(turn: Turn, limit: int = CARD_LIMIT) -> list[tuple[str, str] | str]:
+    """The readable parts of a turn, as (text, style) pairs; never markup."""
+    c = turn.content or {}
+    parts: list[tuple[str, str] | str] = []
+    if turn.invalid:
+        if turn.error:
+            parts.append((f"\n{_p(turn.error, 600)}", "$error"))
+        if turn.raw:
+            parts.append(("\nraw reply: ", "$text-muted"))
+            parts.append(_p(turn.raw, limit))
+        return parts
+    if turn.kind == "position":
+        parts.append((f"\n{_p(c.get('stance', ''), limit)}", "bold"))
+        if c.get("rationale"):
+            parts.append(f"\n{_p(c.get('rationale', ''), limit)}")
+    else:
+        verdict = str(c.get("verdict", ""))
+        style = "bold $success" if verdict == "no_defect_found" else "bold $warning"
+        parts.append((f"\nverdict: {VERDICT_LABEL.get(verdict, clean_line(verdict))}", style))
+        weaknesses = c.get("weaknesses") or []
+        if weaknesses:
+            parts.append(("\nweaknesses", "$text-muted"))
+            for w in list(weaknesses)[:20]:
+                parts.append(("\n • ", "$error"))
+                parts.append(_p(w, 1200))
+        suggestions = c.get("suggestions") or []
+        if suggestions:
+            parts.append(("\nsuggestions", "$text-muted"))
+            for s in list(suggestions)[:20]:
+                parts.append(("\n → ", "$success"))
+                parts.append(_p(s, 1200))
+        if "score" in c:
+            parts.append((f"\nscore {clean_line(c.get('score'))}/100", "$text-muted"))
+            parts.append((f"  routing: {clean_line(c.get('routing', ''))}", "bold"))
+    if turn.vote:
+        parts.append(("\nvote ", "$text-muted"))
+        parts.append((f" {clean_line(turn.vote)} ", "bold $text on $primary-muted"))
+    return parts
+
+
+def turn_content(turn: Turn, limit: int = CARD_LIMIT) -> Content:
+    return Content.assemble(*turn_heading(turn), *turn_body(turn, limit))
+
+
+class TurnCard(Static):
+    """A completed turn."""
+
+    DEFAULT_CSS = """
+    TurnCard { padding: 0 1; margin-bottom: 1; background: $boost; }
+    TurnCard.-critique { border-left: outer $warning 60%; }
+    TurnCard.-invalid { border-left: outer $error; }
+    """
+
+    def __init__(self, turn: Turn) -> None:
+        super().__init__(turn_content(turn), markup=False)
+        self.turn = turn
+        if turn.kind != "position":
+            self.add_class("-critique")
+        if turn.invalid:
+            self.add_class("-invalid")

@@ -1,0 +1,191 @@
+"""The ``moot`` command line. Heavy imports (Textual, LiteLLM) happen per command."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from tui import __version__
+
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_UNRESOLVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="moot", description="Run structured LLM debates live, headless, or from a file."
+    )
+    p.add_argument("--version", action="version", version=f"moot {__version__}")
+    p.add_argument("--sessions-dir", help="where sessions are saved (default ./sessions)")
+    p.add_argument("--theme", help="console theme name")
+    sub = p.add_subparsers(dest="command")
+
+    run = sub.add_parser("run", help="run a debate live, or headless with --headless")
+    run.add_argument("spec")
+    run.add_argument("--headless", action="store_true", help="no console; print a report")
+    run.add_argument("--out", help="session file to write (default: a new file in sessions)")
+    run.add_argument("--theme", default=argparse.SUPPRESS, help="console theme name")
+    run.add_argument(
+        "--on-unresolved",
+        choices=["end", "prompt"],
+        default="end",
+        help="headless: end with exit code 3 (default), or ask on the terminal",
+    )
+
+    res = sub.add_parser("resume", help="continue an interrupted session")
+    res.add_argument("session")
+    res.add_argument("--headless", action="store_true")
+    res.add_argument("--theme", default=argparse.SUPPRESS)
+    res.add_argument("--on-unresolved", choices=["end", "prompt"], default="end")
+
+    rep = sub.add_parser("replay", help="replay a saved session in the console")
+    rep.add_argument("session")
+    rep.add_argument("--theme", default=argparse.SUPPRESS)
+
+    val = sub.add_parser("validate", help="list every problem in a spec")
+    val.add_argument("spec")
+
+    exp = sub.add_parser("export", help="export a session as a report or JSON")
+    exp.add_argument("session")
+    exp.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    exp.add_argument("--output", "-o", help="write to this file instead of stdout")
+
+    new = sub.add_parser("new", help="write a commented spec to start from")
+    new.add_argument("path")
+    new.add_argument("--protocol", default="debate")
+    return p
+
+
+def _err(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _print_input_error(err: Exception) -> None:
+    from tui.engine.errors import MootInputError
+
+    assert isinstance(err, MootInputError)
+    _err(f"moot: {err.source}: {len(err.problems)} problem(s)")
+    for problem in err.problems:
+        _err(f"  - {problem}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from tui.engine.errors import MootInputError
+
+    try:
+        return _dispatch(args)
+    except MootInputError as err:
+        _print_input_error(err)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        _err("moot: interrupted; the session is saved up to its last completed turn")
+        return EXIT_INTERRUPTED
+    except Exception as err:  # never a traceback unless asked for
+        if os.environ.get("MOOT_DEBUG"):
+            raise
+        _err(f"moot: internal error: {type(err).__name__}: {err} (set MOOT_DEBUG=1 for details)")
+        return EXIT_INTERNAL
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    cmd = args.command
+    if cmd == "validate":
+        return _validate(args.spec)
+    if cmd == "new":
+        return _new(args.path, args.protocol)
+    if cmd == "export":
+        return _export(args.session, args.format, args.output)
+    if cmd == "run" and args.headless:
+        return _run_headless(args)
+    if cmd == "resume" and args.headless:
+        return _resume_headless(args)
+    return _console(args)
+
+
+def _validate(path: str) -> int:
+    from tui.engine.spec import read_spec_file
+
+    spec, _ = read_spec_file(path)
+    print(
+        f"{path}: ok — {spec.debate.protocol}, {len(spec.debaters)} debaters, "
+        f"{spec.debate.max_rounds} round(s), threshold {spec.threshold}"
+    )
+    return EXIT_OK
+
+
+def _new(path: str, protocol: str) -> int:
+    from tui.engine.errors import MootInputError
+    from tui.templates import TEMPLATES
+
+    if protocol not in TEMPLATES:
+        raise MootInputError(
+            "--protocol", [f"unknown protocol {protocol!r}; expected one of {', '.join(TEMPLATES)}"]
+        )
+    target = Path(path)
+    if target.exists():
+        raise MootInputError(path, ["a file already exists there; not overwriting it"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(TEMPLATES[protocol].format(name=target.name), encoding="utf-8")
+    print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _export(session: str, fmt: str, output: str | None) -> int:
+    from tui.engine.session import load_session
+    from tui.export import to_json, to_markdown
+
+    data = load_session(session)
+    text = to_json(data) if fmt == "json" else to_markdown(data)
+    if output:
+        Path(output).write_text(text + "\n", encoding="utf-8")
+    else:
+        sys.stdout.write(text + "\n")
+    return EXIT_OK
+
+
+def _run_headless(args: argparse.Namespace) -> int:
+    from tui.engine.live import LiveSession
+    from tui.engine.spec import read_spec_file
+    from tui.headless import run_headless
+    from tui.providers.registry import provider_for
+
+    spec, raw = read_spec_file(args.spec)
+    session = LiveSession.start(
+        spec, raw, provider_for, out=args.out, directory=args.sessions_dir, spec_source=args.spec
+    )
+    try:
+        return run_headless(session, args.on_unresolved)
+    finally:
+        session.close()
+
+
+def _resume_headless(args: argparse.Namespace) -> int:
+    from tui.engine.live import LiveSession
+    from tui.headless import run_headless
+    from tui.providers.registry import provider_for
+
+    session = LiveSession.resume(args.session, provider_for)
+    try:
+        result = session.store.result
+        if result is not None and result.get("decision") != "escalate":
+            print(f"{args.session}: already decided: {result.get('decision')}")
+            return EXIT_OK
+        return run_headless(session, args.on_unresolved)
+    finally:
+        session.close()
+
+
+def _console(args: argparse.Namespace) -> int:
+    from tui.app.launch import launch
+
+    cmd = args.command
+    theme = getattr(args, "theme", None)
+    if cmd == "run":
+        return launch(spec_path=args.spec, theme=theme, sessions_dir=args.sessions_dir)
+    if cmd == "resume":
+        return launch(resume_path=args.session, theme=theme, sessions_dir=args.sessions_dir)
+    if cmd == "replay":
+        return launch(replay_path=args.session, theme=theme, sessions_dir=args.sessions_dir)
+    return launch(theme=theme, sessions_dir=args.sessions_dir)

@@ -1,0 +1,151 @@
+"""Headless runs: each turn printed with Rich as it lands, then the final report."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tui.engine.events import DecisionReached, Event, ProviderFailed, TurnCompleted
+from tui.engine.live import LiveSession
+from tui.engine.records import Turn
+from tui.textsafe import printable
+
+SHOWN_CHARS = 4000
+EXIT_DECIDED, EXIT_UNRESOLVED = 0, 3
+
+
+def turn_text(turn: Turn) -> Text:
+    """One turn as Rich Text; model text is appended as plain text, never as markup."""
+    head = Text()
+    head.append(f"r{turn.round} {turn.phase:<9} ", style="dim")
+    head.append(turn.speaker, style="bold")
+    if turn.target:
+        head.append(f" → {turn.target}", style="dim")
+    head.append(f"  ({turn.model})", style="dim")
+    if turn.invalid:
+        head.append("  INVALID", style="bold red")
+    elif turn.vote:
+        head.append("  vote: ", style="dim")
+        head.append(turn.vote, style="bold cyan")
+    body = Text()
+    c = turn.content
+    if turn.invalid:
+        body.append("\n  " + printable(turn.error or "", SHOWN_CHARS), style="red")
+        if turn.raw:
+            body.append("\n  raw: " + printable(turn.raw, SHOWN_CHARS), style="dim")
+    elif turn.kind == "position":
+        body.append("\n  " + printable(str(c.get("stance", "")), SHOWN_CHARS))
+        body.append("\n  why: " + printable(str(c.get("rationale", "")), SHOWN_CHARS), style="dim")
+    else:
+        body.append(f"\n  verdict: {c.get('verdict', '')}", style="yellow")
+        if "score" in c:
+            body.append(f"  score: {c['score']}  routing: {c.get('routing', '')}", style="yellow")
+        for w in c.get("weaknesses", []):
+            body.append("\n  - " + printable(str(w), SHOWN_CHARS))
+        for s in c.get("suggestions", []):
+            body.append("\n  + " + printable(str(s), SHOWN_CHARS), style="dim")
+    if turn.tokens_in or turn.tokens_out or turn.cost:
+        body.append(
+            f"\n  tokens {turn.tokens_in}/{turn.tokens_out}  cost ${turn.cost:.4f}", style="dim"
+        )
+    return head + body
+
+
+def report_table(result: dict[str, Any]) -> Table:
+    table = Table(title="Result", show_header=False, title_style="bold")
+    table.add_column(style="dim")
+    table.add_column()
+    for key, value in result.items():
+        if key == "speaker_schedule":
+            value = " ".join(value)
+        elif isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, list):
+            value = ", ".join(map(str, value))
+        table.add_row(key, Text(printable(str(value), 400)))
+    return table
+
+
+class HeadlessPrinter:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, TurnCompleted):
+            prefix = "(resumed) " if event.replayed else ""
+            self.console.print(Text(prefix, style="dim") + turn_text(event.turn))
+        elif isinstance(event, ProviderFailed):
+            self.console.print(
+                Text(f"provider failure for {event.slot.speaker} ({event.kind}): ", style="red")
+                + Text(printable(event.message, 1000))
+            )
+        elif isinstance(event, DecisionReached):
+            style = "bold yellow" if event.decision == "escalate" else "bold green"
+            self.console.print(
+                Text(f"\ndecision: {event.decision}  ({event.rule}, by {event.decided_by})", style)
+            )
+
+
+def _ask_operator(session: LiveSession, console: Console) -> bool:
+    """``--on-unresolved prompt``: decide or add a round. True to keep running."""
+    votes = list(session.spec.debate.votes)
+    console.print(Text("The debate is unresolved. Choose a vote, 'extend' for one more round, "
+                       "or 'quit' to leave it unresolved.", style="bold"))
+    while True:
+        console.print(Text(f"votes: {', '.join(votes)}"))
+        try:
+            choice = input("decision> ").strip()
+        except EOFError:
+            return False
+        if choice == "quit":
+            return False
+        if choice == "extend":
+            session.engine.extend()
+            return True
+        if choice in votes:
+            try:
+                rationale = input("rationale> ").strip()
+            except EOFError:
+                return False
+            if rationale:
+                session.engine.decide(choice, rationale)
+                return False
+            console.print(Text("a decision needs a rationale", style="red"))
+        else:
+            console.print(Text(f"unknown choice {choice!r}", style="red"))
+
+
+async def _drive(session: LiveSession, console: Console, on_unresolved: str) -> None:
+    while True:
+        decision = await session.engine.run()
+        if decision.decision != "escalate" or on_unresolved != "prompt":
+            return
+        if not await asyncio.to_thread(_ask_operator, session, console):
+            return
+
+
+def run_headless(session: LiveSession, on_unresolved: str = "end", console: Console | None = None) -> int:
+    """Run to a decision, printing as it goes; returns DESIGN.md's exit code."""
+    console = console or Console(highlight=False, soft_wrap=False, stderr=False)
+    session.engine.subscribe(HeadlessPrinter(console))
+    console.print(Text(f"session: {session.path}", style="dim"))
+    if session.resumed_from is not None:
+        for warning in session.resumed_from.warnings:
+            Console(stderr=True).print(Text(f"warning: {warning}", style="yellow"))
+    from tui.providers.registry import close_all
+
+    async def main() -> None:
+        try:
+            await _drive(session, console, on_unresolved)
+        finally:
+            await close_all()
+
+    asyncio.run(main())
+    result = session.engine.result()
+    console.print(report_table(result))
+    console.print(Text(f"saved: {session.path}", style="dim"))
+    return EXIT_UNRESOLVED if result.get("decision") == "escalate" else EXIT_DECIDED

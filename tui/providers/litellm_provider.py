@@ -1,0 +1,415 @@
+"""Real models through LiteLLM: streaming, structured output, retries, cost.
+
+LiteLLM is slow to import and would fetch a price list over the network unless
+``LITELLM_LOCAL_MODEL_COST_MAP`` is set first, so it is imported lazily inside
+the methods below, never when this module is imported.
+
+The provider returns raw text only. Parsing, validation, the re-ask and the
+``invalid`` verdict belong to the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from tui.providers.base import ProviderError, TokenSink, TurnReply, TurnRequest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+DEFAULT_TIMEOUT_S = 60.0
+RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection"})
+Structured = Literal["auto", "always", "never"]
+
+_litellm: Any = None
+
+
+def _lib() -> Any:
+    """Import LiteLLM once, quietly, with the local cost map and no retries of its own."""
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        os.environ.setdefault("LITELLM_LOG", "CRITICAL")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.set_verbose = False
+        litellm.telemetry = False
+        litellm.num_retries = 0
+        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        _litellm = litellm
+    return _litellm
+
+
+def _status(err: BaseException) -> int | None:
+    code = getattr(err, "status_code", None)
+    if isinstance(code, int):
+        return code
+    response = getattr(err, "response", None)
+    code = getattr(response, "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+_NOISE = re.compile(r"^(litellm\.)?[A-Za-z]+(Error|Exception|Timeout)?:\s*", re.IGNORECASE)
+_PROVIDER_PREFIX = re.compile(r"^[A-Za-z]+Exception\s*-\s*")
+
+
+def _detail(err: BaseException, secret: str | None, limit: int = 160) -> str:
+    """A short, single-line, secret-free gist of an exception's message."""
+    text = str(getattr(err, "message", None) or err or type(err).__name__)
+    text = " ".join(text.split())
+    for _ in range(3):
+        text = _PROVIDER_PREFIX.sub("", _NOISE.sub("", text, count=1), count=1)
+    if secret:
+        text = text.replace(secret, "[redacted]")
+    if "Traceback" in text:
+        text = text.split("Traceback", 1)[0].strip()
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text or type(err).__name__
+
+
+_TIMEOUT_TEXT = re.compile(r"time(d)?[ -]?out", re.IGNORECASE)
+
+
+def _unwrap(err: BaseException) -> BaseException:
+    """LiteLLM wraps mid-stream failures; the original exception says what happened."""
+    for _ in range(5):
+        inner = getattr(err, "original_exception", None)
+        if not isinstance(inner, BaseException) or inner is err:
+            break
+        err = inner
+    return err
+
+
+def classify(err: BaseException) -> str:
+    """Map a LiteLLM / OpenAI SDK / httpx / asyncio exception to a ProviderError kind."""
+    if isinstance(err, ProviderError):
+        return err.kind
+    err = _unwrap(err)
+    if isinstance(err, asyncio.TimeoutError | TimeoutError):
+        return "timeout"
+    names = {cls.__name__ for cls in type(err).__mro__}
+    if names & {"Timeout", "APITimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout"}:
+        return "timeout"
+    if "RateLimitError" in names:
+        return "rate_limit"
+    if names & {"AuthenticationError", "PermissionDeniedError"}:
+        return "auth"
+    if "NotFoundError" in names:
+        return "not_found"
+    if names & {
+        "BadRequestError",
+        "UnprocessableEntityError",
+        "ContextWindowExceededError",
+        "ContentPolicyViolationError",
+        "UnsupportedParamsError",
+        "InvalidRequestError",
+    }:
+        return "bad_request"
+    if names & {"InternalServerError", "ServiceUnavailableError", "BadGatewayError"}:
+        return "server"
+    if names & {"APIConnectionError", "ConnectError", "TransportError", "RemoteProtocolError"}:
+        return "timeout" if _TIMEOUT_TEXT.search(str(err)) else "connection"
+    status = _status(err)
+    if status is not None:
+        if status == 429:
+            return "rate_limit"
+        if status in (401, 403):
+            return "auth"
+        if status == 404:
+            return "not_found"
+        if status == 408:
+            return "timeout"
+        if status >= 500:
+            return "server"
+        if 400 <= status < 500:
+            return "bad_request"
+    if isinstance(err, ConnectionError | OSError):
+        return "connection"
+    if "APIError" in names:
+        return "server"
+    return "internal"
+
+
+class LiteLLMProvider:
+    """Any model LiteLLM knows, configured per debater (``api_base``, ``api_key_env`` ...).
+
+    ``structured`` chooses JSON-schema output: ``"auto"`` uses it when LiteLLM says
+    the model supports it or the debater points at an OpenAI-compatible
+    ``api_base`` (falling back to prompt-only JSON if that server refuses it),
+    ``"always"`` and ``"never"`` force the choice.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_retries: int = 3,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+        default_timeout_s: float = DEFAULT_TIMEOUT_S,
+        structured: Structured = "auto",
+        model: str | None = None,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        default_temperature: float | None = None,
+        default_max_tokens: int | None = None,
+        extra_params: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.max_retries = max(0, max_retries)
+        self.backoff_base_s = max(0.0, backoff_base_s)
+        self.backoff_max_s = max(self.backoff_base_s, backoff_max_s)
+        self.default_timeout_s = default_timeout_s
+        self.structured = structured
+        self._model = model
+        self._api_base = api_base
+        self._api_key = api_key
+        self._default_temperature = default_temperature
+        self._default_max_tokens = default_max_tokens
+        self._extra = dict(extra_params or {})
+        self._no_schema: set[tuple[str, str | None]] = set()  # servers that refused it
+
+    # ------------------------------------------------------------ settings
+    def _settings(self, request: TurnRequest) -> dict[str, Any]:
+        d = request.debater
+        model = self._model or d.model
+        api_base = self._api_base or d.api_base
+        api_key = self._api_key
+        if api_key is None and d.api_key_env:
+            api_key = os.environ.get(d.api_key_env) or None
+            if api_key is None:
+                raise ProviderError(
+                    "auth",
+                    f"environment variable {d.api_key_env} is not set; set it to the API key "
+                    f"for {model}",
+                )
+        temperature = d.temperature if d.temperature is not None else self._default_temperature
+        max_tokens = d.max_tokens if d.max_tokens is not None else self._default_max_tokens
+        timeout = d.timeout_s if d.timeout_s is not None else self.default_timeout_s
+        return {
+            "model": model,
+            "api_base": api_base,
+            "api_key": api_key,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "timeout": float(timeout),
+        }
+
+    def _use_schema(self, model: str, api_base: str | None) -> bool:
+        if self.structured != "auto":
+            return self.structured == "always"
+        if (model, api_base) in self._no_schema:
+            return False
+        if api_base and (model.startswith("openai/") or model.startswith("hosted_vllm/")):
+            return True
+        try:
+            return bool(_lib().supports_response_schema(model=model))
+        except Exception:
+            return False
+
+    # --------------------------------------------------------------- calls
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        s = self._settings(request)  # a missing key fails here, before any call
+        use_schema = self._use_schema(s["model"], s["api_base"])
+        attempt = 0
+        while True:
+            try:
+                return await self._once(request, s, use_schema, on_token)
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:  # mapped below; nothing escapes unmapped
+                kind = classify(err)
+                if (
+                    kind == "bad_request"
+                    and use_schema
+                    and self.structured == "auto"
+                    and _mentions_schema(err)
+                ):
+                    # This server does not take JSON-schema output: rely on the prompt.
+                    self._no_schema.add((s["model"], s["api_base"]))
+                    use_schema = False
+                    continue
+                if kind in RETRYABLE and attempt < self.max_retries:
+                    attempt += 1
+                    await asyncio.sleep(self._backoff(attempt))
+                    continue
+                raise self._error(err, kind, request, s, attempt + 1) from None
+
+    def _backoff(self, attempt: int) -> float:
+        delay = min(self.backoff_max_s, self.backoff_base_s * (2 ** (attempt - 1)))
+        return delay * (0.8 + 0.4 * random.random())
+
+    async def _once(
+        self,
+        request: TurnRequest,
+        s: dict[str, Any],
+        use_schema: bool,
+        on_token: TokenSink | None,
+    ) -> TurnReply:
+        litellm = _lib()
+        kwargs: dict[str, Any] = {
+            "model": s["model"],
+            "messages": request.messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "timeout": s["timeout"],
+            "num_retries": 0,
+            "max_retries": 0,
+            "drop_params": True,
+        }
+        for key in ("api_base", "api_key", "temperature", "max_tokens"):
+            if s[key] is not None:
+                kwargs[key] = s[key]
+        if use_schema:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.schema_name,
+                    "schema": request.json_schema,
+                    "strict": False,
+                },
+            }
+        kwargs.update(self._extra)
+        timeout = s["timeout"]
+        stream = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout)
+        parts: list[str] = []
+        usage: Any = None
+        iterator = stream.__aiter__()
+        try:
+            while True:
+                try:
+                    # An idle deadline per chunk: a stalled stream fails as a timeout.
+                    chunk = await asyncio.wait_for(iterator.__anext__(), timeout)
+                except StopAsyncIteration:
+                    break
+                chunk_usage = getattr(chunk, "usage", None)
+                if chunk_usage is not None:
+                    usage = chunk_usage
+                choices = getattr(chunk, "choices", None) or []
+                if not choices:
+                    continue
+                delta = getattr(choices[0], "delta", None)
+                text = getattr(delta, "content", None) if delta is not None else None
+                if text:
+                    parts.append(text)
+                    if on_token is not None:
+                        on_token(text)
+        finally:
+            await _close_stream(stream)
+        text = "".join(parts)
+        tokens_in, tokens_out = _usage_counts(usage)
+        if not tokens_in:
+            tokens_in = _count(litellm, s["model"], messages=request.messages)
+        if not tokens_out and text:
+            tokens_out = _count(litellm, s["model"], text=text)
+        cost = self._cost(litellm, s["model"], tokens_in, tokens_out)
+        return TurnReply(
+            text=text,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            cost=cost,
+            extra={"structured": use_schema},
+        )
+
+    @staticmethod
+    def _cost(litellm: Any, model: str, tokens_in: int, tokens_out: int) -> float:
+        try:
+            cin, cout = litellm.cost_per_token(
+                model=model, prompt_tokens=tokens_in, completion_tokens=tokens_out
+            )
+            cost = float(cin) + float(cout)
+            return cost if cost >= 0 else 0.0
+        except Exception:
+            return 0.0
+
+    # -------------------------------------------------------------- errors
+    def _error(
+        self,
+        err: BaseException,
+        kind: str,
+        request: TurnRequest,
+        s: dict[str, Any],
+        attempts: int,
+    ) -> ProviderError:
+        if isinstance(err, ProviderError):
+            return err
+        model = s["model"]
+        status = _status(_unwrap(err)) if kind not in ("timeout", "connection") else None
+        http = f" (HTTP {status})" if status else ""
+        tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}"
+        where = s["api_base"] or model
+        if kind == "auth":
+            env = request.debater.api_key_env or _default_key_env(model)
+            if env:
+                hint = f"set the environment variable {env} to a valid key"
+                if not request.debater.api_key_env:
+                    hint += " (or name another variable in api_key_env)"
+            else:
+                hint = "name the environment variable holding the key in api_key_env"
+            return ProviderError("auth", f"{model} refused the credentials{http}; {hint}")
+        if kind == "not_found":
+            return ProviderError("not_found", f"model {model} was not found at {where}{http}")
+        if kind == "rate_limit":
+            return ProviderError("rate_limit", f"{model} is rate limited{http}{tries}")
+        if kind == "server":
+            return ProviderError("server", f"{where} failed{http}{tries}")
+        if kind == "timeout":
+            limit = f"{s['timeout']:g}s"
+            return ProviderError("timeout", f"no answer from {model} within {limit}{tries}")
+        if kind == "connection":
+            return ProviderError("connection", f"could not reach {where}{tries}")
+        detail = _detail(err, s.get("api_key"))
+        if kind == "bad_request":
+            return ProviderError("bad_request", f"{model} rejected the request{http}: {detail}")
+        return ProviderError("internal", f"{model}: {detail}")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _mentions_schema(err: BaseException) -> bool:
+    text = str(err).lower()
+    return any(k in text for k in ("response_format", "json_schema", "schema", "structured"))
+
+
+def _default_key_env(model: str) -> str | None:
+    try:
+        env = _lib().validate_environment(model=model)
+        missing = env.get("missing_keys") or []
+        return str(missing[0]) if missing else None
+    except Exception:
+        return None
+
+
+def _usage_counts(usage: Any) -> tuple[int, int]:
+    if usage is None:
+        return 0, 0
+    get = usage.get if isinstance(usage, dict) else lambda k: getattr(usage, k, None)
+    return int(get("prompt_tokens") or 0), int(get("completion_tokens") or 0)
+
+
+def _count(litellm: Any, model: str, **what: Any) -> int:
+    try:
+        return int(litellm.token_counter(model=model, **what))
+    except Exception:
+        text = what.get("text") or " ".join(m.get("content", "") for m in what.get("messages", []))
+        return max(1, len(text) // 4) if text else 0
+
+
+async def _close_stream(stream: Any) -> None:
+    """Release the HTTP response behind a stream, whatever ended it."""
+    for target in (stream, getattr(stream, "completion_stream", None)):
+        close = getattr(target, "aclose", None)
+        if close is None:
+            continue
+        try:
+            await asyncio.wait_for(close(), 1.0)
+        except Exception:  # closing is best effort; never mask the real outcome
+            pass
+        return

