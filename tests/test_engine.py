@@ -13,8 +13,9 @@ from tui.engine.spec import Spec
 
 
 def test_schedule_is_registration_order_and_recorded() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["revise"], "c": ["escalate"]}, max_rounds=1,
-                     consensus_threshold=2)
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"], "c": ["escalate"]}, max_rounds=1, consensus_threshold=2
+    )
     engine, _ = run_engine(raw)
     r = engine.result()
     assert r["speaker_schedule"] == ["a", "b", "c"] * 4
@@ -24,15 +25,24 @@ def test_schedule_is_registration_order_and_recorded() -> None:
 
 
 def test_rotate_shifts_order_each_round() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["revise"], "c": ["escalate"]}, max_rounds=3,
-                     consensus_threshold=2, phases=["proposal"], rotate=True)
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"], "c": ["escalate"]},
+        max_rounds=3,
+        consensus_threshold=2,
+        phases=["proposal"],
+        rotate=True,
+    )
     engine, _ = run_engine(raw)
     assert engine.result()["speaker_schedule"] == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
 
 
 def test_critique_targets_next_debater_never_self() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["revise"], "c": ["escalate"]}, max_rounds=1,
-                     consensus_threshold=2, phases=["proposal", "critique"])
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"], "c": ["escalate"]},
+        max_rounds=1,
+        consensus_threshold=2,
+        phases=["proposal", "critique"],
+    )
     engine, _ = run_engine(raw)
     crit = [(t.speaker, t.target) for t in engine.state.turns if t.kind == "critique"]
     assert crit == [("a", "b"), ("b", "c"), ("c", "a")]
@@ -45,15 +55,23 @@ def test_consensus_can_stop_after_first_phase() -> None:
     raw = debate_raw({"a": ["release"], "b": ["release"], "c": ["revise"]}, consensus_threshold=2)
     engine, _ = run_engine(raw)
     r = engine.result()
-    assert (r["decision"], r["decision_rule"], r["decided_by"]) == ("release", "threshold_vote", "rule")
+    assert (r["decision"], r["decision_rule"], r["decided_by"]) == (
+        "release",
+        "threshold_vote",
+        "rule",
+    )
     assert r["phase_sequence"] == ["proposal"]
     assert r["rounds_run"] == 1
     assert r["vote_tally"] == {"release": 2, "revise": 1, "escalate": 0}
 
 
 def test_tie_at_threshold_is_not_consensus() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["release"], "c": ["revise"], "d": ["revise"]},
-                     consensus_threshold=2, max_rounds=1, phases=["proposal"])
+    raw = debate_raw(
+        {"a": ["release"], "b": ["release"], "c": ["revise"], "d": ["revise"]},
+        consensus_threshold=2,
+        max_rounds=1,
+        phases=["proposal"],
+    )
     engine, _ = run_engine(raw)
     r = engine.result()
     assert r["vote_tally"]["release"] == r["vote_tally"]["revise"] == 2
@@ -61,8 +79,12 @@ def test_tie_at_threshold_is_not_consensus() -> None:
 
 
 def test_latest_vote_of_each_debater_counts() -> None:
-    raw = debate_raw({"a": ["revise", "release"], "b": ["release"], "c": ["revise"]},
-                     consensus_threshold=3, max_rounds=2, phases=["proposal"])
+    raw = debate_raw(
+        {"a": ["revise", "release"], "b": ["release"], "c": ["revise"]},
+        consensus_threshold=3,
+        max_rounds=2,
+        phases=["proposal"],
+    )
     engine, events = run_engine(raw)
     tallies = [e.tally for e in events if isinstance(e, TallyChanged)]
     assert tallies[-1] == {"release": 2, "revise": 1, "escalate": 0}
@@ -70,8 +92,12 @@ def test_latest_vote_of_each_debater_counts() -> None:
 
 
 def test_invalid_turn_retried_then_recorded_and_not_counted() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["release"], "c": ["release"]},
-                     consensus_threshold=3, max_rounds=1, phases=["proposal"])
+    raw = debate_raw(
+        {"a": ["release"], "b": ["release"], "c": ["release"]},
+        consensus_threshold=3,
+        max_rounds=1,
+        phases=["proposal"],
+    )
     raw = with_script(raw, "c", invalid=[1])
     engine, events = run_engine(raw)
     bad = engine.state.turns[2]
@@ -86,7 +112,9 @@ def test_invalid_turn_retried_then_recorded_and_not_counted() -> None:
 
 
 def test_invalid_once_then_valid_counts() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["release"]}, consensus_threshold=2, phases=["proposal"])
+    raw = debate_raw(
+        {"a": ["release"], "b": ["release"]}, consensus_threshold=2, phases=["proposal"]
+    )
     raw = with_script(raw, "b", invalid_once=[1])
     engine, _ = run_engine(raw)
     t = engine.state.turns[1]
@@ -95,8 +123,14 @@ def test_invalid_once_then_valid_counts() -> None:
 
 
 def test_no_retries_means_one_attempt() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["release"]}, consensus_threshold=2,
-                     phases=["proposal"], retries=0, on_invalid="continue", max_rounds=1)
+    raw = debate_raw(
+        {"a": ["release"], "b": ["release"]},
+        consensus_threshold=2,
+        phases=["proposal"],
+        retries=0,
+        on_invalid="continue",
+        max_rounds=1,
+    )
     raw = with_script(raw, "b", invalid=[1])
     engine, _ = run_engine(raw)
     assert engine.state.turns[1].attempts == 1 and engine.state.turns[1].invalid
@@ -104,8 +138,12 @@ def test_no_retries_means_one_attempt() -> None:
 
 
 def test_empty_critique_is_refused() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["release"]}, consensus_threshold=2,
-                     phases=["critique"], max_rounds=1)
+    raw = debate_raw(
+        {"a": ["release"], "b": ["release"]},
+        consensus_threshold=2,
+        phases=["critique"],
+        max_rounds=1,
+    )
     raw = with_script(raw, "a", weaknesses=[[]], verdicts=["defects_found"])
     engine, _ = run_engine(raw)
     t = engine.state.turns[0]
@@ -114,8 +152,12 @@ def test_empty_critique_is_refused() -> None:
 
 
 def test_no_defect_found_is_a_valid_negative_channel() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["release"]}, consensus_threshold=2,
-                     phases=["critique"], max_rounds=1)
+    raw = debate_raw(
+        {"a": ["release"], "b": ["release"]},
+        consensus_threshold=2,
+        phases=["critique"],
+        max_rounds=1,
+    )
     raw = with_script(raw, "a", weaknesses=[[]], verdicts=["no_defect_found"])
     engine, _ = run_engine(raw)
     assert not engine.state.turns[0].invalid
@@ -132,17 +174,23 @@ def test_self_critique_refused_at_run_time() -> None:
 
 
 def test_max_rounds_exhausted_escalates() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["revise"], "c": ["escalate"]}, max_rounds=2,
-                     consensus_threshold=2)
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"], "c": ["escalate"]}, max_rounds=2, consensus_threshold=2
+    )
     engine, _ = run_engine(raw)
     r = engine.result()
-    assert (r["decision"], r["decision_rule"], r["rounds_run"]) == ("escalate", "max_rounds_exhausted", 2)
+    assert (r["decision"], r["decision_rule"], r["rounds_run"]) == (
+        "escalate",
+        "max_rounds_exhausted",
+        2,
+    )
     assert engine.status == "AWAITING_OPERATOR"
 
 
 def test_visibility_is_bounded_by_debaters_not_rounds() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["revise"], "c": ["escalate"]}, max_rounds=12,
-                     consensus_threshold=2)
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"], "c": ["escalate"]}, max_rounds=12, consensus_threshold=2
+    )
     engine, _ = run_engine(raw)
     sizes = {len(t.saw) for t in engine.state.turns if t.round > 2}
     assert max(sizes) <= 1 + 3 + 3  # motion, positions, critiques: flat in rounds
@@ -152,13 +200,20 @@ def test_visibility_is_bounded_by_debaters_not_rounds() -> None:
 
 
 def test_independent_calls_run_concurrently_and_keep_schedule_order() -> None:
-    raw = debate_raw({f"d{i}": ["release"] for i in range(5)}, consensus_threshold=5,
-                     phases=["proposal"], max_rounds=1)
+    raw = debate_raw(
+        {f"d{i}": ["release"] for i in range(5)},
+        consensus_threshold=5,
+        phases=["proposal"],
+        max_rounds=1,
+    )
     for i in range(5):  # later speakers answer first
         raw = with_script(raw, f"d{i}", turn_delay_ms=100 - 20 * i)
     engine, events = run_engine(raw)
-    seq = [(type(e).__name__, getattr(e, "slot", None) or e.turn)
-           for e in events if isinstance(e, TurnStarted | TurnCompleted)]
+    seq = [
+        (type(e).__name__, getattr(e, "slot", None) or e.turn)
+        for e in events
+        if isinstance(e, TurnStarted | TurnCompleted)
+    ]
     kinds = [k for k, _ in seq]
     # Every call started before any turn completed: they ran at the same time.
     assert kinds == ["TurnStarted"] * 5 + ["TurnCompleted"] * 5
@@ -168,16 +223,24 @@ def test_independent_calls_run_concurrently_and_keep_schedule_order() -> None:
 
 
 def test_sequential_when_parallel_off() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["release"]}, consensus_threshold=2,
-                     phases=["proposal"], parallel=False)
+    raw = debate_raw(
+        {"a": ["release"], "b": ["release"]},
+        consensus_threshold=2,
+        phases=["proposal"],
+        parallel=False,
+    )
     engine, events = run_engine(raw)
     kinds = [type(e).__name__ for e in events if isinstance(e, TurnStarted | TurnCompleted)]
     assert kinds == ["TurnStarted", "TurnCompleted", "TurnStarted", "TurnCompleted"]
 
 
 def test_cross_family_recorded_per_critique() -> None:
-    raw = debate_raw({"a": ["release"], "b": ["revise"]}, consensus_threshold=2,
-                     phases=["proposal", "critique"], max_rounds=1)
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"]},
+        consensus_threshold=2,
+        phases=["proposal", "critique"],
+        max_rounds=1,
+    )
     raw["debaters"][0]["family"] = "fam-a"
     engine, _ = run_engine(raw)
     crit = [t for t in engine.state.turns if t.kind == "critique"]
@@ -191,7 +254,11 @@ def test_adversary_revises_once_then_releases() -> None:
     engine, events = run_engine(adversary_raw(["revise", "release"]))
     r = engine.result()
     assert [(t.phase, t.speaker) for t in engine.state.turns] == [
-        ("proposal", "author"), ("critique", "critic"), ("revision", "author"), ("critique", "critic")]
+        ("proposal", "author"),
+        ("critique", "critic"),
+        ("revision", "author"),
+        ("critique", "critic"),
+    ]
     assert (r["decision"], r["decision_rule"]) == ("release", "critic_release")
     assert r["proposer_id"] == "author" and r["critic_id"] == "critic"
     assert r["self_critique_skipped"] is True and r["negative_channel_present"] is True
@@ -207,7 +274,11 @@ def test_adversary_revises_once_then_releases() -> None:
 def test_adversary_exhausts_rounds() -> None:
     engine, _ = run_engine(adversary_raw(["revise"]))
     r = engine.result()
-    assert (r["decision"], r["decision_rule"], r["rounds_run"]) == ("escalate", "max_rounds_exhausted", 3)
+    assert (r["decision"], r["decision_rule"], r["rounds_run"]) == (
+        "escalate",
+        "max_rounds_exhausted",
+        3,
+    )
 
 
 def test_adversary_escalation_routing() -> None:

@@ -37,8 +37,12 @@ async def wait_until(predicate: Any, timeout: float = 5.0) -> None:
 
 
 def sequential(**debate: Any) -> dict:
-    raw = debate_raw({"a": ["release"], "b": ["revise"], "c": ["escalate"]},
-                     consensus_threshold=2, parallel=False, **debate)
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"], "c": ["escalate"]},
+        consensus_threshold=2,
+        parallel=False,
+        **debate,
+    )
     for d in "abc":
         raw = with_script(raw, d, turn_delay_ms=20)
     return raw
@@ -88,7 +92,10 @@ async def test_decide_mid_debate_records_operator_decision() -> None:
     decision = await asyncio.wait_for(task, 5)
     r = engine.result()
     assert (decision.decision, r["decision_rule"], r["decided_by"]) == (
-        "revise", "operator_decision", "operator")
+        "revise",
+        "operator_decision",
+        "operator",
+    )
     assert r["rationale"] == "The backfill risk is real."
     assert len(engine.state.turns) < 12
 
@@ -115,8 +122,9 @@ async def test_escalate_stops_unresolved_then_operator_decides() -> None:
 
 
 async def test_extend_adds_one_round_and_continues() -> None:
-    engine = Engine(validate_spec(sequential(max_rounds=1, phases=["proposal"])),
-                    lambda d: SCRIPTED)
+    engine = Engine(
+        validate_spec(sequential(max_rounds=1, phases=["proposal"])), lambda d: SCRIPTED
+    )
     first = await engine.run()
     assert first.rule == "max_rounds_exhausted" and len(engine.state.turns) == 3
     engine.extend()
@@ -154,7 +162,9 @@ async def test_provider_failure_choices() -> None:
 
     engine = Engine(spec, lambda d: SCRIPTED, on_failure=replace)
     seen: list[str] = []
-    engine.subscribe(lambda e: seen.append(e.turn.speaker) if isinstance(e, TurnCompleted) else None)
+    engine.subscribe(
+        lambda e: seen.append(e.turn.speaker) if isinstance(e, TurnCompleted) else None
+    )
     await engine.run()
     assert calls == ["b"] and seen == ["a", "b", "c"]
     assert not engine.state.turns[1].invalid

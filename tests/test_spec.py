@@ -65,11 +65,18 @@ def test_threshold_larger_than_voters() -> None:
 
 def test_self_critique_refused_at_validation_adversary() -> None:
     raw = {
-        "debate": {"title": "T", "motion": "M", "protocol": "adversary",
-                   "proposer": "a", "critic": "a"},
+        "debate": {
+            "title": "T",
+            "motion": "M",
+            "protocol": "adversary",
+            "proposer": "a",
+            "critic": "a",
+        },
         "debaters": [{"id": "a", "model": "scripted"}, {"id": "b", "model": "scripted"}],
     }
-    assert any("self-critique is refused" in p and p.startswith("debate.critic") for p in problems(raw))
+    assert any(
+        "self-critique is refused" in p and p.startswith("debate.critic") for p in problems(raw)
+    )
 
 
 def test_self_critique_refused_at_validation_single_debater() -> None:
@@ -107,7 +114,10 @@ def test_unknown_phase_and_script_vote() -> None:
     raw["debate"]["phases"] = ["proposal", "brawl"]
     raw["debaters"][0]["script"] = {"votes": ["maybe"]}
     found = problems(raw)
-    assert "debate.phases[1]: unknown phase 'brawl'; expected one of proposal, critique, revision, consensus" in found
+    assert (
+        "debate.phases[1]: unknown phase 'brawl'; expected one of proposal, critique, revision, consensus"
+        in found
+    )
     assert "debaters[0].script.votes[0]: 'maybe' is not one of debate.votes" in found
 
 

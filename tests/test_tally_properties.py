@@ -51,8 +51,13 @@ def test_debate_stops_exactly_when_the_rule_says(
     scripts: list[list[str]], threshold: int, max_rounds: int, invalid_turns: set[int]
 ) -> None:
     threshold = min(threshold, len(scripts))
-    raw = debate_raw({f"d{i}": v for i, v in enumerate(scripts)}, consensus_threshold=threshold,
-                     max_rounds=max_rounds, phases=["proposal", "consensus"], on_invalid="continue")
+    raw = debate_raw(
+        {f"d{i}": v for i, v in enumerate(scripts)},
+        consensus_threshold=threshold,
+        max_rounds=max_rounds,
+        phases=["proposal", "consensus"],
+        on_invalid="continue",
+    )
     raw["debaters"][0]["script"]["invalid"] = sorted(invalid_turns)
     engine, _ = run_engine(raw)
     turns = engine.state.turns

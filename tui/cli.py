@@ -20,8 +20,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sessions-dir", help="where sessions are saved (default ./sessions)")
     p.add_argument("--theme", help="console theme name")
     sub = p.add_subparsers(dest="command")
+    # Options accepted before or after the subcommand.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--sessions-dir", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
-    run = sub.add_parser("run", help="run a debate live, or headless with --headless")
+    run = sub.add_parser(
+        "run", parents=[common], help="run a debate live, or headless with --headless"
+    )
     run.add_argument("spec")
     run.add_argument("--headless", action="store_true", help="no console; print a report")
     run.add_argument("--out", help="session file to write (default: a new file in sessions)")
@@ -33,20 +38,20 @@ def _parser() -> argparse.ArgumentParser:
         help="headless: end with exit code 3 (default), or ask on the terminal",
     )
 
-    res = sub.add_parser("resume", help="continue an interrupted session")
+    res = sub.add_parser("resume", parents=[common], help="continue an interrupted session")
     res.add_argument("session")
     res.add_argument("--headless", action="store_true")
     res.add_argument("--theme", default=argparse.SUPPRESS)
     res.add_argument("--on-unresolved", choices=["end", "prompt"], default="end")
 
-    rep = sub.add_parser("replay", help="replay a saved session in the console")
+    rep = sub.add_parser("replay", parents=[common], help="replay a saved session in the console")
     rep.add_argument("session")
     rep.add_argument("--theme", default=argparse.SUPPRESS)
 
     val = sub.add_parser("validate", help="list every problem in a spec")
     val.add_argument("spec")
 
-    exp = sub.add_parser("export", help="export a session as a report or JSON")
+    exp = sub.add_parser("export", parents=[common], help="export a session as a report or JSON")
     exp.add_argument("session")
     exp.add_argument("--format", choices=["markdown", "json"], default="markdown")
     exp.add_argument("--output", "-o", help="write to this file instead of stdout")

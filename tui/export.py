@@ -39,12 +39,18 @@ def _turn_md(t: Turn) -> list[str]:
         lines += [f"**Invalid turn** — {_md(t.error or '')}", "", f"> {_md(t.raw or '')}", ""]
     elif t.kind == "position":
         c = t.content
-        lines += [f"> **Stance:** {_md(c.get('stance', ''))}", ">",
-                  f"> **Rationale:** {_md(c.get('rationale', ''))}", ""]
+        lines += [
+            f"> **Stance:** {_md(c.get('stance', ''))}",
+            ">",
+            f"> **Rationale:** {_md(c.get('rationale', ''))}",
+            "",
+        ]
     else:
         c = t.content
-        lines.append(f"Verdict: **{c.get('verdict', '')}**"
-                     + (f", score {c['score']}, routing **{c.get('routing')}**" if "score" in c else ""))
+        lines.append(
+            f"Verdict: **{c.get('verdict', '')}**"
+            + (f", score {c['score']}, routing **{c.get('routing')}**" if "score" in c else "")
+        )
         lines.append("")
         lines += [f"- weakness: {_md(w)}" for w in c.get("weaknesses", [])]
         lines += [f"- suggestion: {_md(s)}" for s in c.get("suggestions", [])]
@@ -58,20 +64,35 @@ def _turn_md(t: Turn) -> list[str]:
 def to_markdown(data: SessionData) -> str:
     d = data.spec.debate
     r = data.result or {}
-    lines = [f"# {d.title}", "", f"**Motion:** {_md(d.motion)}", "",
-             f"Protocol `{d.protocol}` · debaters: "
-             + ", ".join(f"`{x.id}` ({x.model})" for x in data.spec.debaters), ""]
+    lines = [
+        f"# {d.title}",
+        "",
+        f"**Motion:** {_md(d.motion)}",
+        "",
+        f"Protocol `{d.protocol}` · debaters: "
+        + ", ".join(f"`{x.id}` ({x.model})" for x in data.spec.debaters),
+        "",
+    ]
     lines += ["## Result", ""]
     if r:
-        lines += [f"- decision: **{r.get('decision')}** by rule `{r.get('decision_rule')}` "
-                  f"({r.get('decided_by')})"]
+        lines += [
+            f"- decision: **{r.get('decision')}** by rule `{r.get('decision_rule')}` "
+            f"({r.get('decided_by')})"
+        ]
         if r.get("rationale"):
             lines.append(f"- operator rationale: {_md(r['rationale'])}")
         tally = r.get("vote_tally", {})
         lines.append("- tally: " + ", ".join(f"{k} {v}" for k, v in tally.items()))
         lines.append(f"- rounds run: {r.get('rounds_run')} of {r.get('max_rounds')}")
-        for key in ("proposal_id", "weakness_count", "critique_score", "verdict",
-                    "routing_decision", "cross_family_held", "weak_adversarial_pass"):
+        for key in (
+            "proposal_id",
+            "weakness_count",
+            "critique_score",
+            "verdict",
+            "routing_decision",
+            "cross_family_held",
+            "weak_adversarial_pass",
+        ):
             if key in r:
                 lines.append(f"- {key}: {r[key]}")
     else:
@@ -82,8 +103,9 @@ def to_markdown(data: SessionData) -> str:
     if data.actions:
         lines += ["## Operator actions", ""]
         for a in data.actions:
-            extra = ", ".join(f"{k}: {_md(v)}" for k, v in a.items()
-                              if k not in ("at", "action", "after_turn"))
+            extra = ", ".join(
+                f"{k}: {_md(v)}" for k, v in a.items() if k not in ("at", "action", "after_turn")
+            )
             lines.append(f"- {a['at']} after turn {a['after_turn']}: **{a['action']}** {extra}")
         lines.append("")
     return "\n".join(lines)

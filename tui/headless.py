@@ -93,8 +93,13 @@ class HeadlessPrinter:
 def _ask_operator(session: LiveSession, console: Console) -> bool:
     """``--on-unresolved prompt``: decide or add a round. True to keep running."""
     votes = list(session.spec.debate.votes)
-    console.print(Text("The debate is unresolved. Choose a vote, 'extend' for one more round, "
-                       "or 'quit' to leave it unresolved.", style="bold"))
+    console.print(
+        Text(
+            "The debate is unresolved. Choose a vote, 'extend' for one more round, "
+            "or 'quit' to leave it unresolved.",
+            style="bold",
+        )
+    )
     while True:
         console.print(Text(f"votes: {', '.join(votes)}"))
         try:
@@ -128,7 +133,9 @@ async def _drive(session: LiveSession, console: Console, on_unresolved: str) -> 
             return
 
 
-def run_headless(session: LiveSession, on_unresolved: str = "end", console: Console | None = None) -> int:
+def run_headless(
+    session: LiveSession, on_unresolved: str = "end", console: Console | None = None
+) -> int:
     """Run to a decision, printing as it goes; returns DESIGN.md's exit code."""
     console = console or Console(highlight=False, soft_wrap=False, stderr=False)
     session.engine.subscribe(HeadlessPrinter(console))

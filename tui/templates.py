@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-DEBATE = '''# A moot debate spec. Validate with: moot validate {name}
+DEBATE = """# A moot debate spec. Validate with: moot validate {name}
 [debate]
 title = "Adopt event sourcing for the order service?"
 motion = "Move the order service to event sourcing this quarter."
@@ -36,9 +36,9 @@ role = "Looks for the smallest change that gets most of the benefit."
 # model = "anthropic/claude-sonnet-4-5"
 # api_key_env = "ANTHROPIC_API_KEY"
 # temperature = 0.7
-'''
+"""
 
-ADVERSARY = '''# A moot adversary spec: one proposer, one distinct critic.
+ADVERSARY = """# A moot adversary spec: one proposer, one distinct critic.
 [debate]
 title = "Rollout plan review"
 motion = "Write the rollout plan for moving sessions from cookies to tokens."
@@ -56,6 +56,6 @@ role = "Writes a concrete, staged rollout plan."
 id = "red-team"
 model = "local"
 role = "Finds every way the plan could fail in production."
-'''
+"""
 
 TEMPLATES = {"debate": DEBATE, "adversary": ADVERSARY}

@@ -21,5 +21,7 @@ def printable(text: str, limit: int | None = None) -> str:
     """Escape sequences and control characters shown as ``\\x..``; tail-bounded to ``limit``."""
     if limit is not None and len(text) > limit:
         text = f"… [{len(text) - limit:,} earlier characters not shown]\n" + text[-limit:]
-    text = _ANSI.sub(lambda m: "".join(f"\\x{ord(c):02x}" if ord(c) < 32 else c for c in m.group(0)), text)
+    text = _ANSI.sub(
+        lambda m: "".join(f"\\x{ord(c):02x}" if ord(c) < 32 else c for c in m.group(0)), text
+    )
     return _CONTROL.sub(_visible, text)

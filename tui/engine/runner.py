@@ -10,7 +10,8 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol as TypingProtocol
+from typing import Any
+from typing import Protocol as TypingProtocol
 
 from tui.engine.errors import SessionError
 from tui.engine.events import (
@@ -395,9 +396,9 @@ class Engine:
 
     def _replay_actions(self) -> None:
         """On resume, re-apply recorded notes, extends and model swaps at their turn."""
-        while self._replaying_actions and self._replaying_actions[0].get(
-            "after_turn", 0
-        ) <= len(self.state.turns):
+        while self._replaying_actions and self._replaying_actions[0].get("after_turn", 0) <= len(
+            self.state.turns
+        ):
             a = self._replaying_actions.pop(0)
             self.actions.append(a)
             kind = a.get("action")

@@ -151,7 +151,7 @@ def load_session(path: str | Path) -> SessionData:
         raise SessionError(str(p), ["no complete record: not a moot session file"])
     good = text[: cut + len(COMMIT)]
     warnings = []
-    tail = text[len(good):]
+    tail = text[len(good) :]
     if tail.strip():
         warnings.append(
             f"dropped a torn tail of {len(tail.encode('utf-8'))} bytes (an unfinished write)"
@@ -272,7 +272,9 @@ class SessionStore:
             fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
         except FileExistsError:
             store.close()
-            raise SessionError(str(p), ["a file already exists there; not overwriting it"]) from None
+            raise SessionError(
+                str(p), ["a file already exists there; not overwriting it"]
+            ) from None
         store._fd = fd
         store._write(_chunk(header))
         _fsync_dir(p.parent)

@@ -48,7 +48,9 @@ class Script(_Strict):
     invalid_once: list[int] = Field(
         default_factory=list, description="1-based turns whose first attempt is junk"
     )
-    fail: list[int] = Field(default_factory=list, description="1-based turns that fail as a provider")
+    fail: list[int] = Field(
+        default_factory=list, description="1-based turns that fail as a provider"
+    )
     token_delay_ms: float = Field(default=0.0, ge=0, le=10_000)
     turn_delay_ms: float = Field(default=0.0, ge=0, le=600_000)
 
@@ -199,12 +201,14 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
         did = d.get("id")
         if isinstance(did, str):
             if did in seen:
-                problems.append(f"debaters[{i}].id: duplicate id {did!r} (also debaters[{seen[did]}])")
+                problems.append(
+                    f"debaters[{i}].id: duplicate id {did!r} (also debaters[{seen[did]}])"
+                )
             else:
                 seen[did] = i
         model = d.get("model")
         if "script" in d and model != "scripted":
-            problems.append(f"debaters[{i}].script: only allowed with model = \"scripted\"")
+            problems.append(f'debaters[{i}].script: only allowed with model = "scripted"')
         env = d.get("api_key_env")
         if isinstance(env, str) and not ENV_NAME.match(env):
             problems.append(

@@ -76,6 +76,19 @@ def _detail(err: BaseException, secret: str | None, limit: int = 160) -> str:
 
 
 _TIMEOUT_TEXT = re.compile(r"time(d)?[ -]?out", re.IGNORECASE)
+_TIMEOUT_NAMES = frozenset(
+    {"Timeout", "APITimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout",
+     "PoolTimeout", "WriteTimeout", "ServerTimeoutError", "TimeoutError"}
+)
+_CONNECTION_NAMES = frozenset(
+    {"ConnectError", "ReadError", "WriteError", "RemoteProtocolError", "NetworkError",
+     "ClientConnectorError", "ClientConnectionError", "ServerDisconnectedError",
+     "ClientPayloadError", "ClientOSError", "ConnectionError", "APIConnectionError"}
+)
+_BAD_REQUEST_NAMES = frozenset(
+    {"BadRequestError", "UnprocessableEntityError", "ContextWindowExceededError",
+     "ContentPolicyViolationError", "UnsupportedParamsError", "InvalidRequestError"}
+)
 
 
 def _unwrap(err: BaseException) -> BaseException:
@@ -88,35 +101,50 @@ def _unwrap(err: BaseException) -> BaseException:
     return err
 
 
+def _chain(err: BaseException) -> list[BaseException]:
+    """The exception, what LiteLLM wrapped, and its causes (LiteLLM re-raises a lot)."""
+    out: list[BaseException] = []
+    todo: list[BaseException] = [err]
+    while todo and len(out) < 16:
+        e = todo.pop(0)
+        if any(e is seen for seen in out):
+            continue
+        out.append(e)
+        for nxt in (getattr(e, "original_exception", None), e.__cause__, e.__context__):
+            if isinstance(nxt, BaseException):
+                todo.append(nxt)
+    return out
+
+
+def _names(err: BaseException) -> set[str]:
+    return {cls.__name__ for cls in type(err).__mro__}
+
+
 def classify(err: BaseException) -> str:
-    """Map a LiteLLM / OpenAI SDK / httpx / asyncio exception to a ProviderError kind."""
+    """Map a LiteLLM / OpenAI SDK / httpx / aiohttp / asyncio exception to a ProviderError kind.
+
+    An HTTP answer (429, 401/403, 404, 400) is taken at its word; otherwise the
+    causes decide: a timeout or a dropped/refused connection anywhere beneath
+    the error wins over the generic 500 LiteLLM reports for them.
+    """
     if isinstance(err, ProviderError):
         return err.kind
-    err = _unwrap(err)
-    if isinstance(err, asyncio.TimeoutError | TimeoutError):
-        return "timeout"
-    names = {cls.__name__ for cls in type(err).__mro__}
-    if names & {"Timeout", "APITimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout"}:
-        return "timeout"
-    if "RateLimitError" in names:
+    top = _names(err)
+    if "RateLimitError" in top:
         return "rate_limit"
-    if names & {"AuthenticationError", "PermissionDeniedError"}:
+    if top & {"AuthenticationError", "PermissionDeniedError"}:
         return "auth"
-    if "NotFoundError" in names:
+    if "NotFoundError" in top:
         return "not_found"
-    if names & {
-        "BadRequestError",
-        "UnprocessableEntityError",
-        "ContextWindowExceededError",
-        "ContentPolicyViolationError",
-        "UnsupportedParamsError",
-        "InvalidRequestError",
-    }:
+    if top & _BAD_REQUEST_NAMES:
         return "bad_request"
-    if names & {"InternalServerError", "ServiceUnavailableError", "BadGatewayError"}:
+    chain = _chain(err)
+    if any(isinstance(e, asyncio.TimeoutError) or _names(e) & _TIMEOUT_NAMES for e in chain):
+        return "timeout"
+    if any(_names(e) & _CONNECTION_NAMES for e in chain):
+        return "timeout" if any(_TIMEOUT_TEXT.search(str(e)) for e in chain) else "connection"
+    if top & {"InternalServerError", "ServiceUnavailableError", "BadGatewayError"}:
         return "server"
-    if names & {"APIConnectionError", "ConnectError", "TransportError", "RemoteProtocolError"}:
-        return "timeout" if _TIMEOUT_TEXT.search(str(err)) else "connection"
     status = _status(err)
     if status is not None:
         if status == 429:
@@ -131,9 +159,9 @@ def classify(err: BaseException) -> str:
             return "server"
         if 400 <= status < 500:
             return "bad_request"
-    if isinstance(err, ConnectionError | OSError):
+    if isinstance(err, OSError):
         return "connection"
-    if "APIError" in names:
+    if "APIError" in top:
         return "server"
     return "internal"
 

@@ -59,9 +59,7 @@ class ScriptedProvider:
         weaknesses = _pick(
             script.weaknesses, n, [f"{slot.target}'s position leaves its main risk unaddressed."]
         )
-        verdict = _pick(
-            script.verdicts, n, "defects_found" if weaknesses else "no_defect_found"
-        )
+        verdict = _pick(script.verdicts, n, "defects_found" if weaknesses else "no_defect_found")
         content: dict[str, Any] = {
             "weaknesses": weaknesses,
             "suggestions": _pick(script.suggestions, n, [f"{slot.target} should name a fallback."]),

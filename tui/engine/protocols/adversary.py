@@ -62,9 +62,7 @@ class AdversaryProtocol(Protocol):
         return None
 
     def report(self, state: DebateState) -> dict[str, Any]:
-        critique = next(
-            (t for t in reversed(state.turns) if t.kind == "adversary_critique"), None
-        )
+        critique = next((t for t in reversed(state.turns) if t.kind == "adversary_critique"), None)
         proposal = state.latest_position.get(self.proposer)
         out: dict[str, Any] = {
             "proposer_id": self.proposer,

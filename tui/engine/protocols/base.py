@@ -69,6 +69,4 @@ class Protocol(ABC):
 
     @staticmethod
     def note_items(state: DebateState) -> list[ContextItem]:
-        return [
-            (f"note:{n}", f"Operator note {n}", text) for n, text in state.recent_notes()
-        ]
+        return [(f"note:{n}", f"Operator note {n}", text) for n, text in state.recent_notes()]

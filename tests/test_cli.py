@@ -1,0 +1,150 @@
+"""The command line: exit codes, messages by key path, exports, new, resume."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES
+from tui.engine.session import load_session
+
+
+def moot(
+    *args: str, cwd: Path | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tui", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        input=stdin,
+        timeout=120,
+    )
+
+
+def test_validate_ok_and_bad(tmp_path: Path) -> None:
+    ok = moot("validate", str(EXAMPLES / "scripted-consensus.toml"))
+    assert ok.returncode == 0 and "ok" in ok.stdout
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[debate]\ntitle = "t"\nprotocol = "x"\n[[debaters]]\nid = "a"\n')
+    r = moot("validate", str(bad))
+    assert r.returncode == 2
+    assert "debate.motion" in r.stderr and "debate.protocol" in r.stderr
+    assert "debaters[0].model" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "key"),
+    [
+        ("not = [toml", "not valid TOML"),
+        (
+            '[debate]\ntitle="t"\nmotion="m"\n[[debaters]]\nid="a"\nmodel="x"\napi_key="sk-aaaaaaaaaaaaaaaaaaaaaaaa"\n',
+            "debaters[0].api_key",
+        ),
+        (
+            '[debate]\ntitle="t"\nmotion="m"\nconsensus_threshold=5\n[[debaters]]\nid="a"\nmodel="scripted"\n'
+            '[[debaters]]\nid="b"\nmodel="scripted"\n',
+            "debate.consensus_threshold",
+        ),
+    ],
+)
+def test_bad_spec_exit_2_for_run(tmp_path: Path, content: str, key: str) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text(content)
+    r = moot("run", str(spec), "--headless", "--sessions-dir", str(tmp_path / "out"))
+    assert r.returncode == 2 and key in r.stderr
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_missing_file_exit_2(tmp_path: Path) -> None:
+    r = moot("export", str(tmp_path / "nope.toml"))
+    assert r.returncode == 2 and "file not found" in r.stderr
+
+
+def test_headless_consensus_exit_0_and_exports(tmp_path: Path) -> None:
+    out = tmp_path / "run.toml"
+    r = moot("run", str(EXAMPLES / "scripted-consensus.toml"), "--headless", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "decision: revise" in r.stdout
+    data = load_session(out)
+    assert data.result["decision_rule"] == "threshold_vote"
+    md = moot("export", str(out), "--format", "markdown")
+    assert (
+        md.returncode == 0
+        and "# Release the migration" in md.stdout
+        and "threshold_vote" in md.stdout
+    )
+    js = moot("export", str(out), "--format", "json")
+    doc = json.loads(js.stdout)
+    assert doc["result"]["decision"] == "revise" and len(doc["turns"]) == len(data.turns)
+
+
+def test_headless_exhausted_exit_3(tmp_path: Path) -> None:
+    out = tmp_path / "x.toml"
+    r = moot("run", str(EXAMPLES / "scripted-exhausted.toml"), "--headless", "--out", str(out))
+    assert r.returncode == 3
+    assert load_session(out).result["decision_rule"] == "max_rounds_exhausted"
+
+
+def test_headless_prompt_on_unresolved(tmp_path: Path) -> None:
+    out = tmp_path / "p.toml"
+    r = moot(
+        "run",
+        str(EXAMPLES / "scripted-exhausted.toml"),
+        "--headless",
+        "--out",
+        str(out),
+        "--on-unresolved",
+        "prompt",
+        stdin="extend\nadopt\nBuild times were measured.\n",
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    result = load_session(out).result
+    assert result["decided_by"] == "operator" and result["decision"] == "adopt"
+    assert result["max_rounds"] == 3 and result["rounds_run"] == 3
+
+
+def test_headless_adversary_example(tmp_path: Path) -> None:
+    out = tmp_path / "a.toml"
+    r = moot("run", str(EXAMPLES / "scripted-adversary.toml"), "--headless", "--out", str(out))
+    assert r.returncode == 0
+    res = load_session(out).result
+    assert (res["decision_rule"], res["revisions"], res["routing_decision"]) == (
+        "critic_release",
+        1,
+        "release",
+    )
+
+
+def test_new_writes_a_valid_commented_spec(tmp_path: Path) -> None:
+    for proto in ("debate", "adversary"):
+        p = tmp_path / f"{proto}.toml"
+        assert moot("new", str(p), "--protocol", proto).returncode == 0
+        assert "#" in p.read_text()
+        assert moot("validate", str(p)).returncode == 0
+    again = moot("new", str(tmp_path / "debate.toml"))
+    assert again.returncode == 2 and "not overwriting" in again.stderr
+    assert moot("new", str(tmp_path / "z.toml"), "--protocol", "nope").returncode == 2
+
+
+def test_resume_damaged_session_exit_2_untouched(tmp_path: Path) -> None:
+    p = tmp_path / "bad.toml"
+    p.write_text('schema = "moot.session/1"\n[spec]\nx = 1\n# moot:commit\n')
+    before = p.read_bytes()
+    r = moot("resume", str(p), "--headless")
+    assert r.returncode == 2 and "spec." in r.stderr
+    assert p.read_bytes() == before
+
+
+def test_resume_of_decided_session_repeats_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "d.toml"
+    moot("run", str(EXAMPLES / "scripted-adversary.toml"), "--headless", "--out", str(out))
+    before = load_session(out)
+    r = moot("resume", str(out), "--headless")
+    assert r.returncode == 0 and "already decided" in r.stdout
+    assert len(load_session(out).turns) == len(before.turns)

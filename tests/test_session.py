@@ -1,0 +1,184 @@
+"""Session files: append-only writes, exact round trips, torn tails, damage, locks."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import SCRIPTED, adversary_raw, debate_raw, with_script
+from tui.engine import SessionError, SessionLockedError, validate_spec
+from tui.engine.live import LiveSession
+from tui.engine.session import COMMIT, SessionStore, load_session, new_session_path
+
+
+def run_live(raw: dict, path: Path) -> LiveSession:
+    spec = validate_spec(raw)
+    live = LiveSession.start(spec, raw, lambda d: SCRIPTED, out=path)
+    asyncio.run(live.engine.run())
+    return live
+
+
+def test_file_name_and_schema(tmp_path: Path) -> None:
+    p = new_session_path(tmp_path, "Ship it? Now!")
+    assert p.name.endswith("-ship-it-now.toml") and len(p.name.split("-")[0]) == 8
+    live = run_live(debate_raw({"a": ["release"], "b": ["release"]}, consensus_threshold=2), p)
+    live.close()
+    text = p.read_text()
+    assert text.startswith('schema = "moot.session/1"')
+    data = load_session(p)
+    assert data.result["decision"] == "release" and data.result["decided_by"] == "rule"
+    assert [t.speaker for t in data.turns] == ["a", "b"]
+    assert data.spec_raw["debate"]["title"] == "Test debate"
+
+
+def test_written_after_every_turn_append_only(tmp_path: Path) -> None:
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"]},
+        consensus_threshold=2,
+        max_rounds=2,
+        phases=["proposal"],
+    )
+    spec = validate_spec(raw)
+    p = tmp_path / "s.toml"
+    live = LiveSession.start(spec, raw, lambda d: SCRIPTED, out=p)
+    sizes: list[int] = []
+    counts: list[int] = []
+
+    def on_event(event) -> None:  # noqa: ANN001
+        if type(event).__name__ == "TurnCompleted":
+            sizes.append(p.stat().st_size)
+            counts.append(len(load_session(p).turns))
+
+    live.engine.subscribe(on_event)
+    asyncio.run(live.engine.run())
+    live.close()
+    assert counts == [1, 2, 3, 4]  # on disk before anyone hears of the turn
+    assert sizes == sorted(sizes)
+
+
+def test_round_trips_hostile_text_exactly(tmp_path: Path) -> None:
+    hostile = "[bold red]x[/] [link=http://e.vil]y[/link] [unclosed \x1b[31mred\x1b[0m\n# moot:commit\n\"\"\"'''\t\u202e"
+    raw = with_script(
+        debate_raw({"a": ["release"], "b": ["release"]}, consensus_threshold=2),
+        "a",
+        stances=[hostile + "z" * 1000],
+    )
+    p = tmp_path / "h.toml"
+    run_live(raw, p).close()
+    data = load_session(p)
+    assert data.turns[0].content["stance"] == hostile + "z" * 1000
+
+
+def test_operator_actions_recorded_with_time(tmp_path: Path) -> None:
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"]},
+        consensus_threshold=2,
+        max_rounds=1,
+        phases=["proposal"],
+    )
+    p = tmp_path / "o.toml"
+    live = run_live(raw, p)
+    live.engine.decide("revise", "Needs a rollback plan.")
+    live.close()
+    data = load_session(p)
+    assert data.result["decided_by"] == "operator"
+    assert data.result["decision_rule"] == "operator_decision"
+    assert data.result["rationale"] == "Needs a rollback plan."
+    assert data.actions[-1]["action"] == "decide" and data.actions[-1]["at"]
+
+
+def test_extend_clears_stale_result_then_records_new(tmp_path: Path) -> None:
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"]},
+        consensus_threshold=2,
+        max_rounds=1,
+        phases=["proposal"],
+    )
+    p = tmp_path / "e.toml"
+    live = run_live(raw, p)
+    live.engine.extend()
+    assert load_session(p).result is None
+    asyncio.run(live.engine.run())
+    live.close()
+    data = load_session(p)
+    assert data.result["max_rounds"] == 2 and len(data.turns) == 4
+
+
+def test_no_secret_in_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_PROVIDER_KEY", "very-secret-value-123")
+    raw = debate_raw({"a": ["release"], "b": ["release"]}, consensus_threshold=2)
+    raw["debaters"][0]["api_key_env"] = "TEST_PROVIDER_KEY"
+    p = tmp_path / "k.toml"
+    run_live(raw, p).close()
+    assert "very-secret-value-123" not in p.read_text()
+    assert "TEST_PROVIDER_KEY" in p.read_text()  # the name, not the value
+
+
+def test_torn_tail_dropped_with_warning_and_backup(tmp_path: Path) -> None:
+    raw = adversary_raw(["revise", "release"])
+    p = tmp_path / "t.toml"
+    run_live(raw, p).close()
+    good = load_session(p)
+    with open(p, "a") as fh:
+        fh.write('[[turns]]\nindex = 4\nround = 3\nphase = "rev')
+    data = load_session(p)
+    assert len(data.turns) == len(good.turns)
+    assert data.warnings and "torn tail" in data.warnings[0]
+    store, resumed = SessionStore.open_existing(p)
+    store.close()
+    assert (tmp_path / "t.toml.torn.bak").exists()
+    assert load_session(p).warnings == []  # truncated to the last commit marker
+
+
+def test_lock_refuses_a_second_process(tmp_path: Path) -> None:
+    raw = debate_raw({"a": ["release"], "b": ["revise"]}, consensus_threshold=2)
+    spec = validate_spec(raw)
+    p = tmp_path / "l.toml"
+    live = LiveSession.start(spec, raw, lambda d: SCRIPTED, out=p)
+    with pytest.raises(SessionLockedError):
+        LiveSession.resume(p, lambda d: SCRIPTED)
+    live.close()
+    LiveSession.resume(p, lambda d: SCRIPTED).close()
+
+
+def test_create_never_overwrites(tmp_path: Path) -> None:
+    p = tmp_path / "x.toml"
+    p.write_text("precious")
+    raw = debate_raw({"a": ["release"], "b": ["revise"]}, consensus_threshold=2)
+    with pytest.raises(SessionError, match="not overwriting"):
+        LiveSession.start(validate_spec(raw), raw, lambda d: SCRIPTED, out=p)
+    assert p.read_text() == "precious"
+
+
+DAMAGE = {
+    "not toml": lambda t: t.replace("[[turns]]", "[[turns]", 1),
+    "wrong schema": lambda t: t.replace("moot.session/1", "other/9", 1),
+    "turn missing speaker": lambda t: t.replace('speaker = "a"\n', "", 1),
+    "turn wrong type": lambda t: t.replace("round = 1", 'round = "one"', 1),
+    "bad spec copy": lambda t: t.replace('model = "scripted"', "model = 3", 1),
+    "unknown speaker": lambda t: t.replace('speaker = "a"', 'speaker = "zed"', 1),
+    "no marker": lambda t: t.replace(COMMIT, ""),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+def test_damaged_session_named_and_never_overwritten(tmp_path: Path, kind: str) -> None:
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"]},
+        consensus_threshold=2,
+        max_rounds=1,
+        phases=["proposal"],
+    )
+    p = tmp_path / "d.toml"
+    run_live(raw, p).close()
+    damaged = DAMAGE[kind](p.read_text())
+    p.write_text(damaged)
+    before = os.stat(p).st_mtime_ns
+    with pytest.raises(SessionError) as info:
+        LiveSession.resume(p, lambda d: SCRIPTED)
+    assert info.value.problems
+    assert p.read_text() == damaged and os.stat(p).st_mtime_ns == before
+    assert not (tmp_path / "d.toml.torn.bak").exists()

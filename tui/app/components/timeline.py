@@ -1,0 +1,105 @@
+"""The speaker-schedule timeline: every scheduled slot and its state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from tui.app.text import shorten
+
+GLYPH = {
+    "done": ("✓", "$success"),
+    "speaking": ("▶", "bold $accent"),
+    "waiting": ("·", "$text-muted"),
+    "invalid": ("✗", "bold $error"),
+    "failed": ("!", "bold $error"),
+}
+
+
+@dataclass
+class Entry:
+    index: int
+    round: int
+    phase: str
+    speaker: str
+    target: str | None
+    status: str = "waiting"
+
+
+class Timeline(VerticalScroll):
+    """One line per slot, grouped by round and phase; follows the current slot."""
+
+    DEFAULT_CSS = """
+    Timeline { height: 1fr; border: round $primary 50%; padding: 0 1; }
+    Timeline > Static { width: 1fr; }
+    """
+
+    def __init__(self, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.entries: dict[int, Entry] = {}
+        self.current: int | None = None
+        self.border_title = "timeline"
+
+    def compose(self) -> ComposeResult:
+        yield Static(markup=False, id="timeline-lines")
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.current = None
+        self.render_lines()
+
+    def add_slots(self, slots: list[tuple[int, int, str, str, str | None]]) -> None:
+        for index, round_no, phase, speaker, target in slots:
+            if index not in self.entries:
+                self.entries[index] = Entry(index, round_no, phase, speaker, target)
+        self.render_lines()
+
+    def mark(self, index: int, status: str, *, render: bool = True) -> None:
+        entry = self.entries.get(index)
+        if entry is None:
+            return
+        entry.status = status
+        if status == "speaking":
+            self.current = index
+        if render:
+            self.render_lines()
+
+    def set_current(self, index: int | None) -> None:
+        self.current = index
+        self.render_lines()
+
+    def render_lines(self) -> None:
+        parts: list[tuple[str, str] | str] = []
+        group = None
+        line_of_current = 0
+        line = 0
+        for index in sorted(self.entries):
+            e = self.entries[index]
+            if (e.round, e.phase) != group:
+                group = (e.round, e.phase)
+                if parts:
+                    parts.append("\n")
+                    line += 1
+                parts.append((f"round {e.round} · {shorten(e.phase, 20)}", "bold $secondary"))
+                parts.append("\n")
+                line += 1
+            glyph, style = GLYPH.get(e.status, ("?", ""))
+            here = index == self.current
+            parts.append((f" {glyph} ", style))
+            who = shorten(e.speaker, 18)
+            parts.append((who, "bold reverse" if here else ""))
+            if e.target:
+                parts.append((f" → {shorten(e.target, 18)}", "$text-muted"))
+            parts.append("\n")
+            if here:
+                line_of_current = line
+            line += 1
+        lines = self.query_one("#timeline-lines", Static)
+        lines.update(Content.assemble(*parts) if parts else Content("(nothing scheduled yet)"))
+        if self.current is not None:
+            target = max(0, line_of_current - self.scrollable_content_region.height // 2)
+            self.call_after_refresh(self.scroll_to, y=target, animate=False)

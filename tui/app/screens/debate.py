@@ -1,0 +1,97 @@
+"""The debate layout shared by the live screen and the replay screen."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from tui.app.components.header import DebateHeader
+from tui.app.components.pane import DebaterPane
+from tui.app.components.tally import TallyPanel
+from tui.app.components.timeline import Timeline
+from tui.engine.records import Turn
+from tui.engine.spec import Spec
+
+if TYPE_CHECKING:
+    from tui.app.app import MootApp
+
+
+def grid_columns(n: int) -> int:
+    if n <= 3:
+        return max(1, n)
+    if n == 4:
+        return 2
+    return 3
+
+
+class DebateScreen(Screen[None]):
+    """Header, one pane per debater, the timeline and the tally."""
+
+    BINDINGS = [Binding("t", "transcript", "Transcript")]
+
+    def __init__(self, spec: Spec) -> None:
+        super().__init__()
+        self.spec = spec
+        self.turns: list[Turn] = []
+        self.actions: list[dict] = []
+
+    @property
+    def moot(self) -> MootApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        d = self.spec.debate
+        yield DebateHeader(d.title, d.protocol, d.motion)
+        with Horizontal(id="body"):
+            with Grid(id="panes"):
+                for debater in self.spec.debaters:
+                    yield DebaterPane(
+                        debater.id, debater.model, debater.resolved_family, debater.role
+                    )
+            with Vertical(id="side"):
+                yield Timeline(id="timeline")
+                yield TallyPanel(
+                    list(d.votes), len(self.spec.voters), self.spec.threshold, id="tally"
+                )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        grid = self.query_one("#panes", Grid)
+        n = len(self.spec.debaters)
+        cols = grid_columns(n)
+        grid.styles.grid_size_columns = cols
+        grid.styles.grid_size_rows = (n + cols - 1) // cols
+        self.apply_colors()
+        self.header.set_progress(0, self.spec.debate.max_rounds, "")
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_colors())
+
+    def apply_colors(self) -> None:
+        colors = self.moot.debater_colors()
+        for i, pane in enumerate(self.query(DebaterPane)):
+            pane.set_color(colors[i % len(colors)])
+
+    # ------------------------------------------------------------ accessors
+    @property
+    def header(self) -> DebateHeader:
+        return self.query_one(DebateHeader)
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
+
+    @property
+    def tally_panel(self) -> TallyPanel:
+        return self.query_one(TallyPanel)
+
+    def pane(self, speaker: str) -> DebaterPane:
+        return self.query_one(f"#pane-{speaker}", DebaterPane)
+
+    def action_transcript(self) -> None:
+        from tui.app.screens.transcript import TranscriptScreen
+
+        self.app.push_screen(TranscriptScreen(self.spec, list(self.turns), list(self.actions)))

@@ -1,0 +1,365 @@
+"""The live debate: the engine runs in a worker, its events drive the screen."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.binding import Binding
+from textual.content import Content
+
+from tui.app.messages import (
+    ActionRecorded,
+    DebateDecided,
+    EngineCrashed,
+    PhaseBegan,
+    ProviderFailure,
+    StatusMoved,
+    TallyMoved,
+    TokensArrived,
+    TurnBegan,
+    TurnFinished,
+)
+from tui.app.screens.debate import DebateScreen
+from tui.app.screens.modals import DecideModal, FailureModal, NoteModal
+from tui.app.text import clean_line, shorten
+from tui.engine.events import (
+    DecisionReached,
+    Event,
+    OperatorActed,
+    PhaseStarted,
+    ProviderFailed,
+    Slot,
+    StatusChanged,
+    TallyChanged,
+    TokenReceived,
+    TurnCompleted,
+    TurnStarted,
+)
+from tui.engine.spec import Debater, Spec
+from tui.providers.base import Provider, ProviderError
+
+
+class LiveScreen(DebateScreen):
+    BINDINGS = [
+        Binding("p", "pause", "Pause/resume"),
+        Binding("e", "escalate", "Escalate"),
+        Binding("d", "decide", "Decide"),
+        Binding("n", "note", "Note"),
+        Binding("t", "transcript", "Transcript"),
+        Binding("q", "app.quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        spec: Spec,
+        spec_raw: dict[str, Any] | None,
+        provider_for: Callable[[Debater], Provider],
+        *,
+        resume_path: str | Path | None = None,
+        out: str | Path | None = None,
+        sessions_dir: str | Path | None = None,
+        spec_source: str | None = None,
+    ) -> None:
+        super().__init__(spec)
+        self.spec_raw = spec_raw
+        self.provider_for = provider_for
+        self.resume_path = resume_path
+        self.out = out
+        self.sessions_dir = sessions_dir
+        self.spec_source = spec_source
+        self.session: Any = None  # tui.engine.live.LiveSession
+        self.engine: Any = None
+        self.decision: tuple[str, str, str] | None = None
+        self.status = "READY"
+        self._tokens: dict[int, list[str]] = {}
+        self._slots: dict[int, Slot] = {}
+        self._flush_pending = False
+        self._decide_open = False
+
+    # -------------------------------------------------------------- start-up
+    def on_mount(self) -> None:
+        super().on_mount()
+        from tui.engine.errors import SessionError, SpecError
+        from tui.engine.live import LiveSession
+
+        try:
+            if self.resume_path is not None:
+                self.session = LiveSession.resume(
+                    self.resume_path, self.provider_for, on_failure=self._on_failure
+                )
+            else:
+                self.session = LiveSession.start(
+                    self.spec,
+                    self.spec_raw or {},
+                    self.provider_for,
+                    out=self.out,
+                    directory=self.sessions_dir,
+                    spec_source=self.spec_source,
+                    on_failure=self._on_failure,
+                )
+        except (SessionError, SpecError, OSError) as err:
+            self.moot.fail_start(_error_text(err))
+            return
+        self.engine = self.session.engine
+        self.spec = self.engine.spec
+        self.engine.subscribe(self._on_engine_event)
+        self.header.set_progress(0, self.engine.state.max_rounds, "")
+        self.moot.outcome = "running"
+        if self.session.resumed_from is not None and self.session.resumed_from.warnings:
+            for warning in self.session.resumed_from.warnings:
+                self.notify(shorten(warning, 300), severity="warning", markup=False)
+        self.drive()
+
+    @work(group="engine", exclusive=True, exit_on_error=False)
+    async def drive(self) -> None:
+        try:
+            await self.engine.run()
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # shown on screen, never a traceback
+            self.post_message(EngineCrashed(f"{type(err).__name__}: {_error_text(err)}"))
+
+    # ---------------------------------------------- engine events → messages
+    def _on_engine_event(self, event: Event) -> None:
+        if isinstance(event, TokenReceived):
+            self._tokens.setdefault(event.slot.index, []).append(event.text)
+            self._slots[event.slot.index] = event.slot
+            if not self._flush_pending:
+                self._flush_pending = True
+                self.post_message(TokensArrived())
+        elif isinstance(event, TurnStarted):
+            self.post_message(TurnBegan(event.slot, event.model, event.attempt))
+        elif isinstance(event, TurnCompleted):
+            self.post_message(TurnFinished(event.turn, event.replayed))
+        elif isinstance(event, PhaseStarted):
+            self.post_message(PhaseBegan(event.round, event.phase, event.slots))
+        elif isinstance(event, TallyChanged):
+            self.post_message(
+                TallyMoved(dict(event.tally), event.threshold, dict(event.votes_by_debater))
+            )
+        elif isinstance(event, DecisionReached):
+            self.post_message(
+                DebateDecided(event.decision, event.rule, event.decided_by, dict(event.result))
+            )
+        elif isinstance(event, OperatorActed):
+            self.post_message(ActionRecorded(dict(event.action)))
+        elif isinstance(event, StatusChanged):
+            self.post_message(StatusMoved(event.status))
+        elif isinstance(event, ProviderFailed):
+            pass  # the failure handler posts ProviderFailure with the operator's choice
+
+    async def _on_failure(self, slot: Slot, error: ProviderError) -> Any:
+        choice: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.post_message(ProviderFailure(slot, error.kind, error.message, choice))
+        return await choice
+
+    # ------------------------------------------------------------- handlers
+    def on_phase_began(self, message: PhaseBegan) -> None:
+        self.header.set_progress(message.round, self.engine.state.max_rounds, message.phase)
+        self.timeline.add_slots(
+            [(s.index, s.round, s.phase, s.speaker, s.target) for s in message.slots]
+        )
+        for s in message.slots:
+            self._slots[s.index] = s
+
+    async def on_turn_began(self, message: TurnBegan) -> None:
+        slot = message.slot
+        self._tokens.pop(slot.index, None)
+        self.timeline.mark(slot.index, "speaking")
+        await self.pane(slot.speaker).begin_turn(slot, message.attempt)
+
+    async def on_tokens_arrived(self, message: TokensArrived) -> None:
+        self._flush_pending = False
+        pending, self._tokens = self._tokens, {}
+        for index, chunks in pending.items():
+            slot = self._slots.get(index)
+            if slot is not None:
+                await self.pane(slot.speaker).feed("".join(chunks))
+
+    async def on_turn_finished(self, message: TurnFinished) -> None:
+        turn = message.turn
+        self._tokens.pop(turn.index, None)
+        self.turns.append(turn)
+        pane = self.pane(turn.speaker)
+        if message.replayed:
+            self.timeline.add_slots([(turn.index, turn.round, turn.phase, turn.speaker, turn.target)])
+            await pane.add_card(turn)
+        else:
+            await pane.finish_turn(turn)
+        self.timeline.mark(turn.index, "invalid" if turn.invalid else "done")
+
+    def on_tally_moved(self, message: TallyMoved) -> None:
+        self.tally_panel.set_tally(message.tally)
+
+    def on_status_moved(self, message: StatusMoved) -> None:
+        self.status = message.status
+        self.header.set_status(message.status)
+
+    def on_action_recorded(self, message: ActionRecorded) -> None:
+        action = message.action
+        self.actions.append(action)
+        kind = str(action.get("action", ""))
+        if kind == "replace_model":
+            speaker = str(action.get("speaker", ""))
+            if speaker in self.engine.debaters:
+                self.pane(speaker).set_model(str(action.get("model", "")))
+        elif kind == "extend":
+            self.header.set_progress(max_rounds=self.engine.state.max_rounds)
+        if kind in ("note", "extend", "replace_model", "skip", "escalate"):
+            self.notify(f"operator {kind} recorded", markup=False, timeout=2)
+
+    async def on_debate_decided(self, message: DebateDecided) -> None:
+        for pane in self.query("DebaterPane"):
+            await pane.stop_streaming()  # type: ignore[attr-defined]
+        self.decision = (message.decision, message.rule, message.decided_by)
+        rationale = message.result.get("rationale")
+        self.tally_panel.set_tally(message.result.get("vote_tally", self.tally_panel.tally))
+        self.tally_panel.set_decision(message.decision, message.rule, message.decided_by, rationale)
+        for index, entry in self.timeline.entries.items():
+            if entry.status == "speaking":
+                self.timeline.mark(index, "waiting", render=False)
+        self.timeline.set_current(None)
+        if message.decision == "escalate":
+            self.moot.outcome = "unresolved"
+            self.open_decide(unresolved=True, rule=message.rule)
+        else:
+            self.moot.outcome = "decided"
+            self.notify(
+                f"decision: {clean_line(message.decision)} ({clean_line(message.rule)})",
+                markup=False,
+            )
+
+    def on_provider_failure(self, message: ProviderFailure) -> None:
+        slot = message.slot
+        pane = self.pane(slot.speaker)
+        pane.show_failure(message.kind, message.message)
+        self.timeline.mark(slot.index, "failed")
+
+        def chosen(choice: Any) -> None:
+            if not message.choice.done():
+                message.choice.set_result(choice if choice is not None else "escalate")
+            if choice != "escalate":
+                pane.clear_failure()
+
+        self.app.push_screen(
+            FailureModal(slot.speaker, pane.model, message.kind, message.message), chosen
+        )
+
+    def on_engine_crashed(self, message: EngineCrashed) -> None:
+        self.header.set_status("ENDED")
+        self.notify(
+            f"the debate stopped: {shorten(message.error, 500)}",
+            severity="error",
+            markup=False,
+            timeout=30,
+        )
+        self.moot.outcome = "unresolved"
+
+    # ------------------------------------------------------------- controls
+    def _can_steer(self) -> bool:
+        return self.engine is not None and self.engine.status in ("LIVE", "PAUSED")
+
+    def action_pause(self) -> None:
+        if not self._can_steer():
+            self.notify("the debate is not running", markup=False, timeout=2)
+            return
+        if self.engine.paused:
+            self.engine.resume()
+            self.header.set_status("LIVE")
+        else:
+            self.engine.pause()
+            self.header.set_status("PAUSED")  # at once; the engine stops at the next turn
+
+    def action_escalate(self) -> None:
+        if not self._can_steer():
+            self.notify("nothing to escalate", markup=False, timeout=2)
+            return
+        self.engine.escalate()
+
+    def action_decide(self) -> None:
+        if self.engine is None:
+            return
+        if self.decision is not None and self.decision[0] != "escalate":
+            self.notify("already decided", markup=False, timeout=2)
+            return
+        unresolved = self.engine.status == "AWAITING_OPERATOR"
+        self.open_decide(unresolved=unresolved, rule=self.decision[1] if self.decision else "")
+
+    def open_decide(self, *, unresolved: bool, rule: str = "") -> None:
+        if self._decide_open:
+            return
+        self._decide_open = True
+        summary = ""
+        if unresolved:
+            summary = f"The debate ended unresolved ({rule or 'escalate'})."
+            tally = self.tally_panel.tally
+            if tally:
+                summary += " Tally: " + ", ".join(f"{k} {v}" for k, v in tally.items())
+        modal = DecideModal(
+            list(self.spec.debate.votes),
+            unresolved=unresolved,
+            allow_extend=unresolved,
+            summary=summary,
+        )
+        self.app.push_screen(modal, self._decided)
+
+    def _decided(self, result: Any) -> None:
+        self._decide_open = False
+        if not result:
+            return
+        if result[0] == "extend":
+            if self.engine.status != "AWAITING_OPERATOR":
+                return
+            self.engine.extend()
+            self.decision = None
+            self.tally_panel.set_decision(None)
+            self.moot.outcome = "running"
+            self.drive()
+            return
+        _, vote, rationale = result
+        try:
+            self.engine.decide(vote, rationale)
+        except ValueError as err:
+            self.notify(str(err), severity="error", markup=False)
+
+    def action_note(self) -> None:
+        if self.engine is None:
+            return
+
+        def noted(text: str | None) -> None:
+            if text:
+                try:
+                    self.engine.note(text)
+                except ValueError as err:
+                    self.notify(str(err), severity="error", markup=False)
+
+        self.app.push_screen(NoteModal(), noted)
+
+    # ------------------------------------------------------------- shutdown
+    def close_session(self) -> None:
+        for worker in self.workers:
+            worker.cancel()
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    def on_unmount(self) -> None:
+        self.close_session()
+
+    @property
+    def session_path(self) -> Path | None:
+        return self.session.path if self.session is not None else None
+
+
+def _error_text(err: BaseException) -> str:
+    problems = getattr(err, "problems", None)
+    if problems:
+        return "; ".join(str(p) for p in problems)
+    return str(err)
+
+
+__all__ = ["LiveScreen", "Content"]

@@ -1,0 +1,207 @@
+"""Modal screens: decide, note, provider failure, jump to a turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
+
+from tui.app.text import clean_line, shorten
+
+DecideResult = tuple[str, str, str] | tuple[str] | None
+
+
+class _Modal(ModalScreen[Any]):
+    DEFAULT_CSS = """
+    _Modal { align: center middle; }
+    _Modal > Vertical { width: 72; height: auto; max-height: 90%; border: thick $accent;
+        background: $surface; padding: 1 2; }
+    _Modal .title { text-style: bold; margin-bottom: 1; }
+    _Modal .hint { color: $text-muted; }
+    _Modal .error { color: $error; height: auto; }
+    _Modal Horizontal.buttons { height: auto; margin-top: 1; align-horizontal: right; }
+    _Modal Horizontal.buttons Button { margin-left: 1; }
+    _Modal RadioSet { width: 1fr; margin-bottom: 1; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class DecideModal(_Modal):
+    """The operator's call: one of the spec's votes and a rationale (required)."""
+
+    def __init__(
+        self,
+        votes: list[str],
+        *,
+        unresolved: bool = False,
+        allow_extend: bool = False,
+        summary: str = "",
+    ) -> None:
+        super().__init__()
+        self.votes = list(votes)
+        self.unresolved = unresolved
+        self.allow_extend = allow_extend
+        self.summary = summary
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="decide"):
+            title = "Unresolved: the operator decides" if self.unresolved else "Decide the debate"
+            yield Label(Content(title), classes="title")
+            if self.summary:
+                yield Static(Content(shorten(self.summary, 300)), classes="hint", markup=False)
+            with RadioSet(id="votes"):
+                for i, vote in enumerate(self.votes):
+                    yield RadioButton(Content(clean_line(vote)), value=i == 0, id=f"vote-{i}")
+            yield Label(Content("Rationale (required, recorded in the session)"), classes="hint")
+            yield Input(placeholder="why this decision", id="rationale")
+            yield Static("", classes="error", id="decide-error", markup=False)
+            with Horizontal(classes="buttons"):
+                if self.allow_extend:
+                    yield Button(Content("Add a round"), id="extend", variant="warning")
+                yield Button(Content("Cancel"), id="cancel")
+                yield Button(Content("Decide"), id="confirm", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#rationale", Input).focus()
+
+    def chosen_vote(self) -> str:
+        radio = self.query_one("#votes", RadioSet)
+        index = radio.pressed_index
+        return self.votes[index if index >= 0 else 0]
+
+    @on(Input.Submitted, "#rationale")
+    @on(Button.Pressed, "#confirm")
+    def confirm(self) -> None:
+        rationale = self.query_one("#rationale", Input).value.strip()
+        if not rationale:
+            self.query_one("#decide-error", Static).update(
+                Content("A rationale is required: say why.")
+            )
+            self.query_one("#rationale", Input).focus()
+            return
+        self.dismiss(("decide", self.chosen_vote(), rationale))
+
+    @on(Button.Pressed, "#extend")
+    def extend(self) -> None:
+        self.dismiss(("extend",))
+
+    @on(Button.Pressed, "#cancel")
+    def cancel(self) -> None:
+        self.dismiss(None)
+
+
+class NoteModal(_Modal):
+    """A note the debaters see from their next turn on."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Content("Operator note"), classes="title")
+            yield Label(Content("Shown to every debater from the next turn on."), classes="hint")
+            yield Input(placeholder="note", id="note")
+            with Horizontal(classes="buttons"):
+                yield Button(Content("Cancel"), id="cancel")
+                yield Button(Content("Add note"), id="confirm", variant="primary")
+
+    @on(Input.Submitted, "#note")
+    @on(Button.Pressed, "#confirm")
+    def confirm(self) -> None:
+        text = self.query_one("#note", Input).value.strip()
+        self.dismiss(text or None)
+
+    @on(Button.Pressed, "#cancel")
+    def cancel(self) -> None:
+        self.dismiss(None)
+
+
+class FailureModal(_Modal):
+    """A provider call failed: retry, skip the turn, replace the model, or escalate."""
+
+    BINDINGS = [Binding("escape", "cancel", "Escalate")]
+
+    def __init__(self, speaker: str, model: str, kind: str, message: str) -> None:
+        super().__init__()
+        self.speaker = speaker
+        self.model = model
+        self.kind = kind
+        self.message = message
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="failure"):
+            yield Label(
+                Content.assemble(
+                    ("Provider failure: ", "bold $error"),
+                    (clean_line(self.speaker), "bold"),
+                    (f" ({shorten(self.model, 40)})", "$text-muted"),
+                ),
+                classes="title",
+            )
+            yield Static(
+                Content.assemble((f"{clean_line(self.kind)}: ", "bold"), shorten(self.message, 600)),
+                markup=False,
+            )
+            yield Label(Content("Replace with model (for Replace):"), classes="hint")
+            yield Input(value="", placeholder="e.g. scripted, local, openai/gpt-4o-mini", id="model")
+            with Horizontal(classes="buttons"):
+                yield Button(Content("Retry"), id="retry", variant="primary")
+                yield Button(Content("Skip turn"), id="skip")
+                yield Button(Content("Replace model"), id="replace", variant="warning")
+                yield Button(Content("Escalate"), id="escalate", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#retry", Button).focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss("escalate")
+
+    @on(Button.Pressed)
+    def chosen(self, event: Button.Pressed) -> None:
+        choice = event.button.id
+        if choice == "replace":
+            model = self.query_one("#model", Input).value.strip()
+            if not model:
+                self.query_one("#model", Input).focus()
+                self.notify("Type the model to use first.", severity="warning", markup=False)
+                return
+            self.dismiss(("replace", model))
+            return
+        self.dismiss(choice)
+
+
+class JumpModal(_Modal):
+    """Replay: go to turn N."""
+
+    def __init__(self, total: int) -> None:
+        super().__init__()
+        self.total = total
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Content(f"Jump to turn (0–{self.total})"), classes="title")
+            yield Input(placeholder="turn number", id="turn", type="integer")
+            with Horizontal(classes="buttons"):
+                yield Button(Content("Cancel"), id="cancel")
+                yield Button(Content("Go"), id="confirm", variant="primary")
+
+    @on(Input.Submitted, "#turn")
+    @on(Button.Pressed, "#confirm")
+    def confirm(self) -> None:
+        value = self.query_one("#turn", Input).value.strip()
+        try:
+            n = int(value)
+        except ValueError:
+            self.dismiss(None)
+            return
+        self.dismiss(max(0, min(self.total, n)))
+
+    @on(Button.Pressed, "#cancel")
+    def cancel(self) -> None:
+        self.dismiss(None)
