@@ -155,3 +155,16 @@ def test_bad_toml_reports_location(tmp_path) -> None:
         read_spec_file(p)
     assert "not valid TOML" in info.value.problems[0]
     assert "line 1" in info.value.problems[0]
+
+
+def test_warn_policy_names_same_family_pairs() -> None:
+    from tui.engine.spec import spec_warnings
+
+    warnings = spec_warnings(validate_spec(GOOD))
+    assert len(warnings) == 2 and "weak adversarial pass" in warnings[0]
+    raw = copy.deepcopy(GOOD)
+    raw["debaters"][0]["family"] = "other"
+    assert spec_warnings(validate_spec(raw)) == []
+    raw["debate"]["cross_family"] = "off"
+    raw["debaters"][0]["family"] = "scripted"
+    assert spec_warnings(validate_spec(raw)) == []

@@ -12,6 +12,7 @@ from rich.text import Text
 from tui.engine.events import DecisionReached, Event, ProviderFailed, TurnCompleted
 from tui.engine.live import LiveSession
 from tui.engine.records import Turn
+from tui.engine.spec import spec_warnings
 from tui.textsafe import printable
 
 SHOWN_CHARS = 4000
@@ -140,6 +141,8 @@ def run_headless(
     console = console or Console(highlight=False, soft_wrap=False, stderr=False)
     session.engine.subscribe(HeadlessPrinter(console))
     console.print(Text(f"session: {session.path}", style="dim"))
+    for warning in spec_warnings(session.spec):
+        console.print(Text(f"warning: {warning}", style="yellow"))
     if session.resumed_from is not None:
         for warning in session.resumed_from.warnings:
             Console(stderr=True).print(Text(f"warning: {warning}", style="yellow"))

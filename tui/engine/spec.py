@@ -336,3 +336,20 @@ def read_spec_file(path: str | Path) -> tuple[Spec, dict[str, Any]]:
     except tomllib.TOMLDecodeError as err:
         raise SpecError(str(p), [f"not valid TOML: {err}"]) from None
     return validate_spec(raw, str(p)), raw
+
+
+def spec_warnings(spec: Spec) -> list[str]:
+    """Things that run but weaken the result: same-family critics under ``warn``."""
+    if spec.debate.cross_family != "warn":
+        return []
+    raw = spec.model_dump()
+    pairs = _critique_pairs(spec.debate.protocol, raw["debate"], raw["debaters"])
+    out = []
+    for critic, proposer in pairs:
+        fam = _family(critic)
+        if fam is not None and fam == _family(proposer):
+            out.append(
+                f"critic {critic['id']!r} and proposer {proposer['id']!r} are both family "
+                f"{fam!r}: a weak adversarial pass (cross_family = \"warn\")"
+            )
+    return out

@@ -9,7 +9,6 @@ from typing import Any
 
 from textual import work
 from textual.binding import Binding
-from textual.content import Content
 
 from tui.app.messages import (
     ActionRecorded,
@@ -72,6 +71,7 @@ class LiveScreen(DebateScreen):
         self.sessions_dir = sessions_dir
         self.spec_source = spec_source
         self.session: Any = None  # tui.engine.live.LiveSession
+        self.path: Path | None = None
         self.engine: Any = None
         self.decision: tuple[str, str, str] | None = None
         self.status = "READY"
@@ -105,6 +105,7 @@ class LiveScreen(DebateScreen):
             self.moot.fail_start(_error_text(err))
             return
         self.engine = self.session.engine
+        self.path = self.session.path
         self.spec = self.engine.spec
         self.engine.subscribe(self._on_engine_event)
         self.header.set_progress(0, self.engine.state.max_rounds, "")
@@ -341,8 +342,7 @@ class LiveScreen(DebateScreen):
 
     # ------------------------------------------------------------- shutdown
     def close_session(self) -> None:
-        for worker in self.workers:
-            worker.cancel()
+        self.workers.cancel_node(self)
         if self.session is not None:
             self.session.close()
             self.session = None
@@ -350,9 +350,6 @@ class LiveScreen(DebateScreen):
     def on_unmount(self) -> None:
         self.close_session()
 
-    @property
-    def session_path(self) -> Path | None:
-        return self.session.path if self.session is not None else None
 
 
 def _error_text(err: BaseException) -> str:
@@ -361,5 +358,3 @@ def _error_text(err: BaseException) -> str:
         return "; ".join(str(p) for p in problems)
     return str(err)
 
-
-__all__ = ["LiveScreen", "Content"]

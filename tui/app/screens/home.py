@@ -1,0 +1,233 @@
+"""Home: example specs to run, saved sessions to resume or replay."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from tui.app.messages import SessionChosen
+from tui.app.text import shorten
+
+MAX_SESSIONS = 300
+_STAMP = re.compile(r"^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})")
+
+
+@dataclass
+class ExampleRow:
+    path: Path
+    title: str
+    protocol: str
+    debaters: str
+    problem: str = ""
+
+
+@dataclass
+class SessionRow:
+    path: Path
+    title: str
+    protocol: str
+    decision: str
+    date: str
+    turns: int
+
+
+def list_examples(directory: Path) -> list[ExampleRow]:
+    from tui.engine.errors import SpecError
+    from tui.engine.spec import read_spec_file
+
+    rows: list[ExampleRow] = []
+    for path in sorted(directory.glob("*.toml")) if directory.is_dir() else []:
+        try:
+            spec, _ = read_spec_file(path)
+        except SpecError as err:
+            rows.append(ExampleRow(path, path.stem, "?", "", "; ".join(err.problems)[:200]))
+            continue
+        models = ", ".join(sorted({d.model for d in spec.debaters}))
+        rows.append(
+            ExampleRow(path, spec.debate.title, spec.debate.protocol,
+                       f"{len(spec.debaters)} ({models})")
+        )
+    return rows
+
+
+def _date(path: Path) -> str:
+    m = _STAMP.match(path.stem)
+    if m:
+        y, mo, d, h, mi, _ = m.groups()
+        return f"{y}-{mo}-{d} {h}:{mi}"
+    return ""
+
+
+def list_sessions(directory: Path) -> list[SessionRow]:
+    """Newest first; read without validating every turn (fast), damaged files flagged."""
+    if not directory.is_dir():
+        return []
+    files = [p for p in directory.glob("*.toml") if not p.name.startswith(".")]
+    files.sort(key=lambda p: (_date(p) or "", p.stat().st_mtime), reverse=True)
+    rows: list[SessionRow] = []
+    for path in files[:MAX_SESSIONS]:
+        try:
+            text = path.read_text(encoding="utf-8")
+            cut = text.rfind("# moot:commit\n")
+            doc = tomllib.loads(text[: cut + 14] if cut >= 0 else text)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            rows.append(SessionRow(path, path.stem, "?", "damaged", _date(path), 0))
+            continue
+        if doc.get("schema") != "moot.session/1":
+            continue
+        spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+        debate = spec.get("debate") if isinstance(spec.get("debate"), dict) else {}
+        result = doc.get("result") if isinstance(doc.get("result"), dict) else None
+        turns = doc.get("turns") if isinstance(doc.get("turns"), list) else []
+        if result is None:
+            decision = "in progress"
+        elif result.get("decision") == "escalate":
+            decision = "unresolved"
+        else:
+            decision = f"{result.get('decision', '?')} ({result.get('decided_by', 'rule')})"
+        rows.append(
+            SessionRow(
+                path,
+                str(debate.get("title", path.stem)),
+                str(debate.get("protocol", "debate")),
+                decision,
+                _date(path),
+                len(turns),
+            )
+        )
+    return rows
+
+
+def _cell(text: str, width: int = 60) -> Text:
+    return Text(shorten(text, width))
+
+
+class HomeScreen(Screen[None]):
+    BINDINGS = [
+        Binding("enter", "open", "Run / replay", show=True),
+        Binding("r", "resume", "Resume"),
+        Binding("p", "replay", "Replay"),
+        Binding("f5", "reload", "Reload"),
+        Binding("tab", "app.focus_next", "Switch list", show=False),
+        Binding("q", "app.quit", "Quit"),
+    ]
+    DEFAULT_CSS = """
+    HomeScreen { padding: 0 1; }
+    HomeScreen #brand { height: 3; content-align: left middle; padding: 1 1 0 1; }
+    HomeScreen .section { margin-top: 1; padding: 0 1; text-style: bold; color: $secondary; }
+    HomeScreen DataTable { height: auto; max-height: 45%; }
+    HomeScreen .empty { color: $text-muted; padding: 0 1; }
+    """
+
+    class Loaded(Message):
+        def __init__(self, examples: list[ExampleRow], sessions: list[SessionRow]) -> None:
+            super().__init__()
+            self.examples = examples
+            self.sessions = sessions
+
+    def __init__(self, examples_dir: Path, sessions_dir: Path) -> None:
+        super().__init__()
+        self.examples_dir = examples_dir
+        self.sessions_dir = sessions_dir
+        self.examples: list[ExampleRow] = []
+        self.sessions: list[SessionRow] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(
+            Content.assemble(
+                ("moot", "bold $accent"),
+                ("  structured LLM debates, live — code owns the debate, models fill in turns",
+                 "$text-muted"),
+            ),
+            id="brand",
+            markup=False,
+        )
+        with Vertical():
+            yield Static(Content("Example debates  (enter: run)"), classes="section", markup=False)
+            yield DataTable(id="examples", cursor_type="row", zebra_stripes=True)
+            yield Static(Content("Saved sessions  (enter: replay · r: resume)"),
+                         classes="section", markup=False)
+            yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+            yield Static(Content(""), id="sessions-empty", classes="empty", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        ex = self.query_one("#examples", DataTable)
+        ex.add_columns("title", "protocol", "debaters", "file")
+        se = self.query_one("#sessions", DataTable)
+        se.add_columns("date", "title", "protocol", "decision", "turns", "file")
+        ex.focus()
+        self.load()
+
+    @work(thread=True, exclusive=True, group="home-load")
+    def load(self) -> None:
+        self.post_message(
+            self.Loaded(list_examples(self.examples_dir), list_sessions(self.sessions_dir))
+        )
+
+    def on_home_screen_loaded(self, message: Loaded) -> None:
+        self.examples = message.examples
+        self.sessions = message.sessions
+        ex = self.query_one("#examples", DataTable)
+        ex.clear()
+        for row in self.examples:
+            title = _cell(row.title)
+            if row.problem:
+                title = Text.assemble(_cell(row.title, 40), (" (invalid)", "red"))
+            ex.add_row(title, _cell(row.protocol, 12), _cell(row.debaters, 40),
+                       _cell(row.path.name, 40))
+        se = self.query_one("#sessions", DataTable)
+        se.clear()
+        for s in self.sessions:
+            se.add_row(_cell(s.date, 16), _cell(s.title, 50), _cell(s.protocol, 12),
+                       _cell(s.decision, 30), Text(str(s.turns)), _cell(s.path.name, 50))
+        empty = self.query_one("#sessions-empty", Static)
+        empty.update(Content("" if self.sessions else
+                             f"No saved sessions yet in {shorten(str(self.sessions_dir), 80)}"))
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def _selected(self) -> tuple[str, Path] | None:
+        focused = self.focused
+        if isinstance(focused, DataTable) and focused.id == "sessions" and self.sessions:
+            return "session", self.sessions[focused.cursor_row].path
+        ex = self.query_one("#examples", DataTable)
+        if (focused is ex or focused is None) and self.examples:
+            return "example", self.examples[ex.cursor_row].path
+        return None
+
+    @on(DataTable.RowSelected)
+    def selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_open(self) -> None:
+        chosen = self._selected()
+        if chosen is None:
+            return
+        kind, path = chosen
+        mode = "run" if kind == "example" else "replay"
+        self.post_message(SessionChosen(mode, str(path)))
+
+    def action_resume(self) -> None:
+        chosen = self._selected()
+        if chosen and chosen[0] == "session":
+            self.post_message(SessionChosen("resume", str(chosen[1])))
+
+    def action_replay(self) -> None:
+        chosen = self._selected()
+        if chosen and chosen[0] == "session":
+            self.post_message(SessionChosen("replay", str(chosen[1])))
