@@ -24,7 +24,11 @@ from tui.providers.litellm_provider import LiteLLMProvider
 KEY_ENV = "MOOT_FAKE_TEST_KEY"
 KEY_VALUE = "fake-secret-value-123456"
 VALID = json.dumps(
-    {"stance": "Ship it behind a flag.", "rationale": "The flag bounds the risk.", "vote": "release"}
+    {
+        "stance": "Ship it behind a flag.",
+        "rationale": "The flag bounds the risk.",
+        "vote": "release",
+    }
 )
 JUNK = "Sure! Here is my thinking, but not in JSON."
 MAX_RETRIES = 3

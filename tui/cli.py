@@ -115,7 +115,7 @@ def _validate(path: str) -> int:
     spec, _ = read_spec_file(path)
     print(
         f"{path}: ok — {spec.debate.protocol}, {len(spec.debaters)} debaters, "
-        f"{spec.debate.max_rounds} round(s), threshold {spec.threshold}"
+        f"{spec.max_rounds} round(s), threshold {spec.threshold}"
     )
     return EXIT_OK
 

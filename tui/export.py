@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tui.engine.protocols.refine import handoff
 from tui.engine.records import Turn
 from tui.engine.session import SessionData
 
@@ -21,6 +22,8 @@ def to_json(data: SessionData) -> str:
         "turns": [t.to_record() for t in data.turns],
         "operator_actions": data.actions,
     }
+    if data.spec.debate.protocol == "refine" and data.result:
+        doc["handoff"] = handoff(data.result)
     return json.dumps(doc, indent=2, ensure_ascii=False)
 
 

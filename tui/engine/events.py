@@ -18,6 +18,7 @@ class Slot:
     speaker: str
     kind: str
     target: str | None = None
+    variant: str | None = None  # e.g. the X/Y order a judge is shown
 
 
 @dataclass(slots=True, frozen=True)

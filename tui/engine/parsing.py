@@ -47,8 +47,8 @@ def parse_turn(text: str, model: type[BaseModel], votes: list[str]) -> BaseModel
             loc = ".".join(str(p) for p in e["loc"]) or "answer"
             parts.append(f"{loc}: {e['msg']}")
         raise TurnParseError("; ".join(parts)) from None
-    if "routing" in model.model_fields:  # the routing is the vote, from a fixed set
-        return content
+    if "routing" in model.model_fields or "vote" not in model.model_fields:
+        return content  # no vote, or the routing is the vote (from a fixed set)
     vote = content.vote  # type: ignore[attr-defined]
     if vote not in votes:
         raise TurnParseError(f"vote: {vote!r} is not one of {', '.join(votes)}")

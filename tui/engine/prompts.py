@@ -46,6 +46,43 @@ _TASKS = {
         "routing: release if it is ready, revise if it must change, escalate if a human "
         "must decide."
     ),
+    ("challenge", "challenge", 1): (
+        "You are the adversary. Challenge the artifact: find what is wrong, missing or risky. "
+        "Each challenge needs a category, the concern, evidence (quote the artifact where the "
+        "problem shows; a challenge without evidence is refused), a severity (critical, "
+        "significant or minor) and a recommendation. If you truly find nothing, give the "
+        "verdict no_objections with no challenges."
+    ),
+    ("challenge", "challenge", 2): (
+        "You are the adversary. First assess every earlier challenge against the defense and "
+        "the revised artifact: addressed, rejected (the defender's reason stands) or "
+        "unaddressed. Then raise any new challenges, with evidence. Say whether the exchange "
+        "should continue, is converging, or is deadlocked."
+    ),
+    ("challenge", "defense", 0): (
+        "You defend the artifact. Answer every challenge by its id: addressed (and change the "
+        "artifact accordingly) or rejected (with a specific reason). Then give the whole "
+        "revised artifact."
+    ),
+    ("refine", "author_a", 0): (
+        "Write the strongest answer you can to the question: specific, complete, decisive."
+    ),
+    ("refine", "critique", 0): (
+        "Attack this candidate. You did not write it and owe it nothing. List its concrete "
+        "weaknesses and how to fix them; only if you find none, give no_defect_found."
+    ),
+    ("refine", "author_b", 0): (
+        "Write a better candidate than candidate A: keep its strengths, fix every weakness the "
+        "critique names."
+    ),
+    ("refine", "synthesis", 0): (
+        "Merge the strongest elements of candidates A and B into one candidate that is better "
+        "than both."
+    ),
+    ("refine", "judging", 0): (
+        "Two candidates answer the question, labelled X and Y. Nothing else is known about "
+        "them. Pick the better one on content alone and give the decisive reason."
+    ),
 }
 
 
@@ -71,20 +108,54 @@ def _fields_hint(schema: dict[str, Any], votes: list[str]) -> str:
     return hit[1]
 
 
-def _render_hint(schema: dict[str, Any], votes: list[str]) -> str:
-    props = schema.get("properties", {})
+def _render_hint(schema: dict[str, Any], votes: list[str], indent: str = "  ") -> str:
+    defs = schema.get("$defs", {})
+
+    def resolve(prop: dict[str, Any]) -> dict[str, Any]:
+        ref = prop.get("$ref")
+        return defs.get(ref.rsplit("/", 1)[-1], {}) if ref else prop
+
     lines = []
-    for name, prop in props.items():
+    for name, raw in schema.get("properties", {}).items():
+        prop = resolve(raw)
         kind = prop.get("type", "string")
         if "enum" in prop:
             kind = " | ".join(json.dumps(v) for v in prop["enum"])
+        elif "const" in prop:
+            kind = json.dumps(prop["const"])
         elif name == "vote":
-            kind = " | ".join(json.dumps(v) for v in votes)
+            kind = " | ".join(json.dumps(v) for v in votes) if votes else "string"
         elif kind == "array":
-            kind = "list of strings"
-        desc = prop.get("description", "")
-        lines.append(f'  "{name}": {kind}' + (f"  // {desc}" if desc else ""))
-    return "{\n" + ",\n".join(lines) + "\n}"
+            item = resolve(prop.get("items", {}))
+            if item.get("type") == "object" or "properties" in item:
+                sub = _render_hint({**item, "$defs": defs}, votes, indent + "  ")
+                kind = f"list of {sub}"
+            else:
+                kind = "list of strings"
+        desc = raw.get("description") or prop.get("description", "")
+        lines.append(f'{indent}"{name}": {kind}' + (f"  // {desc}" if desc else ""))
+    close = indent[:-2]
+    return "{\n" + ",\n".join(lines) + f"\n{close}}}"
+
+
+def rubric_text(spec: Spec) -> str:
+    """The adversarial frame, spelled out: admissible evidence, shortcuts, default no."""
+    if spec.rubric is None:
+        return ""
+    lines = [
+        "Rubric. For every property, give evidence first, then your rationale, then the "
+        "verdict yes or no. The default is no: a property without admissible evidence is no, "
+        "whatever you conclude. Quotes must be copied exactly; a quote that is not found "
+        "verbatim is not evidence. Your own reasoning, summaries and final answers are not "
+        "evidence."
+    ]
+    for p in spec.rubric.properties:
+        lines.append(
+            f"- {p.id}: {p.question} Admissible evidence: {', '.join(p.admissible)}."
+            + (f" Forbidden: {', '.join(p.forbidden)}." if p.forbidden else "")
+            + "".join(f" Reject this shortcut: {s}" for s in p.shortcuts)
+        )
+    return "\n".join(lines)
 
 
 def build_messages(
@@ -101,10 +172,14 @@ def build_messages(
         who += f" Your role: {debater.role}"
     if debater.persona:
         who += f" Persona: {debater.persona}"
-    system = (
-        f"{who}\n\nPhase: {slot.phase} (round {slot.round}).\n"
-        f"Task: {task_for(spec.debate.protocol, slot)}\n\n"
-        f"Allowed votes: {', '.join(votes)}.\n"
+    has_vote = "vote" in schema.get("properties", {}) and slot.kind != "adversary_critique"
+    system = f"{who}\n\nPhase: {slot.phase} (round {slot.round}).\n"
+    system += f"Task: {task_for(spec.debate.protocol, slot)}\n\n"
+    if has_vote:
+        system += f"Allowed votes: {', '.join(votes)}.\n"
+    if "rubric" in schema.get("properties", {}):
+        system += rubric_text(spec) + "\n\n"
+    system += (
         "Answer with one JSON object and nothing else, with these fields:\n"
         f"{_fields_hint(schema, votes)}"
     )

@@ -65,12 +65,133 @@ class AdversaryCritique(Critique):
     vote: str = Field(default="", description="Leave empty; routing is your vote.")
 
 
-TurnKind = Literal["position", "critique", "adversary_critique"]
+class CandidateCritique(_Content):
+    """refine's critic: attacks a candidate it sees alone; no vote to cast."""
+
+    weaknesses: list[str] = Field(default_factory=list, description="Concrete weaknesses.")
+    suggestions: list[str] = Field(default_factory=list, description="How to fix them.")
+    verdict: Literal["defects_found", "no_defect_found"] = Field(
+        description="no_defect_found only if you found no weakness at all."
+    )
+
+    @model_validator(mode="after")
+    def _negative_channel(self) -> CandidateCritique:
+        self.weaknesses = [w for w in self.weaknesses if w.strip()]
+        if not self.weaknesses and self.verdict != "no_defect_found":
+            raise ValueError(
+                "a critique must list at least one weakness or give the verdict no_defect_found"
+            )
+        return self
+
+
+class Candidate(_Content):
+    """A candidate answer to the motion (refine's authors and synthesizer)."""
+
+    candidate: str = Field(min_length=1, description="The full candidate answer.")
+    rationale: str = Field(default="", description="Why this candidate is strong.")
+
+    @field_validator("candidate")
+    @classmethod
+    def _has_text(cls, value: str) -> str:
+        return _required_text(value)
+
+
+def _required_text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+class Challenge(BaseModel):
+    """One objection to the artifact; without evidence it is not a challenge."""
+
+    category: str = Field(min_length=1, description="e.g. correctness, security, cost, scope.")
+    concern: str = Field(min_length=1, description="What could fail, in one sentence.")
+    evidence: str = Field(
+        min_length=1, description="Where in the artifact the problem shows; quote it."
+    )
+    severity: Literal["critical", "significant", "minor"]
+    recommendation: str = Field(min_length=1, description="What to change.")
+
+    @field_validator("category", "concern", "evidence", "recommendation")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        return _required_text(value)
+
+
+class Assessment(BaseModel):
+    """The adversary's view of an earlier challenge after the defense."""
+
+    challenge_id: str = Field(min_length=1, description="The id of an earlier challenge.")
+    status: Literal["addressed", "rejected", "unaddressed"]
+    note: str = ""
+
+
+class ChallengeReport(_Content):
+    """challenge's adversary: challenges or an explicit no-objections verdict."""
+
+    challenges: list[Challenge] = Field(default_factory=list)
+    verdict: Literal["objections", "no_objections"] = Field(
+        description="no_objections only if you raise no challenge at all."
+    )
+    assessments: list[Assessment] = Field(
+        default_factory=list, description="From round 2: one per earlier challenge."
+    )
+    convergence: Literal["continue", "converging", "deadlock"] = "continue"
+
+    @model_validator(mode="after")
+    def _negative_channel(self) -> ChallengeReport:
+        if not self.challenges and self.verdict != "no_objections":
+            raise ValueError("raise at least one challenge, or give the verdict no_objections")
+        if self.challenges and self.verdict == "no_objections":
+            raise ValueError("the verdict no_objections cannot come with challenges")
+        return self
+
+
+class DefenseResponse(BaseModel):
+    challenge_id: str = Field(min_length=1)
+    status: Literal["addressed", "rejected"]
+    answer: str = Field(min_length=1, description="The change made, or why it is rejected.")
+
+
+class Defense(_Content):
+    """challenge's defender: an answer per challenge and the revised artifact."""
+
+    responses: list[DefenseResponse] = Field(default_factory=list)
+    revised_artifact: str = Field(min_length=1, description="The whole artifact, revised.")
+
+
+class Judgment(_Content):
+    """A blind judge's pick between two unlabelled candidates."""
+
+    pick: Literal["X", "Y"] = Field(description="The better candidate: X or Y.")
+    reason: str = Field(min_length=1, description="The decisive reason, one or two sentences.")
+
+
+TurnKind = Literal[
+    "position",
+    "critique",
+    "adversary_critique",
+    "candidate",
+    "candidate_critique",
+    "challenge_report",
+    "defense",
+    "judgment",
+]
 CONTENT_MODELS: dict[str, type[_Content]] = {
     "position": Position,
     "critique": Critique,
     "adversary_critique": AdversaryCritique,
+    "candidate": Candidate,
+    "candidate_critique": CandidateCritique,
+    "challenge_report": ChallengeReport,
+    "defense": Defense,
+    "judgment": Judgment,
 }
+# Kinds whose speaker passes judgement on someone else's work.
+VERIFIER_KINDS = frozenset(
+    {"critique", "adversary_critique", "candidate_critique", "challenge_report", "judgment"}
+)
 
 
 @dataclass(slots=True)
@@ -98,10 +219,12 @@ class Turn:
     tokens_out: int = 0
     cost: float = 0.0
     cross_family_held: bool | None = None
+    variant: str | None = None
+    derived: dict[str, Any] = field(default_factory=dict)  # engine-owned facts about the turn
 
     def to_record(self) -> dict[str, Any]:
-        """A TOML-ready dict: no None values (TOML has no null)."""
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        """A TOML-ready dict: no None values (TOML has no null), no empty tables."""
+        return {k: v for k, v in asdict(self).items() if v is not None and v != {}}
 
     @classmethod
     def from_record(cls, data: dict[str, Any]) -> Turn:

@@ -28,10 +28,11 @@ from tui.engine.events import (
     TurnCompleted,
     TurnStarted,
 )
+from tui.engine.evidence import assess, with_rubric
 from tui.engine.parsing import TurnParseError, parse_turn
 from tui.engine.prompts import build_messages, reask_message
 from tui.engine.protocols import protocol_for
-from tui.engine.records import CONTENT_MODELS, Turn
+from tui.engine.records import CONTENT_MODELS, VERIFIER_KINDS, Turn
 from tui.engine.redact import redact
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
@@ -40,7 +41,8 @@ from tui.providers.base import Provider, ProviderError, TurnRequest
 FailureChoice = str | tuple[str, str]
 FailureHandler = Callable[[Slot, ProviderError], Awaitable[FailureChoice]]
 Listener = Callable[[Event], None]
-CRITIQUE_KINDS = frozenset({"critique", "adversary_critique"})
+CRITIQUE_KINDS = frozenset({"critique", "adversary_critique", "candidate_critique"})
+NOT_ARTIFACT = ("note:", "critique:", "challenges:", "responses:")
 
 
 class SelfCritiqueRefused(RuntimeError):
@@ -80,7 +82,7 @@ class Engine:
     ) -> None:
         self.spec = spec
         self.protocol = protocol_for(spec)
-        self.state = DebateState(spec, spec.debate.max_rounds)
+        self.state = DebateState(spec, spec.max_rounds)
         self.debaters: dict[str, Debater] = {d.id: d for d in spec.debaters}
         self._family = {d.id: d.resolved_family for d in spec.debaters}
         self.actions: list[dict[str, Any]] = []
@@ -102,7 +104,16 @@ class Engine:
         self._round = 1
         self._phase_index = 0
         self._current_slots: list[Slot] | None = None
-        self._schemas = {k: m.model_json_schema() for k, m in CONTENT_MODELS.items()}
+        self._models: dict[str, type[Any]] = dict(CONTENT_MODELS)
+        self._rubric_kinds: set[str] = set()
+        if spec.rubric is not None:
+            applies = set(spec.rubric.applies_to)
+            for kind in VERIFIER_KINDS:
+                probe = Slot(0, 1, "", "", kind)
+                if self.protocol.rubric_role(probe) in applies:
+                    self._models[kind] = with_rubric(CONTENT_MODELS[kind], spec.rubric)
+                    self._rubric_kinds.add(kind)
+        self._schemas = {k: m.model_json_schema() for k, m in self._models.items()}
 
     # ----------------------------------------------------------------- events
     def subscribe(self, listener: Listener) -> None:
@@ -249,7 +260,7 @@ class Engine:
         schema = self._schemas[slot.kind]
         votes = list(self.spec.debate.votes)
         messages = build_messages(self.spec, debater, slot, items, schema, votes)
-        content_model = CONTENT_MODELS[slot.kind]
+        content_model = self._models[slot.kind]
         started_at, t0 = _now(), time.perf_counter()
         tokens_in = tokens_out = 0
         cost = 0.0
@@ -283,8 +294,10 @@ class Engine:
             debater = self.debaters[slot.speaker]
             try:
                 content = parse_turn(reply.text, content_model, votes)
+                self.protocol.check(self.state, slot, content)
                 break
             except TurnParseError as err:
+                content = None
                 last_error = str(err)
                 messages = [
                     *messages,
@@ -300,6 +313,7 @@ class Engine:
             model=debater.model,
             family=self._family[slot.speaker],
             target=slot.target,
+            variant=slot.variant,
             saw=[label for label, _, _ in items],
             attempts=attempts,
             started_at=started_at,
@@ -316,8 +330,19 @@ class Engine:
             turn.content = content.model_dump()
             vote = turn.content.get("routing") or turn.content.get("vote") or None
             turn.vote = vote
-        if slot.kind in CRITIQUE_KINDS and slot.target is not None:
-            turn.cross_family_held = self._family[slot.speaker] != self._family[slot.target]
+        against = self.protocol.cross_family_against(slot)
+        if against:
+            mine = self._family[slot.speaker]
+            turn.cross_family_held = all(mine != self._family[a] for a in against)
+        if content is not None:
+            if slot.kind in self._rubric_kinds and self.spec.rubric is not None:
+                turn.derived["rubric"] = assess(
+                    self.spec.rubric,
+                    turn.content.get("rubric", []),
+                    [text for label, _, text in items if not label.startswith(NOT_ARTIFACT)],
+                    (t.content for t in self.state.turns),
+                )
+            self.protocol.annotate(self.state, slot, turn)
         return turn
 
     async def _call(self, request: TurnRequest, on_token: Any) -> Any:
@@ -353,6 +378,7 @@ class Engine:
                     model=debater.model,
                     family=debater.resolved_family,
                     target=slot.target,
+                    variant=slot.variant,
                     invalid=True,
                     error=f"provider failure ({error.kind}): {error.message}",
                     started_at=_now(),
@@ -451,6 +477,9 @@ class Engine:
             raise ValueError(f"{vote!r} is not one of {', '.join(self.spec.debate.votes)}")
         if not rationale.strip():
             raise ValueError("a decision needs a rationale")
+        veto = self.protocol.operator_veto(self.state, vote)
+        if veto:
+            raise ValueError(veto)
         self._record_action("decide", vote=vote, rationale=rationale.strip())
         decision = Decision(vote, "operator_decision", "operator", rationale.strip())
         if self.decision is None and self.status in ("LIVE", "PAUSED"):
@@ -502,6 +531,16 @@ class Engine:
         if held:
             out["cross_family_policy"] = self.spec.debate.cross_family
             out["cross_family_held"] = all(held)
+        assessed = [t for t in st.turns if "rubric" in t.derived]
+        if assessed:
+            last = assessed[-1].derived["rubric"]
+            out["rubric_pass"] = last["pass"]
+            out["rubric_missing_evidence"] = last["missing_evidence"]
+            out["rubric_assessed_turn"] = assessed[-1].index
+            out["rubric"] = [
+                {k: p[k] for k in ("property", "verdict", "claimed", "admitted_evidence")}
+                for p in last["properties"]
+            ]
         if d is not None:
             out.update(decision=d.decision, decision_rule=d.rule, decided_by=d.decided_by)
             if d.rationale:

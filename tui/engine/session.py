@@ -56,6 +56,8 @@ class _TurnRecord(BaseModel):
     tokens_out: int = 0
     cost: float = 0.0
     cross_family_held: bool | None = None
+    variant: str | None = None
+    derived: dict[str, Any] = {}
 
 
 class _ActionRecord(BaseModel):

@@ -16,7 +16,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tui.engine.errors import SpecError
 from tui.engine.family import family_of
 
-PROTOCOLS = ("debate", "adversary")
+PROTOCOLS = ("debate", "adversary", "challenge", "refine")
+DEFAULT_ROUNDS = {"debate": 2, "adversary": 3, "challenge": 3, "refine": 8}
+EVIDENCE_KINDS = (
+    "artifact_quote",
+    "transcript_quote",
+    "test_result",
+    "external_source",
+    "assertion",
+    "reasoning",
+    "summary",
+    "final_answer",
+)
+CHECKABLE_EVIDENCE = ("artifact_quote", "transcript_quote")
 DEBATE_PHASES = ("proposal", "critique", "revision", "consensus")
 DEFAULT_VOTES = ("release", "revise", "escalate")
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
@@ -51,6 +63,9 @@ class Script(_Strict):
     fail: list[int] = Field(
         default_factory=list, description="1-based turns that fail as a provider"
     )
+    turns: list[dict[str, Any]] = Field(
+        default_factory=list, description="whole answers (tables), cycled; for any kind of turn"
+    )
     token_delay_ms: float = Field(default=0.0, ge=0, le=10_000)
     turn_delay_ms: float = Field(default=0.0, ge=0, le=600_000)
 
@@ -82,7 +97,7 @@ class DebateSection(_Strict):
     motion: str = Field(min_length=1)
     protocol: str = "debate"
     artifact: str | None = None
-    max_rounds: int = Field(default=2, ge=1, le=1000)
+    max_rounds: int | None = Field(default=None, ge=1, le=1000)
     consensus_threshold: int | None = Field(default=None, ge=1)
     phases: list[str] | None = None
     votes: list[str] = Field(default_factory=lambda: list(DEFAULT_VOTES), min_length=1)
@@ -93,6 +108,39 @@ class DebateSection(_Strict):
     on_invalid: Literal["escalate", "continue"] = "escalate"
     proposer: str | None = None
     critic: str | None = None
+    defender: str | None = None
+    adversary: str | None = None
+    mode: Literal["blocking", "advisory"] = "blocking"
+    authors: list[str] | None = None
+    synthesizer: str | None = None
+    judges: list[str] | None = None
+    convergence: int = Field(default=3, ge=1, le=50)
+    seed: int | None = None
+    position_swap: bool = False
+
+
+class RubricProperty(_Strict):
+    """One property a verifier must establish with admissible evidence (default: no)."""
+
+    id: str = Field(pattern=ID_PATTERN)
+    question: str = Field(min_length=1)
+    admissible: list[Literal[EVIDENCE_KINDS]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: list(CHECKABLE_EVIDENCE), min_length=1
+    )
+    forbidden: list[Literal[EVIDENCE_KINDS]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ["assertion", "reasoning", "summary", "final_answer"]
+    )
+    shortcuts: list[str] = Field(default_factory=list)
+
+
+class Rubric(_Strict):
+    """An adversarial-frame rubric for critics, adversaries and judges."""
+
+    applies_to: list[Literal["critic", "adversary", "judges"]] = Field(
+        default_factory=lambda: ["critic", "adversary", "judges"], min_length=1
+    )
+    default_verdict: Literal["no"] = "no"
+    properties: list[RubricProperty] = Field(min_length=1)
 
 
 class Spec(_Strict):
@@ -100,6 +148,13 @@ class Spec(_Strict):
 
     debate: DebateSection
     debaters: list[Debater] = Field(min_length=1)
+    rubric: Rubric | None = None
+
+    @property
+    def max_rounds(self) -> int:
+        if self.debate.max_rounds is not None:
+            return self.debate.max_rounds
+        return DEFAULT_ROUNDS.get(self.debate.protocol, 2)
 
     def debater(self, debater_id: str) -> Debater:
         for d in self.debaters:
@@ -117,12 +172,20 @@ class Spec(_Strict):
             return list(self.debate.phases)
         if self.debate.protocol == "adversary":
             return ["proposal", "critique"]
+        if self.debate.protocol == "challenge":
+            return ["challenge", "defense"]
+        if self.debate.protocol == "refine":
+            return ["author_a", "critique", "author_b", "synthesis", "judging"]
         return list(DEBATE_PHASES)
 
     @property
     def voters(self) -> list[str]:
         if self.debate.protocol == "adversary":
             return [self.debate.proposer or "", self.debate.critic or ""]
+        if self.debate.protocol == "challenge":
+            return [self.debate.adversary or ""]
+        if self.debate.protocol == "refine":
+            return list(self.debate.judges or [])
         return self.ids
 
     @property
@@ -241,29 +304,27 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     if isinstance(votes, list) and len(set(map(str, votes))) != len(votes):
         problems.append("debate.votes: duplicate vote names")
 
+    for key in sorted(set(debate) & ALL_ROLE_KEYS):
+        if key not in ROLE_KEYS.get(protocol, set()):
+            problems.append(f"debate.{key}: not used by the {protocol} protocol")
+    if protocol in ("challenge", "refine") and phases is not None:
+        problems.append(f"debate.phases: the {protocol} protocol has fixed phases")
     if protocol == "adversary":
-        roles = {}
-        for key in ("proposer", "critic"):
-            val = debate.get(key)
-            if val is None:
-                problems.append(f"debate.{key}: required for the adversary protocol")
-            elif isinstance(val, str) and val not in ids:
-                problems.append(f"debate.{key}: {val!r} is not a debater id")
-            roles[key] = val
-        if roles.get("proposer") is not None and roles.get("proposer") == roles.get("critic"):
-            problems.append(
-                f"debate.critic: {roles['critic']!r} is also the proposer; self-critique is refused"
-            )
+        problems += _pair_problems(debate, ids, "proposer", "critic")
+    elif protocol == "challenge":
+        problems += _pair_problems(debate, ids, "defender", "adversary")
+        if not debate.get("artifact"):
+            problems.append("debate.artifact: required for the challenge protocol")
+    elif protocol == "refine":
+        problems += _refine_problems(debate, ids)
     elif protocol == "debate":
-        for key in ("proposer", "critic"):
-            if key in debate:
-                problems.append(f"debate.{key}: only used by the adversary protocol")
         has_critique = phases is None or (isinstance(phases, list) and "critique" in phases)
         if has_critique and len(entries) == 1:
             problems.append(
                 "debaters: a debate with a critique phase needs at least two debaters; "
                 "one debater would critique itself, and self-critique is refused"
             )
+    problems += _rubric_problems(raw.get("rubric"))
 
     threshold = debate.get("consensus_threshold")
     voters = 2 if protocol == "adversary" else len(entries)
@@ -284,6 +345,101 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     return problems
 
 
+ROLE_KEYS: dict[str, set[str]] = {
+    "debate": set(),
+    "adversary": {"proposer", "critic"},
+    "challenge": {"defender", "adversary", "mode"},
+    "refine": {
+        "authors",
+        "critic",
+        "synthesizer",
+        "judges",
+        "convergence",
+        "seed",
+        "position_swap",
+    },
+}
+ALL_ROLE_KEYS = set().union(*ROLE_KEYS.values())
+
+
+def _pair_problems(debate: dict[str, Any], ids: list[str], author: str, critic: str) -> list[str]:
+    """Both roles named, both debaters, and never the same one (no self-critique)."""
+    problems = []
+    protocol = debate.get("protocol")
+    for key in (author, critic):
+        val = debate.get(key)
+        if val is None:
+            problems.append(f"debate.{key}: required for the {protocol} protocol")
+        elif isinstance(val, str) and val not in ids:
+            problems.append(f"debate.{key}: {val!r} is not a debater id")
+    a, c = debate.get(author), debate.get(critic)
+    if a is not None and a == c:
+        problems.append(f"debate.{critic}: {c!r} is also the {author}; self-critique is refused")
+    return problems
+
+
+def _refine_problems(debate: dict[str, Any], ids: list[str]) -> list[str]:
+    problems = []
+    authors = debate.get("authors")
+    if not isinstance(authors, list) or len(authors) != 2:
+        problems.append("debate.authors: name exactly two debaters, author A and author B")
+        authors = authors if isinstance(authors, list) else []
+    for i, a in enumerate(authors):
+        if isinstance(a, str) and a not in ids:
+            problems.append(f"debate.authors[{i}]: {a!r} is not a debater id")
+    for key in ("critic", "synthesizer"):
+        val = debate.get(key)
+        if val is None:
+            problems.append(f"debate.{key}: required for the refine protocol")
+        elif isinstance(val, str) and val not in ids:
+            problems.append(f"debate.{key}: {val!r} is not a debater id")
+    if debate.get("critic") in authors:
+        problems.append(
+            f"debate.critic: {debate.get('critic')!r} is also an author; self-critique is refused"
+        )
+    judges = debate.get("judges")
+    if not isinstance(judges, list) or not judges:
+        problems.append("debate.judges: required for the refine protocol (an odd panel of 3 to 7)")
+        return problems
+    if len(judges) % 2 == 0 or not 3 <= len(judges) <= 7:
+        problems.append(f"debate.judges: an odd panel of 3 to 7 judges, not {len(judges)}")
+    if len(set(map(str, judges))) != len(judges):
+        problems.append("debate.judges: a judge is named twice")
+    makers = {*(a for a in authors if isinstance(a, str)), debate.get("synthesizer")}
+    for i, j in enumerate(judges):
+        if isinstance(j, str) and j not in ids:
+            problems.append(f"debate.judges[{i}]: {j!r} is not a debater id")
+        if j in makers:
+            problems.append(
+                f"debate.judges[{i}]: {j!r} wrote a candidate; a judge may not judge its own work"
+            )
+    return problems
+
+
+def _rubric_problems(rubric: Any) -> list[str]:
+    if not isinstance(rubric, dict):
+        return []
+    problems = []
+    props = rubric.get("properties")
+    seen: set[str] = set()
+    for i, prop in enumerate(props if isinstance(props, list) else []):
+        if not isinstance(prop, dict):
+            continue
+        pid = prop.get("id")
+        if isinstance(pid, str):
+            if pid in seen:
+                problems.append(f"rubric.properties[{i}].id: duplicate property {pid!r}")
+            seen.add(pid)
+        adm, forb = prop.get("admissible"), prop.get("forbidden")
+        if isinstance(adm, list) and isinstance(forb, list):
+            both = sorted(set(map(str, adm)) & set(map(str, forb)))
+            if both:
+                problems.append(
+                    f"rubric.properties[{i}].forbidden: {', '.join(both)} also listed as admissible"
+                )
+    return problems
+
+
 def _family(entry: dict[str, Any]) -> str | None:
     fam = entry.get("family")
     if isinstance(fam, str):
@@ -295,11 +451,27 @@ def _family(entry: dict[str, Any]) -> str | None:
 def _critique_pairs(
     protocol: Any, debate: dict[str, Any], entries: list[dict[str, Any]]
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Who critiques whom, as far as the raw spec lets us tell."""
+    """Who critiques or judges whose work, as far as the raw spec lets us tell."""
+    by_id = {e.get("id"): e for e in entries}
+
+    def pairs(critics: list[Any], authors: list[Any]) -> list[tuple[dict, dict]]:
+        out = []
+        for c in critics:
+            for a in authors:
+                ce, ae = by_id.get(c), by_id.get(a)
+                if ce and ae and ce is not ae:
+                    out.append((ce, ae))
+        return out
+
     if protocol == "adversary":
-        by_id = {e.get("id"): e for e in entries}
-        c, p = by_id.get(debate.get("critic")), by_id.get(debate.get("proposer"))
-        return [(c, p)] if c and p and c is not p else []
+        return pairs([debate.get("critic")], [debate.get("proposer")])
+    if protocol == "challenge":
+        return pairs([debate.get("adversary")], [debate.get("defender")])
+    if protocol == "refine":
+        authors = debate.get("authors") if isinstance(debate.get("authors"), list) else []
+        judges = debate.get("judges") if isinstance(debate.get("judges"), list) else []
+        makers = [*authors, debate.get("synthesizer")]
+        return pairs([debate.get("critic")], authors[:1]) + pairs(judges, makers)
     if len(entries) < 2:
         return []
     return [(entries[i], entries[(i + 1) % len(entries)]) for i in range(len(entries))]
@@ -350,6 +522,6 @@ def spec_warnings(spec: Spec) -> list[str]:
         if fam is not None and fam == _family(proposer):
             out.append(
                 f"critic {critic['id']!r} and proposer {proposer['id']!r} are both family "
-                f"{fam!r}: a weak adversarial pass (cross_family = \"warn\")"
+                f'{fam!r}: a weak adversarial pass (cross_family = "warn")'
             )
     return out

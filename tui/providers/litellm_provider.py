@@ -77,17 +77,43 @@ def _detail(err: BaseException, secret: str | None, limit: int = 160) -> str:
 
 _TIMEOUT_TEXT = re.compile(r"time(d)?[ -]?out", re.IGNORECASE)
 _TIMEOUT_NAMES = frozenset(
-    {"Timeout", "APITimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout",
-     "PoolTimeout", "WriteTimeout", "ServerTimeoutError", "TimeoutError"}
+    {
+        "Timeout",
+        "APITimeoutError",
+        "TimeoutException",
+        "ReadTimeout",
+        "ConnectTimeout",
+        "PoolTimeout",
+        "WriteTimeout",
+        "ServerTimeoutError",
+        "TimeoutError",
+    }
 )
 _CONNECTION_NAMES = frozenset(
-    {"ConnectError", "ReadError", "WriteError", "RemoteProtocolError", "NetworkError",
-     "ClientConnectorError", "ClientConnectionError", "ServerDisconnectedError",
-     "ClientPayloadError", "ClientOSError", "ConnectionError", "APIConnectionError"}
+    {
+        "ConnectError",
+        "ReadError",
+        "WriteError",
+        "RemoteProtocolError",
+        "NetworkError",
+        "ClientConnectorError",
+        "ClientConnectionError",
+        "ServerDisconnectedError",
+        "ClientPayloadError",
+        "ClientOSError",
+        "ConnectionError",
+        "APIConnectionError",
+    }
 )
 _BAD_REQUEST_NAMES = frozenset(
-    {"BadRequestError", "UnprocessableEntityError", "ContextWindowExceededError",
-     "ContentPolicyViolationError", "UnsupportedParamsError", "InvalidRequestError"}
+    {
+        "BadRequestError",
+        "UnprocessableEntityError",
+        "ContextWindowExceededError",
+        "ContentPolicyViolationError",
+        "UnsupportedParamsError",
+        "InvalidRequestError",
+    }
 )
 
 

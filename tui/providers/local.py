@@ -43,8 +43,11 @@ DEFAULT_TEMPERATURE = 0.2
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_PARALLEL = 3
 DEFAULT_CTX_PER_SLOT = 3072  # room for a ~2k-token prompt and its answer, per slot
-STRING_MAX_LENGTH = 280
-LIST_MAX_ITEMS = 3
+STRING_MAX_LENGTH = 300
+MIN_STRING_LENGTH = 40
+LIST_MAX_ITEMS = 2
+CHARS_PER_TOKEN = 2.5  # cautious: SmolLM2 averages ~4 on English prose
+TOKENS_FOR_SYNTAX = 60  # braces, keys, quotes, the vote and the score
 
 
 def find_gguf(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -276,26 +279,38 @@ class LocalModelServer:
                 del server  # the C++ destructor stops the HTTP thread and the main loop
 
 
-def local_schema(schema: dict[str, Any], votes: list[str]) -> dict[str, Any]:
+def local_schema(
+    schema: dict[str, Any], votes: list[str], max_tokens: int = DEFAULT_MAX_TOKENS
+) -> dict[str, Any]:
     """Tighten a turn's JSON schema so a tiny model's constrained output validates.
 
     Every field becomes required, the vote is an enum of the spec's votes,
-    strings are non-empty and bounded, lists hold one to a few items. The
-    engine still validates the result against the original model.
+    strings are non-empty, lists hold one or two items, and every string is
+    bounded so the whole object fits in ``max_tokens`` (a model that rambles is
+    made to close its strings instead of being cut off mid-object). The engine
+    still validates the result against the original model.
     """
     out = copy.deepcopy(schema)
     props: dict[str, Any] = out.get("properties", {})
     if "routing" in props:
         props.pop("vote", None)  # the adversary critique votes through its routing
-    for name, prop in props.items():
+    slots = 0
+    for prop in props.values():
+        if prop.get("type") == "array":
+            slots += LIST_MAX_ITEMS
+        elif prop.get("type") == "string" and "enum" not in prop:
+            slots += 1
+    budget = max(0, max_tokens - TOKENS_FOR_SYNTAX) * CHARS_PER_TOKEN
+    limit = int(max(MIN_STRING_LENGTH, min(STRING_MAX_LENGTH, budget // max(1, slots))))
+    for name, prop in list(props.items()):
         prop.pop("default", None)
         kind = prop.get("type")
         if name == "vote" and votes:
             props[name] = {"type": "string", "enum": list(votes), **_desc(prop)}
         elif kind == "string" and "enum" not in prop:
-            prop.update(minLength=1, maxLength=STRING_MAX_LENGTH)
+            prop.update(minLength=1, maxLength=limit)
         elif kind == "array":
-            prop["items"] = {"type": "string", "minLength": 1, "maxLength": STRING_MAX_LENGTH}
+            prop["items"] = {"type": "string", "minLength": 1, "maxLength": limit}
             prop.update(minItems=1, maxItems=LIST_MAX_ITEMS)
     out["required"] = list(props)
     out["additionalProperties"] = False
@@ -360,7 +375,11 @@ class LocalProvider:
             slot=request.slot,
             messages=request.messages,
             schema_name=request.schema_name,
-            json_schema=local_schema(request.json_schema, request.votes),
+            json_schema=local_schema(
+                request.json_schema,
+                request.votes,
+                request.debater.max_tokens or self.default_max_tokens,
+            ),
             votes=request.votes,
             attempt=request.attempt,
             speaker_turn=request.speaker_turn,

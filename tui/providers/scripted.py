@@ -17,6 +17,7 @@ from tui.providers.base import ProviderError, TokenSink, TurnReply, TurnRequest
 T = TypeVar("T")
 JUNK = "I would rather not answer in the requested format."
 _TOKEN = re.compile(r"\S+\s*|\s+")
+_CHALLENGE_ID = re.compile(r"\[(C\d+\.\d+)\]")
 
 
 def _pick(items: list[T], n: int, default: T) -> T:
@@ -46,10 +47,41 @@ class ScriptedProvider:
             on_token(text)
         return TurnReply(text=text, tokens_in=0, tokens_out=len(text.split()))
 
+    @classmethod
+    def _content(cls, request: TurnRequest, script: Script, n: int) -> dict[str, Any]:
+        content = cls._default(request, script, n)
+        if script.turns:
+            content.update(_pick(script.turns, n, {}))
+        return content
+
     @staticmethod
-    def _content(request: TurnRequest, script: Script, n: int) -> dict[str, Any]:
+    def _default(request: TurnRequest, script: Script, n: int) -> dict[str, Any]:
         d, slot = request.debater, request.slot
         vote = _pick(script.votes, n, request.votes[0])
+        shown = request.messages[-1]["content"] if request.messages else ""
+        ids = list(dict.fromkeys(_CHALLENGE_ID.findall(shown)))
+        if slot.kind == "candidate":
+            return {
+                "candidate": _pick(script.stances, n, f"{d.id}: candidate {n}."),
+                "rationale": _pick(script.rationales, n, f"{d.id} explains candidate {n}."),
+            }
+        if slot.kind == "judgment":
+            return {"pick": "X", "reason": _pick(script.rationales, n, f"{d.id} prefers X.")}
+        if slot.kind == "challenge_report":
+            return {
+                "challenges": [],
+                "verdict": "no_objections",
+                "assessments": [{"challenge_id": i, "status": "addressed"} for i in ids],
+                "convergence": "converging",
+            }
+        if slot.kind == "defense":
+            return {
+                "responses": [
+                    {"challenge_id": i, "status": "addressed", "answer": f"{d.id} fixed {i}."}
+                    for i in ids
+                ],
+                "revised_artifact": _pick(script.stances, n, f"{d.id}: revised artifact {n}."),
+            }
         if slot.kind == "position":
             return {
                 "stance": _pick(script.stances, n, f"{d.id}: position {n} on the motion."),
@@ -70,6 +102,8 @@ class ScriptedProvider:
             content["score"] = _pick(script.scores, n, 50)
             content["routing"] = _pick(script.routings, n, "release")
             content["vote"] = content["routing"]
+        elif slot.kind == "candidate_critique":
+            del content["vote"]
         return content
 
     async def aclose(self) -> None:

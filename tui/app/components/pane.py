@@ -90,8 +90,12 @@ class DebaterPane(Vertical):
         yield Static(markup=False, classes="failure")
 
     def on_mount(self) -> None:
-        self.query_one(".turns", VerticalScroll).anchor()
         self.refresh_meta()
+
+    def _follow(self) -> None:
+        """Keep the newest words in view (the transcript, t, holds everything)."""
+        scroll = self.query_one(".turns", VerticalScroll)
+        scroll.call_after_refresh(scroll.scroll_end, animate=False)
 
     # ------------------------------------------------------------- display
     def set_color(self, color: str) -> None:
@@ -109,15 +113,12 @@ class DebaterPane(Vertical):
             parts.append((f"\n{shorten(self.role, 120)}", "italic $text-muted"))
         parts.append(("\nvote ", "$text-muted"))
         if self.vote:
-            parts.append((f" {clean_line(self.vote)} ", "bold $text on $primary-muted"))
+            parts.append((f" {shorten(self.vote, 14)} ", "bold $text on $primary-muted"))
         else:
             parts.append(("—", "$text-muted"))
+        tokens = self.tokens_in + self.tokens_out
         parts.append(
-            (
-                f"   turns {self.turn_count} · tokens {self.tokens_in:,}↑ {self.tokens_out:,}↓"
-                f" · ${self.cost:.4f}",
-                "$text-muted",
-            )
+            (f"  {self.turn_count} turns · {tokens:,} tok · ${self.cost:.4f}", "$text-muted")
         )
         self.query_one(".meta", Static).update(Content.assemble(*parts))
         self.border_subtitle = Content(clean_line(self.vote)) if self.vote else None
@@ -133,10 +134,12 @@ class DebaterPane(Vertical):
         self.add_class("-speaking")
         self.streaming = StreamingTurn(slot, attempt)
         await self.query_one(".turns", VerticalScroll).mount(self.streaming)
+        self._follow()
 
     async def feed(self, text: str) -> None:
         if self.streaming is not None:
             await self.streaming.feed(text)
+            self._follow()
 
     async def stop_streaming(self) -> None:
         if self.streaming is not None:
@@ -158,6 +161,7 @@ class DebaterPane(Vertical):
         self.count(turn)
         if refresh:
             self.refresh_meta()
+            self._follow()
 
     def count(self, turn: Turn) -> None:
         self.turn_count += 1

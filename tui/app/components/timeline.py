@@ -50,13 +50,13 @@ class Timeline(VerticalScroll):
     def clear(self) -> None:
         self.entries.clear()
         self.current = None
-        self.render_lines()
+        self.redraw()
 
     def add_slots(self, slots: list[tuple[int, int, str, str, str | None]]) -> None:
         for index, round_no, phase, speaker, target in slots:
             if index not in self.entries:
                 self.entries[index] = Entry(index, round_no, phase, speaker, target)
-        self.render_lines()
+        self.redraw()
 
     def mark(self, index: int, status: str, *, render: bool = True) -> None:
         entry = self.entries.get(index)
@@ -66,13 +66,13 @@ class Timeline(VerticalScroll):
         if status == "speaking":
             self.current = index
         if render:
-            self.render_lines()
+            self.redraw()
 
     def set_current(self, index: int | None) -> None:
         self.current = index
-        self.render_lines()
+        self.redraw()
 
-    def render_lines(self) -> None:
+    def redraw(self) -> None:
         parts: list[tuple[str, str] | str] = []
         group = None
         line_of_current = 0

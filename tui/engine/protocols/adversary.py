@@ -55,6 +55,12 @@ class AdversaryProtocol(Protocol):
         if phase != "critique":
             return None
         routing = turns[-1].content.get("routing")
+        rubric = turns[-1].derived.get("rubric")
+        if routing == "release" and rubric is not None and not rubric["pass"]:
+            # Default no: a release the evidence does not support goes to the operator.
+            return Decision(
+                "escalate", "rubric_failed", extra={"missing_evidence": rubric["missing_evidence"]}
+            )
         if routing == "release":
             return Decision("release", "critic_release")
         if routing == "escalate":

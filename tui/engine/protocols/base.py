@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from tui.engine.events import Slot
-from tui.engine.records import Turn
+from tui.engine.records import VERIFIER_KINDS, Turn
 from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
 
@@ -40,6 +40,32 @@ class Protocol(ABC):
 
     def report(self, state: DebateState) -> dict[str, Any]:
         return {}
+
+    def check(self, state: DebateState, slot: Slot, content: Any) -> None:
+        """State-dependent validation; raise TurnParseError to have the model asked again."""
+
+    def annotate(self, state: DebateState, slot: Slot, turn: Turn) -> None:
+        """Add engine-owned facts to a fresh turn (``turn.derived``)."""
+
+    def cross_family_against(self, slot: Slot) -> list[str]:
+        """Whose work this slot judges: the cross-family check compares against them."""
+        if slot.kind in VERIFIER_KINDS and slot.target:
+            return [slot.target]
+        return []
+
+    def rubric_role(self, slot: Slot) -> str | None:
+        """Which rubric role (critic, adversary, judges) a slot plays, if any."""
+        return {
+            "critique": "critic",
+            "adversary_critique": "critic",
+            "candidate_critique": "critic",
+            "challenge_report": "adversary",
+            "judgment": "judges",
+        }.get(slot.kind)
+
+    def operator_veto(self, state: DebateState, vote: str) -> str | None:
+        """Why the operator may not decide ``vote`` now (blocking rules), or None."""
+        return None
 
     # Shared pieces of context.
     def motion_items(self) -> list[ContextItem]:

@@ -1,0 +1,136 @@
+"""Helpers for the console tests: scripted specs and a polling wait."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from tui.providers.scripted import ScriptedProvider
+
+_SCRIPTED = ScriptedProvider()
+
+
+def scripted(_debater: Any) -> ScriptedProvider:
+    """Every debater in these tests is scripted; never the registry (no LiteLLM)."""
+    return _SCRIPTED
+
+
+def debate_spec(
+    *,
+    title: str = "Ship the migration?",
+    motion: str = "Ship the database migration without a rollback check.",
+    debaters: int = 3,
+    max_rounds: int = 1,
+    phases: list[str] | None = None,
+    threshold: int | None = None,
+    parallel: bool = False,
+    token_delay_ms: float = 0.0,
+    scripts: dict[int, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    ids = ["planner", "critic", "operator", "skeptic", "builder", "auditor"][:debaters]
+    votes_cycle = [["release"], ["revise"], ["escalate"], ["revise"], ["release"], ["revise"]]
+    spec: dict[str, Any] = {
+        "debate": {
+            "title": title,
+            "motion": motion,
+            "protocol": "debate",
+            "max_rounds": max_rounds,
+            "consensus_threshold": threshold or debaters,
+            "parallel": parallel,
+        },
+        "debaters": [],
+    }
+    if phases is not None:
+        spec["debate"]["phases"] = phases
+    for i, did in enumerate(ids):
+        script: dict[str, Any] = {"votes": votes_cycle[i]}
+        if token_delay_ms:
+            script["token_delay_ms"] = token_delay_ms
+        script.update((scripts or {}).get(i, {}))
+        spec["debaters"].append(
+            {"id": did, "model": "scripted", "family": f"fam{i}", "role": f"Debater {did}.",
+             "script": script}
+        )
+    return spec
+
+
+def write_spec(directory: Path, spec: dict[str, Any], name: str = "spec.toml") -> Path:
+    path = directory / name
+    path.write_text(tomli_w.dumps(spec), encoding="utf-8")
+    return path
+
+
+async def wait_until(pilot: Any, predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Let the app run until ``predicate()`` is truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {predicate}")
+        await pilot.pause(0.01)
+
+
+def make_app(tmp: Path, **kwargs: Any) -> Any:
+    from tui.app.app import MootApp
+
+    kwargs.setdefault("provider_for", scripted)
+    kwargs.setdefault("examples_dir", tmp / "no-examples")
+    kwargs.setdefault("sessions_dir", tmp / "sessions")
+    return MootApp(**kwargs)
+
+
+def record_session(spec: dict[str, Any], out: Path) -> Path:
+    """Run a scripted debate without the console and leave its session file at ``out``."""
+    import asyncio
+
+    from tui.engine.live import LiveSession
+    from tui.engine.spec import validate_spec
+
+    async def go() -> None:
+        session = LiveSession.start(validate_spec(spec), spec, scripted, out=out)
+        try:
+            await session.engine.run()
+        finally:
+            session.close()
+
+    asyncio.run(go())
+    return out
+
+
+def live_screen(app: Any) -> Any:
+    from tui.app.screens.live import LiveScreen
+
+    screen = app.debate_screen()
+    assert isinstance(screen, LiveScreen)
+    return screen
+
+
+def plain(widget: Any) -> str:
+    """The text a Static-like widget shows."""
+    visual = getattr(widget, "content", None)
+    if visual is None:
+        visual = widget.render()
+    return getattr(visual, "plain", str(visual))
+
+
+async def tap(pilot: Any, key: str) -> None:
+    """Press a key without waiting for the app to go idle (a debate streaming in the
+    background keeps it busy, and ``pilot.press`` would wait for the debate to end)."""
+    pilot.app.simulate_key(key)
+    await pilot.pause()
+
+
+async def fill(pilot: Any, selector: str, text: str) -> None:
+    """Type into an Input on the active screen (by value, not waiting for idle)."""
+    from textual.widgets import Input
+
+    widget = pilot.app.screen.query_one(selector, Input)
+    widget.focus()
+    widget.value = text
+    await pilot.pause()

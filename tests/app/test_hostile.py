@@ -1,0 +1,61 @@
+"""Untrusted text: markup, ANSI escapes and huge outputs are shown literally and bounded."""
+
+from __future__ import annotations
+
+from app_support import debate_spec, live_screen, make_app, plain, wait_until, write_spec
+
+from tui.app.components.cards import TurnCard
+from tui.app.text import clean
+from tui.engine.session import load_session
+
+HOSTILE = (
+    "[bold red]alarm[/] [/] [link=http://x]click me[/link] unclosed [ here "
+    "\x1b[31mred\x1b[0m \x1b]8;;http://evil\x07osc\x1b]8;;\x07 \u202eesrever "
+)
+BIG = HOSTILE + ("lorem ipsum " * 17_100)  # > 200 KB
+
+
+def test_clean_neutralises_controls():
+    shown = clean(HOSTILE)
+    assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
+    assert "␛[31m" in shown
+    assert "[bold red]alarm[/]" in shown
+
+
+async def test_hostile_text_is_shown_literally_and_round_trips(tmp_path, moot_dirs):
+    assert len(BIG.encode()) > 200_000
+    spec = debate_spec(
+        title="[bold]Title[/bold] [link=http://x]t[/link] \x1b[2J",
+        debaters=2,
+        phases=["proposal"],
+        max_rounds=1,
+        threshold=1,
+        scripts={0: {"stances": [BIG], "rationales": ["[/]" + HOSTILE]},
+                 1: {"votes": ["release"]}},
+    )
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.decision is not None, timeout=20)
+        card = next(c for c in screen.query(TurnCard) if c.turn.speaker == "planner")
+        shown = plain(card)
+        assert "[bold red]alarm[/] [/] [link=http://x]click me[/link] unclosed [ here" in shown
+        assert "␛[31mred␛[0m" in shown
+        assert "\x1b" not in shown
+        assert len(shown) < 20_000  # bounded on screen
+        assert "more characters not shown" in shown
+        facts = plain(screen.header.query_one("#facts"))
+        assert "[bold]Title[/bold] [link=http://x]t[/link] ␛[2J" in facts
+        await pilot.press("t")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "TranscriptScreen")
+        text = " ".join(plain(w) for w in app.screen.query(".entry"))
+        assert "[link=http://x]click me[/link]" in text
+        await pilot.press("escape")
+        screenshot = app.export_screenshot()
+        assert "click me" in screenshot
+        await pilot.press("q")
+    path = next(moot_dirs["sessions"].glob("*.toml"))
+    data = load_session(path)
+    assert data.turns[0].content["stance"] == BIG  # stored exactly, never truncated
+    assert data.turns[0].content["rationale"] == "[/]" + HOSTILE
+    assert data.spec.debate.title.endswith("\x1b[2J")

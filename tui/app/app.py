@@ -1,0 +1,289 @@
+"""The moot console: a Textual app over the engine.
+
+The app owns the theme, the screens and the exit code; each debate screen owns
+its session. Slow work (the engine, model calls, listing sessions) runs in
+workers that post messages; handlers on the screens and the app own all state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+from textual.binding import Binding
+from textual.theme import Theme
+
+from tui.app.commands import MootCommands
+from tui.app.messages import SessionChosen
+from tui.app.screens.debate import DebateScreen
+from tui.app.screens.home import HomeScreen, SessionRow, list_sessions
+from tui.app.screens.live import LiveScreen
+from tui.app.screens.replay import ReplayScreen
+from tui.app.text import shorten
+from tui.app.themes import (
+    DEFAULT_THEME,
+    FALLBACK_COLORS,
+    LoadedTheme,
+    load_config,
+    load_themes,
+    resolve_theme_name,
+    save_config,
+)
+from tui.engine.spec import Debater
+from tui.providers.base import Provider, ProviderError
+
+EXIT_DECIDED, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_UNRESOLVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class _Providers:
+    """Providers by debater, from ``tui.providers.registry`` imported on first use.
+
+    The registry (and LiteLLM behind it) is imported only when a debate asks for
+    a model, never on the console's start-up path.
+    """
+
+    def __init__(self) -> None:
+        self.registry: Any = None
+        self._scripted: Provider | None = None
+
+    def __call__(self, debater: Debater) -> Provider:
+        if self.registry is None:
+            try:
+                from tui.providers import registry
+            except ImportError:
+                registry = False
+            self.registry = registry
+        if self.registry:
+            return self.registry.provider_for(debater)
+        if debater.model == "scripted":
+            if self._scripted is None:
+                from tui.providers.scripted import ScriptedProvider
+
+                self._scripted = ScriptedProvider()
+            return self._scripted
+        raise ProviderError("not_found", f"no provider available for model {debater.model!r}")
+
+    async def close(self) -> None:
+        if self.registry:
+            close_all = getattr(self.registry, "close_all", None)
+            if close_all is not None:
+                await close_all()
+
+
+class MootApp(App[int]):
+    CSS_PATH = "moot.tcss"
+    TITLE = "moot"
+    COMMANDS = App.COMMANDS | {MootCommands}
+    BINDINGS = [Binding("q", "quit", "Quit")]
+
+    def __init__(
+        self,
+        *,
+        spec_path: str | None = None,
+        resume_path: str | None = None,
+        replay_path: str | None = None,
+        theme: str | None = None,
+        sessions_dir: str | Path | None = None,
+        examples_dir: str | Path | None = None,
+        out: str | Path | None = None,
+        provider_for: Callable[[Debater], Provider] | None = None,
+        replay_start: int = 0,
+        replay_speed: float = 1.0,
+    ) -> None:
+        super().__init__()
+        from tui.engine.session import sessions_dir as default_sessions_dir
+
+        self.spec_path = spec_path
+        self.resume_path = resume_path
+        self.replay_path = replay_path
+        self.requested_theme = theme
+        self.sessions_path = default_sessions_dir(sessions_dir)
+        if examples_dir is None:
+            from tui.paths import examples_dir as shipped_examples
+
+            examples_dir = shipped_examples()
+        self.examples_path = Path(examples_dir)
+        self.out = out
+        self._own_providers = provider_for is None
+        self.providers = provider_for or _Providers()
+        self.replay_start = replay_start
+        self.replay_speed = replay_speed
+        self.outcome: str | None = None  # running | decided | unresolved
+        self.startup_error: str | None = None
+        self.moot_themes: dict[str, LoadedTheme] = {}
+        self.theme_problems: list[str] = []
+
+    # -------------------------------------------------------------- themes
+    def _setup_themes(self) -> None:
+        self.moot_themes, self.theme_problems = load_themes()
+        for loaded in self.moot_themes.values():
+            self.register_theme(loaded.theme)
+        wanted = self.requested_theme or str(load_config().get("theme") or DEFAULT_THEME)
+        name = resolve_theme_name(wanted, self.moot_themes, set(self.available_themes))
+        if name is None:
+            if self.requested_theme:
+                self.notify(f"unknown theme {shorten(wanted, 40)}; using the default",
+                            severity="warning", markup=False)
+            name = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
+        self.theme = name
+        if self.requested_theme:
+            save_config({"theme": name})
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        for problem in self.theme_problems:
+            self.notify(f"theme skipped: {shorten(problem, 200)}", severity="warning",
+                        markup=False)
+
+    def _theme_changed(self, theme: Theme) -> None:
+        save_config({"theme": theme.name})
+
+    def moot_theme_names(self) -> list[str]:
+        return sorted(self.moot_themes)
+
+    def switch_theme(self, name: str) -> bool:
+        resolved = resolve_theme_name(name, self.moot_themes, set(self.available_themes))
+        if resolved is None:
+            self.notify(f"unknown theme {shorten(name, 40)}", severity="warning", markup=False)
+            return False
+        self.theme = resolved
+        return True
+
+    def debater_colors(self) -> tuple[str, ...]:
+        loaded = self.moot_themes.get(self.theme)
+        if loaded is not None:
+            return loaded.debater_colors
+        t = self.current_theme
+        colors = tuple(
+            c for c in (t.primary, t.secondary, t.accent, t.success, t.warning, t.error) if c
+        )
+        return colors or FALLBACK_COLORS
+
+    # -------------------------------------------------------------- start-up
+    def on_mount(self) -> None:
+        self._setup_themes()
+        if self.spec_path:
+            self.open_path("run", self.spec_path, startup=True)
+        elif self.resume_path:
+            self.open_path("resume", self.resume_path, startup=True)
+        elif self.replay_path:
+            self.open_path("replay", self.replay_path, startup=True)
+        else:
+            self.push_screen(HomeScreen(self.examples_path, self.sessions_path))
+
+    def fail_start(self, message: str) -> None:
+        """A spec or session that cannot be opened: a message, exit code 2 at start-up."""
+        if len(self.screen_stack) <= 2 and not any(
+            isinstance(s, HomeScreen) for s in self.screen_stack
+        ):
+            self.startup_error = message
+            self.exit(EXIT_BAD_INPUT)
+            return
+        self.notify(shorten(message, 600), severity="error", markup=False, timeout=15)
+        if isinstance(self.screen, DebateScreen):
+            self.pop_screen()
+
+    def open_path(self, mode: str, path: str, *, startup: bool = False) -> None:
+        from tui.engine.errors import SessionError, SpecError
+        from tui.engine.session import load_session
+        from tui.engine.spec import read_spec_file
+
+        if not startup:
+            self._leave_debate()
+        try:
+            if mode == "run":
+                spec, raw = read_spec_file(path)
+                screen: DebateScreen = LiveScreen(
+                    spec, raw, self.providers, out=self.out if startup else None,
+                    sessions_dir=self.sessions_path, spec_source=str(path),
+                )
+            elif mode == "resume":
+                data = load_session(path)
+                screen = LiveScreen(data.spec, data.spec_raw, self.providers, resume_path=path,
+                                    sessions_dir=self.sessions_path)
+            else:
+                data = load_session(path)
+                start = self.replay_start if startup else 0
+                screen = ReplayScreen(data, start_at=start, speed=self.replay_speed)
+        except (SpecError, SessionError) as err:
+            problems = "; ".join(err.problems) if getattr(err, "problems", None) else str(err)
+            if startup:
+                self.startup_error = f"{path}: {problems}"
+                self.exit(EXIT_BAD_INPUT)
+            else:
+                self.notify(shorten(f"{path}: {problems}", 600), severity="error",
+                            markup=False, timeout=15)
+            return
+        self.push_screen(screen)
+
+    def on_session_chosen(self, message: SessionChosen) -> None:
+        self.open_path(message.mode, message.path)
+
+    # ------------------------------------------------------------ navigation
+    def debate_screen(self) -> DebateScreen | None:
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, DebateScreen):
+                return screen
+        return None
+
+    def current_session_path(self) -> Path | None:
+        screen = self.debate_screen()
+        if isinstance(screen, LiveScreen):
+            return screen.path
+        if isinstance(screen, ReplayScreen):
+            return screen.data.path
+        return None
+
+    def _leave_debate(self) -> None:
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):
+            screen = self.screen
+            if isinstance(screen, LiveScreen):
+                screen.close_session()
+            self.pop_screen()
+
+    def go_home(self) -> None:
+        self._leave_debate()
+        if not isinstance(self.screen, HomeScreen):
+            self.push_screen(HomeScreen(self.examples_path, self.sessions_path))
+        else:
+            self.screen.load()
+
+    def recent_sessions(self, n: int) -> list[SessionRow]:
+        return list_sessions(self.sessions_path)[:n]
+
+    def export(self, fmt: str) -> None:
+        from tui.app.export import export_session
+        from tui.engine.errors import SessionError
+
+        path = self.current_session_path()
+        if path is None:
+            self.notify("no session to export", markup=False)
+            return
+        try:
+            out = export_session(path, fmt)
+        except (SessionError, OSError) as err:
+            self.notify(shorten(f"export failed: {err}", 400), severity="error", markup=False)
+            return
+        self.notify(f"exported {out.name}", markup=False)
+
+    # ------------------------------------------------------------------ quit
+    def exit_code(self) -> int:
+        return {
+            None: EXIT_DECIDED,
+            "decided": EXIT_DECIDED,
+            "unresolved": EXIT_UNRESOLVED,
+            "running": EXIT_INTERRUPTED,
+        }.get(self.outcome, EXIT_DECIDED)
+
+    async def action_quit(self) -> None:
+        """Quit; every completed turn and action is already in the session file."""
+        code = self.exit_code()
+        for screen in self.screen_stack:
+            if isinstance(screen, LiveScreen):
+                screen.close_session()
+        if self._own_providers and isinstance(self.providers, _Providers):
+            try:
+                await self.providers.close()
+            except Exception:  # closing must never block quitting
+                pass
+        self.exit(code)

@@ -1,0 +1,81 @@
+"""Command palette: operator actions, themes, export, opening sessions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.fuzzy import Matcher
+
+from tui.app.text import shorten
+
+if TYPE_CHECKING:
+    from tui.app.app import MootApp
+
+
+class MootCommands(Provider):
+    def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
+        from tui.app.screens.live import LiveScreen
+        from tui.app.screens.replay import ReplayScreen
+
+        app: MootApp = self.app  # type: ignore[assignment]
+        screen = app.debate_screen()
+        out: list[tuple[str, Callable[[], object], str]] = []
+        if isinstance(screen, LiveScreen):
+            out += [
+                ("Debate: pause / resume", screen.action_pause, "p — stops at the next turn"),
+                ("Debate: escalate to the operator", screen.action_escalate, "e"),
+                ("Debate: decide", screen.action_decide, "d — a vote and a rationale"),
+                ("Debate: add an operator note", screen.action_note, "n"),
+            ]
+        if isinstance(screen, ReplayScreen):
+            out += [
+                ("Replay: play / stop", screen.action_play, "space"),
+                ("Replay: jump to a turn", screen.action_jump, "g"),
+            ]
+        if screen is not None:
+            out.append(("Debate: transcript", screen.action_transcript, "t"))
+        if app.current_session_path() is not None:
+            out += [
+                ("Export: Markdown report", partial(app.export, "markdown"),
+                 "written next to the session file"),
+                ("Export: JSON (result and turns)", partial(app.export, "json"),
+                 "written next to the session file"),
+            ]
+        for name in app.moot_theme_names():
+            out.append((f"Theme: {name}", partial(app.switch_theme, name), "remembered"))
+        out.append(("Home: examples and saved sessions", app.go_home, ""))
+        for row in app.recent_sessions(12):
+            label = f"Open session: {shorten(row.title, 50)} · {row.date}"
+            out.append((label, partial(app.open_path, "replay", str(row.path)), row.decision))
+            out.append(
+                (f"Resume session: {shorten(row.title, 50)} · {row.date}",
+                 partial(app.open_path, "resume", str(row.path)), row.decision)
+            )
+        return out
+
+    async def discover(self) -> Hits:
+        for text, command, help_text in self._commands():
+            if text.startswith(("Open session", "Resume session")):
+                continue
+            yield DiscoveryHit(Content(text), command, text=text, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, command, help_text in self._commands():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, _highlight(matcher, text), command, text=text, help=help_text)
+
+
+def _highlight(matcher: Matcher, text: str) -> Content:
+    """Like ``Matcher.highlight`` but never parses the (untrusted) text as markup."""
+    content = Content(text)
+    _, offsets = matcher.fuzzy_search.match(matcher.query, text)
+    for offset in offsets:
+        if not text[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content

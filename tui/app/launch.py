@@ -1,0 +1,49 @@
+"""Entry point the CLI calls: ``moot``, ``moot run``, ``moot resume``, ``moot replay``.
+
+Imports stay light: Textual and the app are imported here, the providers
+(LiteLLM) only when a debate first asks for a model.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def launch(
+    *,
+    spec_path: str | None = None,
+    resume_path: str | None = None,
+    replay_path: str | None = None,
+    theme: str | None = None,
+    sessions_dir: str | None = None,
+    out: str | None = None,
+) -> int:
+    """Run the console; return the process exit code.
+
+    0 decided (or nothing to decide), 2 bad spec/session, 3 ended unresolved,
+    130 quit while the debate was still running (the session is saved).
+    """
+    for label, value in (("spec", spec_path), ("session", resume_path or replay_path)):
+        if value and not Path(value).is_file():
+            print(f"moot: {label} file not found: {value}", file=sys.stderr)
+            return 2
+    from tui.app.app import EXIT_ERROR, MootApp
+
+    app = MootApp(
+        spec_path=spec_path,
+        resume_path=resume_path,
+        replay_path=replay_path,
+        theme=theme,
+        sessions_dir=sessions_dir,
+        out=out,
+    )
+    try:
+        code = app.run()
+    except KeyboardInterrupt:
+        return 130
+    if app.startup_error:
+        print(f"moot: {app.startup_error}", file=sys.stderr)
+    if code is None:
+        return EXIT_ERROR if app.return_code not in (0, None) else app.exit_code()
+    return int(code)

@@ -1,0 +1,220 @@
+"""``challenge``: an adversary challenges an artifact, a defender answers and revises.
+
+The engine numbers every challenge, tracks its status across rounds from the
+adversary's assessments, and decides release, deadlock or hand-over itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui.engine.events import Slot
+from tui.engine.parsing import TurnParseError
+from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.records import Turn
+from tui.engine.spec import Spec
+from tui.engine.state import DebateState, Decision
+
+UNRESOLVED = ("open", "unaddressed")
+
+
+class ChallengeProtocol(Protocol):
+    """Rounds of challenge then defense; blocking or advisory release."""
+
+    name = "challenge"
+
+    def __init__(self, spec: Spec) -> None:
+        super().__init__(spec)
+        self.challenges: dict[str, dict[str, Any]] = {}
+        self.artifact = spec.debate.artifact or ""
+        self.artifact_round = 0
+        self.convergence = "continue"
+        self.round_verdicts: list[str] = []
+
+    @property
+    def adversary(self) -> str:
+        return self.spec.debate.adversary or ""
+
+    @property
+    def defender(self) -> str:
+        return self.spec.debate.defender or ""
+
+    def unresolved(self, severity: str | None = None) -> list[str]:
+        return [
+            cid
+            for cid, c in self.challenges.items()
+            if c["status"] in UNRESOLVED and (severity is None or c["severity"] == severity)
+        ]
+
+    def awaiting_assessment(self) -> list[str]:
+        """Earlier challenges the adversary must assess this round."""
+        return [cid for cid, c in self.challenges.items() if c["status"] in UNRESOLVED]
+
+    # ------------------------------------------------------------- schedule
+    def phases(self, round_no: int) -> list[str]:
+        return ["challenge", "defense"]
+
+    def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]:
+        if phase == "challenge":
+            return [Slot(start, round_no, phase, self.adversary, "challenge_report", self.defender)]
+        return [Slot(start, round_no, phase, self.defender, "defense", self.adversary)]
+
+    def context(self, state: DebateState, slot: Slot) -> list[ContextItem]:
+        items: list[ContextItem] = [("motion", "What the artifact is for", self.spec.debate.motion)]
+        label = "artifact" if self.artifact_round == 0 else f"artifact:r{self.artifact_round}"
+        items.append((label, "Artifact under review", self.artifact))
+        if slot.phase == "challenge" and self.awaiting_assessment():
+            lines = [self._describe(cid, with_defense=True) for cid in self.awaiting_assessment()]
+            items.append(
+                (
+                    f"responses:r{slot.round - 1}",
+                    "Earlier challenges and the defense",
+                    "\n\n".join(lines),
+                )
+            )
+        elif slot.phase == "defense":
+            lines = [self._describe(cid, with_defense=False) for cid in self.unresolved()]
+            items.append((f"challenges:r{slot.round}", "Challenges to answer", "\n\n".join(lines)))
+        return items + self.note_items(state)
+
+    def _describe(self, cid: str, with_defense: bool) -> str:
+        c = self.challenges[cid]
+        text = (
+            f"[{cid}] {c['severity']} / {c['category']}: {c['concern']}\n"
+            f"  evidence: {c['evidence']}\n  recommendation: {c['recommendation']}"
+        )
+        if with_defense and c.get("defense_status"):
+            text += f"\n  defender {c['defense_status']}: {c.get('answer', '')}"
+        return text
+
+    # ----------------------------------------------------------- validation
+    def check(self, state: DebateState, slot: Slot, content: Any) -> None:
+        if slot.kind == "challenge_report":
+            known = set(self.challenges)
+            seen = {a.challenge_id for a in content.assessments}
+            unknown = sorted(seen - known)
+            if unknown:
+                raise TurnParseError(f"assessments name unknown challenges: {', '.join(unknown)}")
+            missing = [cid for cid in self.awaiting_assessment() if cid not in seen]
+            if missing:
+                raise TurnParseError(
+                    f"assess every earlier challenge; missing {', '.join(missing)}"
+                )
+        elif slot.kind == "defense":
+            seen = {r.challenge_id for r in content.responses}
+            unknown = sorted(seen - set(self.challenges))
+            if unknown:
+                raise TurnParseError(f"responses name unknown challenges: {', '.join(unknown)}")
+            missing = [cid for cid in self.unresolved() if cid not in seen]
+            if missing:
+                raise TurnParseError(f"answer every challenge; missing {', '.join(missing)}")
+
+    def annotate(self, state: DebateState, slot: Slot, turn: Turn) -> None:
+        if slot.kind == "challenge_report":
+            n = len(turn.content.get("challenges", []))
+            turn.derived["challenge_ids"] = [f"C{slot.round}.{i + 1}" for i in range(n)]
+
+    # ------------------------------------------------------------ decisions
+    def after_phase(
+        self, state: DebateState, round_no: int, phase: str, turns: list[Turn]
+    ) -> Decision | None:
+        turn = turns[-1]
+        if turn.invalid:
+            return Decision("escalate", "invalid_turn")
+        if phase == "defense":
+            for r in turn.content.get("responses", []):
+                c = self.challenges.get(r["challenge_id"])
+                if c is not None:
+                    c.update(defense_status=r["status"], answer=r["answer"], status="open")
+            self.artifact = turn.content.get("revised_artifact", self.artifact)
+            self.artifact_round = round_no
+            return None
+        content = turn.content
+        for a in content.get("assessments", []):
+            c = self.challenges.get(a["challenge_id"])
+            if c is not None:
+                c["status"] = a["status"]
+                c["history"].append(f"r{round_no}:{a['status']}")
+        ids = turn.derived.get("challenge_ids", [])
+        for cid, ch in zip(ids, content.get("challenges", []), strict=False):
+            self.challenges[cid] = {
+                **ch,
+                "id": cid,
+                "round": round_no,
+                "status": "open",
+                "history": [f"r{round_no}:raised"],
+            }
+        self.convergence = content.get("convergence", "continue")
+        self.round_verdicts.append(content.get("verdict", ""))
+        if self.convergence == "deadlock":
+            return Decision("escalate", "adversary_deadlock", extra=self._open_extra())
+        rubric = turn.derived.get("rubric")
+        if content.get("verdict") == "no_objections" and rubric is not None and not rubric["pass"]:
+            return Decision(
+                "escalate", "rubric_failed", extra={"missing_evidence": rubric["missing_evidence"]}
+            )
+        if content.get("verdict") == "no_objections" and not self.unresolved():
+            if self.spec.debate.mode == "advisory":
+                return Decision(
+                    "escalate", "advisory_review", extra={"adversary_recommendation": "release"}
+                )
+            return Decision("release", "no_objections")
+        return None
+
+    def _open_extra(self) -> dict[str, Any]:
+        return {"unresolved_challenges": self.unresolved()}
+
+    def exhausted(self, state: DebateState) -> Decision:
+        return Decision("escalate", "max_rounds_exhausted", extra=self._open_extra())
+
+    def operator_veto(self, state: DebateState, vote: str) -> str | None:
+        critical = self.unresolved("critical")
+        if self.spec.debate.mode == "blocking" and vote == "release" and critical:
+            return (
+                "blocking mode: unresolved critical challenges keep the artifact from release "
+                f"({', '.join(critical)})"
+            )
+        return None
+
+    def report(self, state: DebateState) -> dict[str, Any]:
+        rows = []
+        for c in self.challenges.values():
+            rows.append(
+                {
+                    k: c[k]
+                    for k in (
+                        "id",
+                        "round",
+                        "category",
+                        "severity",
+                        "concern",
+                        "evidence",
+                        "recommendation",
+                        "status",
+                        "defense_status",
+                        "answer",
+                        "history",
+                    )
+                    if k in c
+                }
+            )
+        by_sev = {s: 0 for s in ("critical", "significant", "minor")}
+        for c in self.challenges.values():
+            by_sev[c["severity"]] = by_sev.get(c["severity"], 0) + 1
+        last = next((t for t in reversed(state.turns) if t.kind == "challenge_report"), None)
+        out: dict[str, Any] = {
+            "defender_id": self.defender,
+            "adversary_id": self.adversary,
+            "mode": self.spec.debate.mode,
+            "convergence_status": self.convergence,
+            "challenge_count": len(rows),
+            "challenges_by_severity": by_sev,
+            "unresolved_challenges": self.unresolved(),
+            "unresolved_critical": self.unresolved("critical"),
+            "challenges": rows,
+            "final_artifact": self.artifact,
+        }
+        if last is not None and last.cross_family_held is not None:
+            out["cross_family_held"] = last.cross_family_held
+            out["weak_adversarial_pass"] = not last.cross_family_held
+        return out

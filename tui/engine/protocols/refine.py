@@ -1,0 +1,240 @@
+"""``refine``: author, critic, second author, synthesizer, then a blind judge panel.
+
+Every role starts cold and sees only what the loop allows. Judges compare the
+incumbent and the challenger as X and Y, in an order drawn from a recorded seed;
+the engine maps their picks back, counts them and keeps the streak.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+from tui.engine.events import Slot
+from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.records import Turn
+from tui.engine.spec import Spec
+from tui.engine.state import DebateState, Decision
+
+INCUMBENT_FIRST, CHALLENGER_FIRST = "incumbent-first", "challenger-first"
+
+
+def judge_orders(seed: int, round_no: int, judges: list[str], swap: bool) -> list[tuple[str, str]]:
+    """(judge, order) pairs for a round; reproducible from the seed alone."""
+    rng = random.Random(f"moot-refine:{seed}:{round_no}")
+    out = []
+    for judge in judges:
+        first = INCUMBENT_FIRST if rng.random() < 0.5 else CHALLENGER_FIRST
+        out.append((judge, first))
+        if swap:
+            other = CHALLENGER_FIRST if first == INCUMBENT_FIRST else INCUMBENT_FIRST
+            out.append((judge, other))
+    return out
+
+
+def resolve_pick(pick: str, order: str) -> str:
+    """X/Y back to incumbent/challenger for the order the judge was shown."""
+    x_is_incumbent = order == INCUMBENT_FIRST
+    return "incumbent" if (pick == "X") == x_is_incumbent else "challenger"
+
+
+class RefineProtocol(Protocol):
+    """The incumbent defends its place each round; N wins in a row converge."""
+
+    name = "refine"
+
+    def __init__(self, spec: Spec) -> None:
+        super().__init__(spec)
+        d = spec.debate
+        self.author_a, self.author_b = (d.authors or ["", ""])[:2]
+        self.critic = d.critic or ""
+        self.synthesizer = d.synthesizer or ""
+        self.judges = list(d.judges or [])
+        self.seed = d.seed if d.seed is not None else 0
+        self.incumbent: Turn | None = None
+        self.candidates: dict[str, Turn] = {}  # this round's A critique, B and C
+        self.streak = 0
+        self.rounds: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------- schedule
+    def phases(self, round_no: int) -> list[str]:
+        base = ["critique", "author_b", "synthesis", "judging"]
+        return (["author_a", *base]) if round_no == 1 else base
+
+    def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]:
+        if phase == "author_a":
+            return [Slot(start, round_no, phase, self.author_a, "candidate")]
+        if phase == "critique":
+            return [
+                Slot(start, round_no, phase, self.critic, "candidate_critique", self._inc_author())
+            ]
+        if phase == "author_b":
+            return [Slot(start, round_no, phase, self.author_b, "candidate")]
+        if phase == "synthesis":
+            return [Slot(start, round_no, phase, self.synthesizer, "candidate")]
+        pairs = judge_orders(self.seed, round_no, self.judges, self.spec.debate.position_swap)
+        return [
+            Slot(start + i, round_no, phase, judge, "judgment", variant=order)
+            for i, (judge, order) in enumerate(pairs)
+        ]
+
+    def _inc_author(self) -> str:
+        return self.incumbent.speaker if self.incumbent is not None else self.author_a
+
+    @staticmethod
+    def _candidate_item(label: str, heading: str, turn: Turn) -> ContextItem:
+        return (label, heading, str(turn.content.get("candidate", "")))
+
+    def context(self, state: DebateState, slot: Slot) -> list[ContextItem]:
+        items: list[ContextItem] = [("motion", "The question", self.spec.debate.motion)]
+        inc = self.incumbent
+        if slot.phase == "critique" and inc is not None:
+            items.append(
+                self._candidate_item(f"candidate:t{inc.index}", "Candidate to attack", inc)
+            )
+        elif slot.phase == "author_b" and inc is not None:
+            items.append(self._candidate_item(f"candidate:t{inc.index}", "Candidate A", inc))
+            crit = self.candidates.get("critique")
+            if crit is not None:
+                items.append(self.critique_item(crit, "Critique of candidate A"))
+        elif slot.phase == "synthesis" and inc is not None:
+            b = self.candidates.get("b")
+            items.append(self._candidate_item(f"candidate:t{inc.index}", "Candidate A", inc))
+            if b is not None:
+                items.append(self._candidate_item(f"candidate:t{b.index}", "Candidate B", b))
+        elif slot.phase == "judging" and inc is not None:
+            challenger = self.candidates.get("c")
+            if challenger is not None:
+                pair = [inc, challenger] if slot.variant == INCUMBENT_FIRST else [challenger, inc]
+                items.append(self._candidate_item("X", "Candidate X", pair[0]))
+                items.append(self._candidate_item("Y", "Candidate Y", pair[1]))
+        return items + self.note_items(state)
+
+    def cross_family_against(self, slot: Slot) -> list[str]:
+        if slot.kind == "judgment":
+            return [self.author_a, self.author_b, self.synthesizer]
+        if slot.kind == "candidate_critique":
+            return [self._inc_author()]
+        return []
+
+    def annotate(self, state: DebateState, slot: Slot, turn: Turn) -> None:
+        if slot.kind == "judgment":
+            turn.derived["picked"] = resolve_pick(turn.content["pick"], slot.variant or "")
+
+    # ------------------------------------------------------------ decisions
+    def after_phase(
+        self, state: DebateState, round_no: int, phase: str, turns: list[Turn]
+    ) -> Decision | None:
+        if phase != "judging":
+            turn = turns[-1]
+            if turn.invalid:
+                return Decision("escalate", "invalid_turn")
+            key = {"author_a": "a", "critique": "critique", "author_b": "b", "synthesis": "c"}[
+                phase
+            ]
+            self.candidates[key] = turn
+            if phase == "author_a":
+                self.incumbent = turn
+            return None
+        return self._judge(round_no, turns)
+
+    def _judge(self, round_no: int, turns: list[Turn]) -> Decision | None:
+        by_judge: dict[str, list[Turn]] = {}
+        for t in turns:
+            by_judge.setdefault(t.speaker, []).append(t)
+        picks: dict[str, dict[str, Any]] = {}
+        for judge, ts in by_judge.items():
+            valid = [t for t in ts if not t.invalid]
+            resolved = {t.derived.get("picked") for t in valid}
+            if len(valid) != len(ts) or not valid:
+                pick = "none"  # an invalid judgement expresses no preference
+            elif len(resolved) == 1:
+                pick = resolved.pop()
+            else:
+                pick = "none"  # flipped under position swap: no preference
+            picks[judge] = {
+                "pick": pick,
+                "reason": " / ".join(str(t.content.get("reason", "")) for t in valid),
+                "orders": [t.variant for t in ts],
+            }
+        counts = Counter(p["pick"] for p in picks.values())
+        inc_votes, chal_votes = counts.get("incumbent", 0), counts.get("challenger", 0)
+        incumbent, challenger = self.incumbent, self.candidates.get("c")
+        if chal_votes > inc_votes and challenger is not None:
+            winner = "challenger"
+            self.incumbent = challenger
+            self.streak = 0
+        elif inc_votes > chal_votes:
+            winner = "incumbent"
+            self.streak += 1
+        else:
+            winner = "tie"  # no majority: the incumbent stays, the streak does not grow
+        majority = winner if winner != "tie" else None
+        agree = sum(1 for p in picks.values() if majority and p["pick"] == majority)
+        self.rounds.append(
+            {
+                "round": round_no,
+                "incumbent_turn": incumbent.index if incumbent else -1,
+                "challenger_turn": challenger.index if challenger else -1,
+                "winner": winner,
+                "judges": picks,
+                "agreement": round(agree / len(picks), 3) if picks else 0.0,
+                "streak": self.streak,
+            }
+        )
+        self.candidates = {}
+        if self.streak >= self.spec.debate.convergence:
+            return Decision("release", "judge_convergence")
+        return None
+
+    def report(self, state: DebateState) -> dict[str, Any]:
+        last = self.rounds[-1] if self.rounds else None
+        out: dict[str, Any] = {
+            "authors": [self.author_a, self.author_b],
+            "critic_id": self.critic,
+            "synthesizer_id": self.synthesizer,
+            "judges": self.judges,
+            "seed": self.seed,
+            "position_swap": self.spec.debate.position_swap,
+            "convergence": self.spec.debate.convergence,
+            "incumbent_streak": self.streak,
+            "judge_rounds": self.rounds,
+        }
+        if self.incumbent is not None:
+            out["winning_candidate"] = str(self.incumbent.content.get("candidate", ""))
+            out["winning_turn"] = self.incumbent.index
+        if last is not None:
+            majority = last["winner"] if last["winner"] != "tie" else None
+            judges = last["judges"]
+            out["judge_agreement"] = last["agreement"]
+            out["key_arguments"] = [
+                p["reason"] for p in judges.values() if majority and p["pick"] == majority
+            ]
+            out["minority_dissent"] = [
+                f"{j}: {p['reason']}"
+                for j, p in judges.items()
+                if not majority or p["pick"] != majority
+            ]
+        converged = self.streak >= self.spec.debate.convergence
+        out["convergence_round"] = self.rounds[-1]["round"] if converged and self.rounds else None
+        judged = [
+            t for t in state.turns if t.kind == "judgment" and t.cross_family_held is not None
+        ]
+        if judged:
+            out["cross_family_held"] = all(t.cross_family_held for t in judged)
+            out["weak_adversarial_pass"] = not out["cross_family_held"]
+        return out
+
+
+def handoff(result: dict[str, Any]) -> dict[str, Any]:
+    """The refine handoff document: what a next step needs, nothing else."""
+    return {
+        "winning_candidate": result.get("winning_candidate"),
+        "convergence_round": result.get("convergence_round"),
+        "judge_agreement": result.get("judge_agreement"),
+        "key_arguments": result.get("key_arguments", []),
+        "minority_dissent": result.get("minority_dissent", []),
+        "decision": result.get("decision"),
+        "decision_rule": result.get("decision_rule"),
+    }
