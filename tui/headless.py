@@ -41,6 +41,33 @@ def turn_text(turn: Turn) -> Text:
     elif turn.kind == "position":
         body.append("\n  " + printable(str(c.get("stance", "")), SHOWN_CHARS))
         body.append("\n  why: " + printable(str(c.get("rationale", "")), SHOWN_CHARS), style="dim")
+    elif turn.kind == "candidate":
+        body.append("\n  " + printable(str(c.get("candidate", "")), SHOWN_CHARS))
+    elif turn.kind == "judgment":
+        picked = turn.derived.get("picked", "?")
+        body.append(f"\n  picked {c.get('pick')} = {picked} ({turn.variant}): ", style="yellow")
+        body.append(printable(str(c.get("reason", "")), SHOWN_CHARS))
+    elif turn.kind == "challenge_report":
+        body.append(
+            f"\n  verdict: {c.get('verdict')}  convergence: {c.get('convergence')}", style="yellow"
+        )
+        for a in c.get("assessments", []):
+            body.append(f"\n  {a.get('challenge_id')}: {a.get('status')}", style="dim")
+        ids = turn.derived.get("challenge_ids", [])
+        for cid, ch in zip(ids, c.get("challenges", []), strict=False):
+            body.append(f"\n  [{cid}] {ch.get('severity')} / ", style="bold")
+            body.append(printable(f"{ch.get('category')}: {ch.get('concern')}", SHOWN_CHARS))
+            body.append(
+                "\n      evidence: " + printable(str(ch.get("evidence")), SHOWN_CHARS), style="dim"
+            )
+    elif turn.kind == "defense":
+        for r in c.get("responses", []):
+            body.append(f"\n  {r.get('challenge_id')} {r.get('status')}: ", style="bold")
+            body.append(printable(str(r.get("answer", "")), SHOWN_CHARS))
+        body.append(
+            "\n  revised: " + printable(str(c.get("revised_artifact", "")), SHOWN_CHARS),
+            style="dim",
+        )
     else:
         body.append(f"\n  verdict: {c.get('verdict', '')}", style="yellow")
         if "score" in c:
@@ -49,6 +76,14 @@ def turn_text(turn: Turn) -> Text:
             body.append("\n  - " + printable(str(w), SHOWN_CHARS))
         for s in c.get("suggestions", []):
             body.append("\n  + " + printable(str(s), SHOWN_CHARS), style="dim")
+    rubric = turn.derived.get("rubric")
+    if rubric:
+        verdicts = ", ".join(f"{p['property']}={p['verdict']}" for p in rubric["properties"])
+        body.append(
+            f"\n  rubric: {'pass' if rubric['pass'] else 'fail'} ({verdicts}; "
+            f"{rubric['missing_evidence']} without admitted evidence)",
+            style="magenta",
+        )
     if turn.tokens_in or turn.tokens_out or turn.cost:
         body.append(
             f"\n  tokens {turn.tokens_in}/{turn.tokens_out}  cost ${turn.cost:.4f}", style="dim"
@@ -61,6 +96,8 @@ def report_table(result: dict[str, Any]) -> Table:
     table.add_column(style="dim")
     table.add_column()
     for key, value in result.items():
+        if key in ("challenges", "judge_rounds", "rubric", "final_artifact", "winning_candidate"):
+            value = _summary(key, value)
         if key == "speaker_schedule":
             value = " ".join(value)
         elif isinstance(value, dict):
@@ -69,6 +106,17 @@ def report_table(result: dict[str, Any]) -> Table:
             value = ", ".join(map(str, value))
         table.add_row(key, Text(printable(str(value), 400)))
     return table
+
+
+def _summary(key: str, value: Any) -> str:
+    if key == "challenges":
+        return "; ".join(f"{c['id']} {c['severity']} {c['status']}" for c in value)
+    if key == "judge_rounds":
+        return "; ".join(f"r{r['round']} {r['winner']} (streak {r['streak']})" for r in value)
+    if key == "rubric":
+        return ", ".join(f"{p['property']}={p['verdict']}" for p in value)
+    text = str(value)
+    return text if len(text) < 300 else text[:300] + "…"
 
 
 class HeadlessPrinter:

@@ -81,6 +81,7 @@ async def test_unresolved_debate_opens_the_decide_modal_and_decision_is_saved(tm
         await pilot.press("enter")  # no rationale: refused, the modal stays
         assert app.screen is modal
         await pilot.click("#vote-1")
+        await pilot.click("#rationale")
         await pilot.press(*"rehearse the rollback first")
         await pilot.press("enter")
         screen = live_screen(app)

@@ -521,7 +521,7 @@ def spec_warnings(spec: Spec) -> list[str]:
         fam = _family(critic)
         if fam is not None and fam == _family(proposer):
             out.append(
-                f"critic {critic['id']!r} and proposer {proposer['id']!r} are both family "
+                f"{critic['id']!r} judges the work of {proposer['id']!r} and both are family "
                 f'{fam!r}: a weak adversarial pass (cross_family = "warn")'
             )
     return out

@@ -43,9 +43,11 @@ class Protocol(ABC):
 
     def check(self, state: DebateState, slot: Slot, content: Any) -> None:
         """State-dependent validation; raise TurnParseError to have the model asked again."""
+        return None
 
     def annotate(self, state: DebateState, slot: Slot, turn: Turn) -> None:
         """Add engine-owned facts to a fresh turn (``turn.derived``)."""
+        return None
 
     def cross_family_against(self, slot: Slot) -> list[str]:
         """Whose work this slot judges: the cross-family check compares against them."""
