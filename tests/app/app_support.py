@@ -70,6 +70,7 @@ async def wait_until(pilot: Any, predicate: Callable[[], Any], timeout: float = 
     while True:
         value = predicate()
         if value:
+            await pilot.pause()  # let the new state settle (layout) before acting on it
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {predicate}")
@@ -85,21 +86,16 @@ def make_app(tmp: Path, **kwargs: Any) -> Any:
     return MootApp(**kwargs)
 
 
-def record_session(spec: dict[str, Any], out: Path) -> Path:
+async def record_session(spec: dict[str, Any], out: Path) -> Path:
     """Run a scripted debate without the console and leave its session file at ``out``."""
-    import asyncio
-
     from tui.engine.live import LiveSession
     from tui.engine.spec import validate_spec
 
-    async def go() -> None:
-        session = LiveSession.start(validate_spec(spec), spec, scripted, out=out)
-        try:
-            await session.engine.run()
-        finally:
-            session.close()
-
-    asyncio.run(go())
+    session = LiveSession.start(validate_spec(spec), spec, scripted, out=out)
+    try:
+        await session.engine.run()
+    finally:
+        session.close()
     return out
 
 

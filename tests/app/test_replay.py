@@ -14,14 +14,14 @@ def _no_provider(_debater):
     raise AssertionError("replay must not call a model")
 
 
-def _session(tmp_path):
+async def _session(tmp_path):
     spec = debate_spec(debaters=3, max_rounds=1, threshold=2,
                        scripts={1: {"votes": ["release"]}})
-    return record_session(spec, tmp_path / "sessions" / "20250101-120000-replay.toml")
+    return await record_session(spec, tmp_path / "sessions" / "20250101-120000-replay.toml")
 
 
 async def test_replay_shows_recorded_turns_in_order(tmp_path):
-    path = _session(tmp_path)
+    path = await _session(tmp_path)
     data = load_session(path)
     app = make_app(tmp_path, replay_path=str(path), provider_for=_no_provider)
     async with app.run_test(size=(160, 45)) as pilot:
@@ -52,7 +52,7 @@ async def test_replay_shows_recorded_turns_in_order(tmp_path):
 
 
 async def test_replay_plays_at_a_chosen_speed(tmp_path):
-    path = _session(tmp_path)
+    path = await _session(tmp_path)
     app = make_app(tmp_path, replay_path=str(path), provider_for=_no_provider)
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen)

@@ -6,6 +6,7 @@ import tomllib
 
 import pytest
 from app_support import make_app, wait_until
+from textual.command import CommandList
 
 from tui.app.themes import load_theme_file, load_themes
 
@@ -65,8 +66,9 @@ async def test_theme_from_the_command_palette(tmp_path, moot_dirs):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+p")
         await pilot.press(*"Theme: moot-high")
-        await wait_until(pilot, lambda: app.screen.query("CommandList Option"), timeout=5)
-        await pilot.pause(0.2)
+        await wait_until(
+            pilot, lambda: app.screen.query(CommandList) and app.screen.query_one(CommandList)
+            .option_count, timeout=5)
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.theme == "moot-high-contrast")
         await pilot.press("q")
