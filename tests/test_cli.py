@@ -122,7 +122,7 @@ def test_headless_adversary_example(tmp_path: Path) -> None:
 
 
 def test_new_writes_a_valid_commented_spec(tmp_path: Path) -> None:
-    for proto in ("debate", "adversary"):
+    for proto in ("debate", "adversary", "challenge", "refine"):
         p = tmp_path / f"{proto}.toml"
         assert moot("new", str(p), "--protocol", proto).returncode == 0
         assert "#" in p.read_text()
