@@ -33,42 +33,15 @@ class Position(_Content):
     vote: str = Field(min_length=1, description="One of the allowed votes.")
 
 
-class Critique(_Content):
-    """A critique of another debater's latest position (the negative channel)."""
+class CandidateCritique(_Content):
+    """The negative channel: weaknesses, or the explicit verdict no_defect_found.
+
+    As is, it is refine's critic, which attacks a candidate and casts no vote.
+    """
 
     weaknesses: list[str] = Field(
-        default_factory=list, description="Concrete weaknesses of the position critiqued."
+        default_factory=list, description="Concrete weaknesses of the work critiqued."
     )
-    suggestions: list[str] = Field(default_factory=list, description="How to fix them.")
-    verdict: Literal["defects_found", "no_defect_found"] = Field(
-        description="no_defect_found only if you found no weakness at all."
-    )
-    vote: str = Field(min_length=1, description="Your own vote after this critique.")
-
-    @model_validator(mode="after")
-    def _negative_channel(self) -> Critique:
-        self.weaknesses = [w for w in self.weaknesses if w.strip()]
-        if not self.weaknesses and self.verdict != "no_defect_found":
-            raise ValueError(
-                "a critique must list at least one weakness or give the verdict no_defect_found"
-            )
-        return self
-
-
-class AdversaryCritique(Critique):
-    """The adversary protocol's critique: adds a score and a routing decision."""
-
-    score: int = Field(ge=0, le=100, description="Quality of the proposal, 0 to 100.")
-    routing: Literal["release", "revise", "escalate"] = Field(
-        description="release it, send it back for revision, or escalate to a human."
-    )
-    vote: str = Field(default="", description="Leave empty; routing is your vote.")
-
-
-class CandidateCritique(_Content):
-    """refine's critic: attacks a candidate it sees alone; no vote to cast."""
-
-    weaknesses: list[str] = Field(default_factory=list, description="Concrete weaknesses.")
     suggestions: list[str] = Field(default_factory=list, description="How to fix them.")
     verdict: Literal["defects_found", "no_defect_found"] = Field(
         description="no_defect_found only if you found no weakness at all."
@@ -82,6 +55,22 @@ class CandidateCritique(_Content):
                 "a critique must list at least one weakness or give the verdict no_defect_found"
             )
         return self
+
+
+class Critique(CandidateCritique):
+    """A debate critique of another debater's latest position, with the critic's vote."""
+
+    vote: str = Field(min_length=1, description="Your own vote after this critique.")
+
+
+class AdversaryCritique(Critique):
+    """The adversary protocol's critique: adds a score and a routing decision."""
+
+    score: int = Field(ge=0, le=100, description="Quality of the proposal, 0 to 100.")
+    routing: Literal["release", "revise", "escalate"] = Field(
+        description="release it, send it back for revision, or escalate to a human."
+    )
+    vote: str = Field(default="", description="Leave empty; routing is your vote.")
 
 
 class Candidate(_Content):
@@ -226,7 +215,6 @@ class Turn:
         """A TOML-ready dict: no None values (TOML has no null), no empty tables."""
         return {k: v for k, v in asdict(self).items() if v is not None and v != {}}
 
-    @classmethod
-    def from_record(cls, data: dict[str, Any]) -> Turn:
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+
+# Loading a session validates stored turns against this same dataclass.
+Turn.__pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[attr-defined]

@@ -304,24 +304,11 @@ class Engine:
                     {"role": "assistant", "content": reply.text},
                     reask_message(last_error),
                 ]
-        turn = Turn(
-            index=slot.index,
-            round=slot.round,
-            phase=slot.phase,
-            speaker=slot.speaker,
-            kind=slot.kind,
-            model=debater.model,
-            family=self._family[slot.speaker],
-            target=slot.target,
-            variant=slot.variant,
-            saw=[label for label, _, _ in items],
-            attempts=attempts,
-            started_at=started_at,
-            elapsed_ms=round((time.perf_counter() - t0) * 1000, 3),
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
-            cost=cost,
-        )
+        turn = self._new_turn(slot, started_at)
+        turn.saw = [label for label, _, _ in items]
+        turn.attempts = attempts
+        turn.elapsed_ms = round((time.perf_counter() - t0) * 1000, 3)
+        turn.tokens_in, turn.tokens_out, turn.cost = tokens_in, tokens_out, cost
         if content is None:
             turn.invalid = True
             turn.raw = last_text
@@ -368,21 +355,10 @@ class Engine:
                 continue
             if choice == "skip":
                 self._record_action("skip", speaker=slot.speaker, error=error.message)
-                debater = self.debaters[slot.speaker]
-                return Turn(
-                    index=slot.index,
-                    round=slot.round,
-                    phase=slot.phase,
-                    speaker=slot.speaker,
-                    kind=slot.kind,
-                    model=debater.model,
-                    family=debater.resolved_family,
-                    target=slot.target,
-                    variant=slot.variant,
-                    invalid=True,
-                    error=f"provider failure ({error.kind}): {error.message}",
-                    started_at=_now(),
-                )
+                turn = self._new_turn(slot, _now())
+                turn.invalid = True
+                turn.error = f"provider failure ({error.kind}): {error.message}"
+                return turn
             self._stop = Decision(
                 "escalate",
                 "provider_failure",
@@ -390,6 +366,21 @@ class Engine:
             )
             self._cancel_inflight(exclude=asyncio.current_task())
             return None
+
+    def _new_turn(self, slot: Slot, started_at: str) -> Turn:
+        """A turn for a slot, with the speaker's current model and family."""
+        return Turn(
+            index=slot.index,
+            round=slot.round,
+            phase=slot.phase,
+            speaker=slot.speaker,
+            kind=slot.kind,
+            model=self.debaters[slot.speaker].model,
+            family=self._family[slot.speaker],
+            target=slot.target,
+            variant=slot.variant,
+            started_at=started_at,
+        )
 
     def _recorded_turn(self, slot: Slot) -> Turn:
         turn = self._recorded[slot.index]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from tui import __version__
 from tui.engine.errors import SessionError, SessionLockedError, SpecError
@@ -30,34 +30,7 @@ COMMIT = "# moot:commit\n"
 SESSIONS_ENV = "MOOT_SESSIONS_DIR"
 
 
-class _TurnRecord(BaseModel):
-    """The shape a stored turn must have; a file that breaks it is damaged."""
-
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-    index: int
-    round: int
-    phase: str
-    speaker: str
-    kind: str
-    model: str
-    family: str
-    content: dict[str, Any] = {}
-    vote: str | None = None
-    target: str | None = None
-    invalid: bool = False
-    raw: str | None = None
-    error: str | None = None
-    saw: list[str] = []
-    attempts: int = 1
-    started_at: str = ""
-    elapsed_ms: float = 0.0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost: float = 0.0
-    cross_family_held: bool | None = None
-    variant: str | None = None
-    derived: dict[str, Any] = {}
+_TURN = TypeAdapter(Turn)
 
 
 class _ActionRecord(BaseModel):
@@ -186,17 +159,17 @@ def load_session(path: str | Path) -> SessionData:
         raw_turns = []
     for i, rec in enumerate(raw_turns):
         try:
-            model = _TurnRecord.model_validate(rec)
+            turn = _TURN.validate_python(rec)
         except ValidationError as err:
             for e in err.errors():
                 loc = ".".join(str(x) for x in e["loc"])
                 problems.append(f"turns[{i}].{loc}: {e['msg']}")
             continue
-        if model.index != i:
-            problems.append(f"turns[{i}].index: expected {i}, found {model.index}")
-        if spec is not None and model.speaker not in spec.ids:
-            problems.append(f"turns[{i}].speaker: {model.speaker!r} is not a debater")
-        turns.append(Turn(**model.model_dump()))
+        if turn.index != i:
+            problems.append(f"turns[{i}].index: expected {i}, found {turn.index}")
+        if spec is not None and turn.speaker not in spec.ids:
+            problems.append(f"turns[{i}].speaker: {turn.speaker!r} is not a debater")
+        turns.append(turn)
     actions: list[dict[str, Any]] = []
     raw_actions = doc.get("operator_actions", [])
     for i, rec in enumerate(raw_actions if isinstance(raw_actions, list) else []):
