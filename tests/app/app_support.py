@@ -70,7 +70,7 @@ async def wait_until(pilot: Any, predicate: Callable[[], Any], timeout: float = 
     while True:
         value = predicate()
         if value:
-            await pilot.pause()  # let the new state settle (layout) before acting on it
+            await pilot.pause(0.02)  # let the new state settle (layout) before acting on it
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {predicate}")
@@ -119,7 +119,7 @@ async def tap(pilot: Any, key: str) -> None:
     """Press a key without waiting for the app to go idle (a debate streaming in the
     background keeps it busy, and ``pilot.press`` would wait for the debate to end)."""
     pilot.app.simulate_key(key)
-    await pilot.pause()
+    await pilot.pause(0.01)
 
 
 async def fill(pilot: Any, selector: str, text: str) -> None:
@@ -129,4 +129,4 @@ async def fill(pilot: Any, selector: str, text: str) -> None:
     widget = pilot.app.screen.query_one(selector, Input)
     widget.focus()
     widget.value = text
-    await pilot.pause()
+    await pilot.pause(0.01)

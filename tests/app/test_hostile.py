@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_support import debate_spec, live_screen, make_app, plain, wait_until, write_spec
+from app_support import debate_spec, make_app, plain, wait_until, write_spec
 
 from tui.app.components.cards import TurnCard
 from tui.app.text import clean

@@ -66,3 +66,28 @@ async def test_replay_plays_at_a_chosen_speed(tmp_path):
         await wait_until(pilot, lambda: screen.cursor == len(screen.recorded), timeout=5)
         await wait_until(pilot, lambda: not screen.playing)
         await pilot.press("q")
+
+
+async def test_export_from_the_palette_writes_next_to_the_session(tmp_path):
+    path = await _session(tmp_path)
+    app = make_app(tmp_path, replay_path=str(path), provider_for=_no_provider)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        app.export("markdown")
+        app.export("json")
+        await pilot.press("q")
+    assert path.with_suffix(".md").read_text().strip()
+    assert path.with_suffix(".json").read_text().strip().startswith("{")
+
+
+async def test_home_lists_sessions_and_replays_one(tmp_path):
+    await _session(tmp_path)
+    app = make_app(tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        home = await wait_until(pilot, lambda: getattr(app.screen, "sessions", None) and app.screen)
+        assert home.sessions[0].title == "Ship the migration?"
+        assert home.sessions[0].decision.startswith("release")
+        await pilot.press("tab")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        await pilot.press("q")

@@ -7,20 +7,19 @@ workers that post messages; handlers on the screens and the app own all state.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.theme import Theme
 
 from tui.app.commands import MootCommands
 from tui.app.messages import SessionChosen
-from tui.app.screens.debate import DebateScreen
 from tui.app.screens.home import HomeScreen, SessionRow, list_sessions
-from tui.app.screens.live import LiveScreen
-from tui.app.screens.replay import ReplayScreen
 from tui.app.text import shorten
 from tui.app.themes import (
     DEFAULT_THEME,
@@ -31,8 +30,11 @@ from tui.app.themes import (
     resolve_theme_name,
     save_config,
 )
-from tui.engine.spec import Debater
-from tui.providers.base import Provider, ProviderError
+
+if TYPE_CHECKING:  # the engine and the debate screens load when a debate starts
+    from tui.app.screens.debate import DebateScreen
+    from tui.engine.spec import Debater
+    from tui.providers.base import Provider
 
 EXIT_DECIDED, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_UNRESOLVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -63,6 +65,8 @@ class _Providers:
 
                 self._scripted = ScriptedProvider()
             return self._scripted
+        from tui.providers.base import ProviderError
+
         raise ProviderError("not_found", f"no provider available for model {debater.model!r}")
 
     async def close(self) -> None:
@@ -93,13 +97,14 @@ class MootApp(App[int]):
         replay_speed: float = 1.0,
     ) -> None:
         super().__init__()
-        from tui.engine.session import sessions_dir as default_sessions_dir
-
         self.spec_path = spec_path
         self.resume_path = resume_path
         self.replay_path = replay_path
         self.requested_theme = theme
-        self.sessions_path = default_sessions_dir(sessions_dir)
+        # As tui.engine.session.sessions_dir, without importing the engine at start-up.
+        self.sessions_path = Path(
+            sessions_dir or os.environ.get("MOOT_SESSIONS_DIR") or "sessions"
+        )
         if examples_dir is None:
             from tui.paths import examples_dir as shipped_examples
 
@@ -117,7 +122,7 @@ class MootApp(App[int]):
 
     # -------------------------------------------------------------- themes
     def _setup_themes(self) -> None:
-        self.moot_themes, self.theme_problems = load_themes()
+        self.moot_themes, self.theme_problems = load_themes(quick=True)
         for loaded in self.moot_themes.values():
             self.register_theme(loaded.theme)
         wanted = self.requested_theme or str(load_config().get("theme") or DEFAULT_THEME)
@@ -131,7 +136,20 @@ class MootApp(App[int]):
         if self.requested_theme:
             save_config({"theme": name})
         self.theme_changed_signal.subscribe(self, self._theme_changed)
-        for problem in self.theme_problems:
+        self.validate_themes()
+
+    @work(thread=True, exclusive=True, group="themes")
+    def validate_themes(self) -> None:
+        """Full (pydantic) validation of every theme file, after the first paint."""
+        themes, problems = load_themes()
+        self.call_from_thread(self._themes_validated, themes, problems)
+
+    def _themes_validated(self, themes: dict[str, LoadedTheme], problems: list[str]) -> None:
+        self.theme_problems = problems
+        for name in list(self.moot_themes):
+            if name not in themes and name != self.theme:
+                self.moot_themes.pop(name)
+        for problem in problems:
             self.notify(f"theme skipped: {shorten(problem, 200)}", severity="warning",
                         markup=False)
 
@@ -180,10 +198,12 @@ class MootApp(App[int]):
             self.exit(EXIT_BAD_INPUT)
             return
         self.notify(shorten(message, 600), severity="error", markup=False, timeout=15)
-        if isinstance(self.screen, DebateScreen):
+        if getattr(self.screen, "is_debate_screen", False):
             self.pop_screen()
 
     def open_path(self, mode: str, path: str, *, startup: bool = False) -> None:
+        from tui.app.screens.live import LiveScreen
+        from tui.app.screens.replay import ReplayScreen
         from tui.engine.errors import SessionError, SpecError
         from tui.engine.session import load_session
         from tui.engine.spec import read_spec_file
@@ -222,22 +242,22 @@ class MootApp(App[int]):
     # ------------------------------------------------------------ navigation
     def debate_screen(self) -> DebateScreen | None:
         for screen in reversed(self.screen_stack):
-            if isinstance(screen, DebateScreen):
-                return screen
+            if getattr(screen, "is_debate_screen", False):
+                return screen  # type: ignore[return-value]
         return None
 
     def current_session_path(self) -> Path | None:
         screen = self.debate_screen()
-        if isinstance(screen, LiveScreen):
-            return screen.path
-        if isinstance(screen, ReplayScreen):
+        if screen is None:
+            return None
+        if hasattr(screen, "data"):  # replay
             return screen.data.path
-        return None
+        return getattr(screen, "path", None)
 
     def _leave_debate(self) -> None:
         while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):
             screen = self.screen
-            if isinstance(screen, LiveScreen):
+            if hasattr(screen, "close_session"):
                 screen.close_session()
             self.pop_screen()
 
@@ -279,7 +299,7 @@ class MootApp(App[int]):
         """Quit; every completed turn and action is already in the session file."""
         code = self.exit_code()
         for screen in self.screen_stack:
-            if isinstance(screen, LiveScreen):
+            if hasattr(screen, "close_session"):
                 screen.close_session()
         if self._own_providers and isinstance(self.providers, _Providers):
             try:

@@ -62,25 +62,33 @@ def markdown_report(data: SessionData) -> str:
 
 
 def export_session(path: str | Path, fmt: str) -> Path:
-    """Write ``<session>.md`` or ``<session>.json`` beside the session file."""
-    try:  # prefer the engine's exporter when the lead's module provides one
-        from tui.engine import export as engine_export  # type: ignore[attr-defined]
+    """Write ``<session>.md`` or ``<session>.json`` beside the session file.
+
+    Uses the CLI's exporter (``tui.export``) when present, so ``moot export`` and
+    the palette write the same files; falls back to this module's report.
+    """
+    try:
+        from tui import export as shared
     except ImportError:
-        engine_export = None
+        shared = None  # type: ignore[assignment]
     data = load_session(path)
     src = Path(path)
     if fmt == "markdown":
         out = src.with_suffix(".md")
-        fn = getattr(engine_export, "markdown_report", None) if engine_export else None
+        fn = getattr(shared, "to_markdown", None)
         out.write_text(fn(data) if fn else markdown_report(data), encoding="utf-8")
     else:
         out = src.with_suffix(".json")
-        payload = {
-            "title": data.spec.debate.title,
-            "motion": data.spec.debate.motion,
-            "result": data.result,
-            "turns": [t.to_record() for t in data.turns],
-            "operator_actions": data.actions,
-        }
-        out.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
+        fn = getattr(shared, "to_json", None)
+        if fn is not None:
+            out.write_text(fn(data), encoding="utf-8")
+        else:
+            payload = {
+                "title": data.spec.debate.title,
+                "motion": data.spec.debate.motion,
+                "result": data.result,
+                "turns": [t.to_record() for t in data.turns],
+                "operator_actions": data.actions,
+            }
+            out.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
     return out

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from tui.engine.events import Slot
-from tui.engine.records import Turn
+if TYPE_CHECKING:  # the engine (and pydantic) load when a debate starts, not at start-up
+    from tui.engine.events import Slot
+    from tui.engine.records import Turn
 
 
 @dataclass

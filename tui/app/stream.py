@@ -24,8 +24,9 @@ def _md_escape(text: str) -> str:
 class ReadableStream:
     """Feed raw chunks; get Markdown fragments back (possibly empty)."""
 
-    def __init__(self, limit: int = SCREEN_LIMIT) -> None:
+    def __init__(self, limit: int = SCREEN_LIMIT, markdown: bool = True) -> None:
         self.limit = limit
+        self.markdown = markdown
         self.shown = 0
         self.truncated = False
         self._mode = "start"  # start | fence | json | raw
@@ -46,6 +47,9 @@ class ReadableStream:
         return self._limit("".join(out))
 
     # -------------------------------------------------------------- helpers
+    def _esc(self, text: str) -> str:
+        return _md_escape(text) if self.markdown else text
+
     def _limit(self, text: str) -> str:
         if self.truncated or not text:
             return ""
@@ -54,14 +58,15 @@ class ReadableStream:
         if len(text) > room:
             self.truncated = True
             self.shown = self.limit
-            return text[:room] + "\n\n*… the rest is shown when the turn completes*"
+            note = "… the rest is shown when the turn completes"
+            return text[:room] + (f"\n\n*{note}*" if self.markdown else f"\n\n{note}")
         self.shown += len(text)
         return text
 
     def _step(self, ch: str, out: list[str]) -> None:
         mode = self._mode
         if mode == "raw":
-            out.append(_md_escape(ch))
+            out.append(self._esc(ch))
             return
         if mode == "start":
             if ch.isspace():
@@ -75,7 +80,7 @@ class ReadableStream:
                 self._expect_key = True
                 return
             self._mode = "raw"
-            out.append(_md_escape(ch))
+            out.append(self._esc(ch))
             return
         if mode == "fence":
             if ch == "\n":
@@ -93,7 +98,7 @@ class ReadableStream:
             if ch in ",}]" or ch.isspace():
                 self._in_scalar = False
             else:
-                out.append(_md_escape(ch))
+                out.append(self._esc(ch))
                 return
         depth = len(self._stack)
         if ch == '"':
@@ -126,10 +131,12 @@ class ReadableStream:
                 self._mode = "done"
         elif not ch.isspace() and depth == 1 and not self._expect_key:
             self._in_scalar = True
-            out.append(self._label() + _md_escape(ch))
+            out.append(self._label() + self._esc(ch))
 
     def _label(self) -> str:
         key = self._current_key.replace("_", " ") or "value"
+        if not self.markdown:
+            return f"\n\n{key}: "
         return f"\n\n**{_md_escape(key)}:** "
 
     def _string_char(self, ch: str, out: list[str]) -> None:
@@ -162,4 +169,4 @@ class ReadableStream:
         if self._string_is_key:
             self._key += text
         elif len(self._stack) <= 2:
-            out.append(_md_escape(text))
+            out.append(self._esc(text))

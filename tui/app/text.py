@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.content import Content
 
 SCREEN_LIMIT = 20_000
-CARD_LIMIT = 4_000
+CARD_LIMIT = 1_500
 
 
 def _table() -> dict[int, str]:

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
@@ -47,71 +45,6 @@ def user_themes_dir() -> Path:
     return config_dir() / "themes"
 
 
-def _color(value: str) -> str:
-    try:
-        Color.parse(value)
-    except ColorParseError as err:
-        raise ValueError(f"not a colour: {value!r}") from err
-    return value
-
-
-class ThemeFile(BaseModel):
-    """What a theme TOML may contain."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
-    dark: bool = True
-    primary: str
-    secondary: str | None = None
-    accent: str | None = None
-    warning: str | None = None
-    error: str | None = None
-    success: str | None = None
-    foreground: str | None = None
-    background: str | None = None
-    surface: str | None = None
-    panel: str | None = None
-    boost: str | None = None
-    luminosity_spread: float = 0.15
-    text_alpha: float = 0.95
-    debater_colors: list[str] = Field(default_factory=lambda: list(FALLBACK_COLORS), min_length=1)
-    variables: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator(
-        "primary", "secondary", "accent", "warning", "error", "success",
-        "foreground", "background", "surface", "panel", "boost",
-    )
-    @classmethod
-    def _check_color(cls, value: str | None) -> str | None:
-        return None if value is None else _color(value)
-
-    @field_validator("debater_colors")
-    @classmethod
-    def _check_cycle(cls, value: list[str]) -> list[str]:
-        return [_color(v) for v in value]
-
-    def to_theme(self) -> Theme:
-        return Theme(
-            name=self.name,
-            primary=self.primary,
-            secondary=self.secondary,
-            accent=self.accent,
-            warning=self.warning,
-            error=self.error,
-            success=self.success,
-            foreground=self.foreground,
-            background=self.background,
-            surface=self.surface,
-            panel=self.panel,
-            boost=self.boost,
-            dark=self.dark,
-            luminosity_spread=self.luminosity_spread,
-            text_alpha=self.text_alpha,
-            variables=dict(self.variables),
-        )
-
-
 @dataclass(frozen=True)
 class LoadedTheme:
     theme: Theme
@@ -120,12 +53,59 @@ class LoadedTheme:
     stem: str
 
 
-def load_theme_file(path: Path) -> LoadedTheme:
-    """Read and validate one theme file; ValueError names the problems."""
+_COLOR_KEYS = (
+    "primary", "secondary", "accent", "warning", "error", "success",
+    "foreground", "background", "surface", "panel", "boost",
+)
+_KEYS = {*_COLOR_KEYS, "name", "dark", "luminosity_spread", "text_alpha", "debater_colors",
+         "variables"}
+
+
+def _read(path: Path) -> dict[str, Any]:
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise ValueError(f"{path.name}: {err}") from None
+
+
+def quick_theme_file(path: Path) -> LoadedTheme:
+    """Start-up path: read a theme without importing pydantic (~200 ms saved).
+
+    It refuses what the schema refuses in the common cases (unknown keys, bad
+    colours); :func:`load_theme_file` is the full validation, run after the
+    first paint and by the tests.
+    """
+    raw = _read(path)
+    unknown = set(raw) - _KEYS
+    if unknown or not isinstance(raw.get("name"), str) or "primary" not in raw:
+        raise ValueError(f"{path.name}: not a valid theme (use load_theme_file for details)")
+    try:
+        for key in _COLOR_KEYS:
+            if key in raw:
+                Color.parse(raw[key])
+        colors = [str(c) for c in raw.get("debater_colors", FALLBACK_COLORS)]
+        for c in colors:
+            Color.parse(c)
+        theme = Theme(
+            name=raw["name"],
+            dark=bool(raw.get("dark", True)),
+            luminosity_spread=float(raw.get("luminosity_spread", 0.15)),
+            text_alpha=float(raw.get("text_alpha", 0.95)),
+            variables={str(k): str(v) for k, v in dict(raw.get("variables", {})).items()},
+            **{k: raw[k] for k in _COLOR_KEYS if k in raw},
+        )
+    except (ColorParseError, TypeError, ValueError) as err:
+        raise ValueError(f"{path.name}: {err}") from None
+    return LoadedTheme(theme, tuple(colors) or FALLBACK_COLORS, path, path.stem)
+
+
+def load_theme_file(path: Path) -> LoadedTheme:
+    """Read and validate one theme file with its pydantic schema; ValueError names problems."""
+    from pydantic import ValidationError
+
+    from tui.app.theme_schema import ThemeFile
+
+    raw = _read(path)
     try:
         model = ThemeFile.model_validate(raw)
     except ValidationError as err:
@@ -136,8 +116,11 @@ def load_theme_file(path: Path) -> LoadedTheme:
     return LoadedTheme(model.to_theme(), tuple(model.debater_colors), path, path.stem)
 
 
-def load_themes(extra_dirs: list[Path] | None = None) -> tuple[dict[str, LoadedTheme], list[str]]:
+def load_themes(
+    extra_dirs: list[Path] | None = None, *, quick: bool = False
+) -> tuple[dict[str, LoadedTheme], list[str]]:
     """Shipped then user themes (a user theme may replace a shipped one by name)."""
+    loader = quick_theme_file if quick else load_theme_file
     themes: dict[str, LoadedTheme] = {}
     problems: list[str] = []
     dirs = [shipped_themes_dir(), user_themes_dir(), *(extra_dirs or [])]
@@ -146,7 +129,7 @@ def load_themes(extra_dirs: list[Path] | None = None) -> tuple[dict[str, LoadedT
             continue
         for path in sorted(directory.glob("*.toml")):
             try:
-                loaded = load_theme_file(path)
+                loaded = loader(path)
             except ValueError as err:
                 problems.append(str(err))
                 continue
@@ -180,6 +163,8 @@ def load_config() -> dict[str, Any]:
 def save_config(updates: dict[str, Any]) -> None:
     """Merge ``updates`` into the config file (written atomically)."""
     path = config_path()
+    import tomli_w
+
     data = load_config()
     data.update(updates)
     try:

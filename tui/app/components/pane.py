@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
 from textual.color import Color
 from textual.containers import Vertical, VerticalScroll
@@ -15,24 +17,36 @@ from tui.app.text import clean_line, shorten
 from tui.engine.events import Slot
 from tui.engine.records import Turn
 
-MAX_CARDS = 24  # older turns stay in the transcript (t) and the session file
+MAX_CARDS = 8  # older turns stay in the transcript (t) and the session file
 
 
 class StreamingTurn(Vertical):
-    """The turn being spoken: a heading and a Markdown view fed by a stream."""
+    """The turn being spoken: a heading and the words so far.
+
+    Two renderers: a plain ``Static`` showing the tail of the readable text
+    (the default: cheapest under four fast streams), or a ``Markdown`` fed by
+    ``Markdown.get_stream`` (``use_markdown = True``; links are never opened).
+    Either way the text is cleaned and bounded first.
+    """
+
+    use_markdown: ClassVar[bool] = False
+    TAIL = 3_000
 
     DEFAULT_CSS = """
     StreamingTurn { height: auto; padding: 0 1; background: $boost; border-left: outer $accent; }
     StreamingTurn Markdown { margin: 0; padding: 0; background: transparent; }
     StreamingTurn MarkdownParagraph { margin: 0 0 1 0; }
+    StreamingTurn .body { color: $text; }
     """
 
     def __init__(self, slot: Slot, attempt: int) -> None:
         super().__init__()
         self.slot = slot
         self.attempt = attempt
-        self.reader = ReadableStream()
+        self.markdown = self.use_markdown
+        self.reader = ReadableStream(markdown=self.markdown)
         self.stream: MarkdownStream | None = None
+        self.text = ""
 
     def compose(self) -> ComposeResult:
         heading = f"#{self.slot.index + 1} r{self.slot.round} {clean_line(self.slot.phase)}"
@@ -42,11 +56,19 @@ class StreamingTurn(Vertical):
         if self.attempt > 1:
             parts.append((f" (attempt {self.attempt})", "$warning"))
         yield Static(Content.assemble(*parts), markup=False, classes="heading")
-        yield Markdown("", open_links=False)
+        if self.markdown:
+            yield Markdown("", open_links=False)
+        else:
+            yield Static("", markup=False, classes="body")
 
     async def feed(self, text: str) -> None:
         fragment = self.reader.feed(text)
         if not fragment:
+            return
+        if not self.markdown:
+            self.text += fragment
+            shown = self.text[-self.TAIL:].lstrip("\n")
+            self.query_one(".body", Static).update(Content(shown))
             return
         if self.stream is None:
             self.stream = Markdown.get_stream(self.query_one(Markdown))

@@ -14,11 +14,11 @@ from tui.app.components.header import DebateHeader
 from tui.app.components.pane import DebaterPane
 from tui.app.components.tally import TallyPanel
 from tui.app.components.timeline import Timeline
-from tui.engine.records import Turn
-from tui.engine.spec import Spec
 
 if TYPE_CHECKING:
     from tui.app.app import MootApp
+    from tui.engine.records import Turn
+    from tui.engine.spec import Spec
 
 
 def grid_columns(n: int) -> int:
@@ -33,6 +33,7 @@ class DebateScreen(Screen[None]):
     """Header, one pane per debater, the timeline and the tally."""
 
     BINDINGS = [Binding("t", "transcript", "Transcript")]
+    is_debate_screen = True
 
     def __init__(self, spec: Spec) -> None:
         super().__init__()

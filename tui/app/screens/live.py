@@ -41,6 +41,8 @@ from tui.engine.events import (
 from tui.engine.spec import Debater, Spec
 from tui.providers.base import Provider, ProviderError
 
+FLUSH_INTERVAL = 1 / 20  # seconds between display updates of streaming text
+
 
 class LiveScreen(DebateScreen):
     BINDINGS = [
@@ -130,8 +132,9 @@ class LiveScreen(DebateScreen):
             self._tokens.setdefault(event.slot.index, []).append(event.text)
             self._slots[event.slot.index] = event.slot
             if not self._flush_pending:
+                # Coalesce: one display update per pane per frame, however fast tokens come.
                 self._flush_pending = True
-                self.post_message(TokensArrived())
+                self.set_timer(FLUSH_INTERVAL, self._post_flush)
         elif isinstance(event, TurnStarted):
             self.post_message(TurnBegan(event.slot, event.model, event.attempt))
         elif isinstance(event, TurnCompleted):
@@ -152,6 +155,9 @@ class LiveScreen(DebateScreen):
             self.post_message(StatusMoved(event.status))
         elif isinstance(event, ProviderFailed):
             pass  # the failure handler posts ProviderFailure with the operator's choice
+
+    def _post_flush(self) -> None:
+        self.post_message(TokensArrived())
 
     async def _on_failure(self, slot: Slot, error: ProviderError) -> Any:
         choice: asyncio.Future[Any] = asyncio.get_running_loop().create_future()

@@ -1,0 +1,94 @@
+"""Snapshots (pytest-textual-snapshot) of the console's screens in two themes.
+
+Every snapshot is deterministic: scripted debaters without delays, the last one
+holding its turn (``turn_delay_ms``) so the live screen is caught mid-debate, and
+session files with fixed names for the home and replay screens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from app_support import debate_spec, make_app, record_session, wait_until, write_spec
+
+from tui.app.screens.modals import DecideModal
+
+SPECS = Path(__file__).parent / "specs"
+SIZE = (140, 40)
+THEMES = ["moot-dark", "moot-light"]
+
+
+def _mid_debate_spec(tmp_path: Path) -> Path:
+    spec = debate_spec(
+        debaters=3,
+        max_rounds=2,
+        scripts={
+            0: {"stances": ["Ship it: the migration is additive."],
+                "rationales": ["The new columns are nullable and unread."]},
+            1: {"stances": ["Rehearse the rollback first."],
+                "rationales": ["The backfill locks the table for minutes."]},
+            2: {"turn_delay_ms": 600_000},  # holds the floor: the snapshot moment
+        },
+    )
+    return write_spec(tmp_path, spec)
+
+
+async def _mid_debate(pilot) -> None:
+    app = pilot.app
+    screen = await wait_until(pilot, lambda: app.debate_screen())
+    await wait_until(pilot, lambda: screen.timeline.entries.get(2)
+                     and screen.timeline.entries[2].status == "speaking"
+                     and len(screen.turns) == 2)
+    await pilot.pause(0.05)
+
+
+def _recorded(tmp_path: Path) -> Path:
+    spec = debate_spec(debaters=3, max_rounds=1, threshold=2,
+                       scripts={1: {"votes": ["release"]}})
+    out = tmp_path / "sessions" / "20250101-120000-ship-the-migration.toml"
+    return asyncio.run(record_session(spec, out))
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_live_mid_debate(snap_compare, tmp_path, theme):
+    app = make_app(tmp_path, spec_path=str(_mid_debate_spec(tmp_path)), theme=theme)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_mid_debate)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_decide_modal(snap_compare, tmp_path, theme):
+    app = make_app(tmp_path, spec_path=str(_mid_debate_spec(tmp_path)), theme=theme)
+
+    async def open_modal(pilot) -> None:
+        await _mid_debate(pilot)
+        pilot.app.simulate_key("d")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, DecideModal))
+        await pilot.pause(0.05)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_modal)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_home(snap_compare, tmp_path, theme):
+    _recorded(tmp_path)
+    app = make_app(tmp_path, examples_dir=SPECS, theme=theme)
+
+    async def loaded(pilot) -> None:
+        await wait_until(pilot, lambda: getattr(pilot.app.screen, "sessions", None))
+        await pilot.pause(0.05)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=loaded)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_replay(snap_compare, tmp_path, theme):
+    path = _recorded(tmp_path)
+    app = make_app(tmp_path, replay_path=str(path), theme=theme, replay_start=2)
+
+    async def shown(pilot) -> None:
+        await wait_until(pilot, lambda: getattr(pilot.app.screen, "cursor", 0) == 2)
+        await pilot.pause(0.05)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=shown)
