@@ -188,7 +188,9 @@ def _console(args: argparse.Namespace) -> int:
     cmd = args.command
     theme = getattr(args, "theme", None)
     if cmd == "run":
-        return launch(spec_path=args.spec, theme=theme, sessions_dir=args.sessions_dir)
+        return launch(
+            spec_path=args.spec, theme=theme, sessions_dir=args.sessions_dir, out=args.out
+        )
     if cmd == "resume":
         return launch(resume_path=args.session, theme=theme, sessions_dir=args.sessions_dir)
     if cmd == "replay":
