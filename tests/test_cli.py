@@ -148,3 +148,86 @@ def test_resume_of_decided_session_repeats_nothing(tmp_path: Path) -> None:
     r = moot("resume", str(out), "--headless")
     assert r.returncode == 0 and "already decided" in r.stdout
     assert len(load_session(out).turns) == len(before.turns)
+
+
+BASE = """[debate]
+title = "t"
+motion = "m"
+{debate}
+[[debaters]]
+id = "a"
+model = "scripted"
+{a}
+[[debaters]]
+id = "b"
+model = "scripted"
+"""
+
+BAD_SPECS = {
+    "unknown key": (dict(debate='colour = "red"', a=""), "debate.colour: unknown key"),
+    "wrong type": (dict(debate='max_rounds = "two"', a=""), "debate.max_rounds"),
+    "duplicate id": (
+        dict(debate="", a='[[debaters]]\nid = "a"\nmodel = "scripted"'),
+        "debaters[1].id: duplicate id 'a'",
+    ),
+    "self critique": (
+        dict(debate='protocol = "adversary"\nproposer = "a"\ncritic = "a"', a=""),
+        "debate.critic: 'a' is also the proposer",
+    ),
+    "threshold": (dict(debate="consensus_threshold = 3", a=""), "debate.consensus_threshold"),
+    "unknown protocol": (dict(debate='protocol = "vibes"', a=""), "debate.protocol"),
+    "literal key": (
+        dict(debate="", a='api_key = "sk-live-aaaaaaaaaaaaaaaaaaaa"'),
+        "debaters[0].api_key",
+    ),
+    "env name": (dict(debate="", a='api_key_env = "not a name"'), "debaters[0].api_key_env"),
+    "missing role": (
+        dict(debate='protocol = "challenge"\ndefender = "a"\nadversary = "b"', a=""),
+        "debate.artifact: required",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SPECS))
+def test_each_class_of_bad_spec(tmp_path: Path, case: str) -> None:
+    fields, key = BAD_SPECS[case]
+    spec = tmp_path / "s.toml"
+    spec.write_text(BASE.format(**fields))
+    before = spec.read_bytes()
+    for args in (
+        ("validate", str(spec)),
+        ("run", str(spec), "--headless", "--sessions-dir", str(tmp_path / "o")),
+    ):
+        r = moot(*args)
+        assert r.returncode == 2 and key in r.stderr, (case, r.stderr)
+        assert "Traceback" not in r.stderr
+    assert spec.read_bytes() == before
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "not toml",
+        "wrong schema",
+        "turn missing speaker",
+        "turn wrong type",
+        "bad spec copy",
+        "unknown speaker",
+        "no marker",
+    ],
+)
+def test_each_class_of_damaged_session_exit_2(tmp_path: Path, kind: str) -> None:
+    from tests.test_session import DAMAGE
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text(BASE.format(debate='phases = ["proposal"]', a=""))
+    out = tmp_path / "s.toml"
+    assert moot("run", str(spec), "--headless", "--out", str(out)).returncode == 0
+    damaged = DAMAGE[kind](out.read_text())
+    out.write_text(damaged)
+    for args in (("resume", str(out), "--headless"), ("export", str(out))):
+        r = moot(*args)
+        assert r.returncode == 2, (kind, r.stdout, r.stderr)
+        assert "problem" in r.stderr and "Traceback" not in r.stderr
+    assert out.read_text() == damaged
