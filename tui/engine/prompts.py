@@ -115,7 +115,7 @@ def _render_hint(schema: dict[str, Any], votes: list[str], indent: str = "  ") -
         ref = prop.get("$ref")
         return defs.get(ref.rsplit("/", 1)[-1], {}) if ref else prop
 
-    lines = []
+    entries: list[tuple[str, str]] = []
     for name, raw in schema.get("properties", {}).items():
         prop = resolve(raw)
         kind = prop.get("type", "string")
@@ -133,9 +133,13 @@ def _render_hint(schema: dict[str, Any], votes: list[str], indent: str = "  ") -
             else:
                 kind = "list of strings"
         desc = raw.get("description") or prop.get("description", "")
-        lines.append(f'{indent}"{name}": {kind}' + (f"  // {desc}" if desc else ""))
+        entries.append((f'{indent}"{name}": {kind}', desc))
+    lines = []
+    for i, (text, desc) in enumerate(entries):
+        comma = "," if i < len(entries) - 1 else ""
+        lines.append(text + comma + (f"  // {desc}" if desc else ""))
     close = indent[:-2]
-    return "{\n" + ",\n".join(lines) + f"\n{close}}}"
+    return "{\n" + "\n".join(lines) + f"\n{close}}}"
 
 
 def rubric_text(spec: Spec) -> str:
