@@ -89,7 +89,7 @@ class PacedProvider:
         from tui.providers.base import TurnReply
 
         words = " ".join(f"word{i}" for i in range(240))
-        vote = request.votes[hash(request.debater.id) % 2]
+        vote = request.votes[int(request.debater.id[1:]) % 2]  # 2 release, 2 revise: no end
         text = json.dumps({"stance": words, "rationale": words, "vote": vote})
         tokens = re.findall(r"\S+\s*|\s+", text)
         start = time.perf_counter()
@@ -155,11 +155,13 @@ async def under_load(seconds: float) -> dict[str, float]:
             async def timed(self, message):
                 nonlocal shown
                 now = time.perf_counter()
-                for index, chunks in self._tokens.items():
-                    shown += len(chunks)
-                    if index in stamps:
-                        lags.append(now - stamps.pop(index))
+                before = {index: len(chunks) for index, chunks in self._tokens.items()}
                 await handler(self, message)
+                for index, n in before.items():
+                    kept = len(self._tokens.get(index, ()))  # held back until its pane is ready
+                    shown += max(0, n - kept)
+                    if kept < n and index in stamps:
+                        lags.append(now - stamps.pop(index))
 
             type(screen).on_tokens_arrived = timed
             await asyncio.sleep(1.0)  # warm up: all four panes streaming

@@ -20,7 +20,7 @@ from tui.providers.scripted import ScriptedProvider
 pytestmark = pytest.mark.local_model
 
 MOTION = "Ship the database migration tonight without a rollback check."
-FAST = {"max_tokens": 256}
+FAST = {"max_tokens": 384}
 
 
 @pytest.fixture(scope="module")
@@ -77,19 +77,20 @@ async def test_debate_three_local_debaters(server: LocalModelServer) -> None:
 
 
 async def test_debate_runs_every_phase_on_the_local_model(server: LocalModelServer) -> None:
-    """A scripted dissenter keeps consensus out of reach, so all three phases run."""
+    """Two scripted voters who disagree keep unanimity out of reach: all three phases run."""
     raw = {
         "debate": {
             "title": "Local debate, every phase",
             "motion": MOTION,
             "phases": ["proposal", "critique", "consensus"],
             "max_rounds": 1,
-            "consensus_threshold": 3,
+            "consensus_threshold": 4,
         },
         "debaters": [
             {"id": "planner", "model": "local", "role": "Argues for shipping now.", **FAST},
             {"id": "skeptic", "model": "local", "role": "Looks for what can fail.", **FAST},
-            {"id": "dissent", "model": "scripted", "script": {"votes": ["escalate"]}},
+            {"id": "yes", "model": "scripted", "script": {"votes": ["release"]}},
+            {"id": "no", "model": "scripted", "script": {"votes": ["revise"]}},
         ],
     }
     engine = Engine(validate_spec(raw), _providers(LocalProvider(server)))
@@ -98,7 +99,7 @@ async def test_debate_runs_every_phase_on_the_local_model(server: LocalModelServ
     assert engine.state.phase_sequence == ["proposal", "critique", "consensus"]
     kinds = {(t.phase, t.kind) for t in engine.state.turns if t.model == "local"}
     assert ("critique", "critique") in kinds and ("consensus", "position") in kinds
-    assert decision.rule in ("threshold_vote", "max_rounds_exhausted")
+    assert decision.rule == "max_rounds_exhausted"
 
 
 async def test_adversary_on_the_local_model(server: LocalModelServer) -> None:

@@ -130,3 +130,72 @@ async def fill(pilot: Any, selector: str, text: str) -> None:
     widget.focus()
     widget.value = text
     await pilot.pause(0.01)
+
+
+# ------------------------------------------------- verification protocol specs
+EXAMPLES = Path(__file__).resolve().parents[2] / "sessions" / "examples"
+PLAN = "Stage it: 1% of clients for a day, then 10%. Dual-accept cookies and tokens."
+RUBRIC = {
+    "properties": [
+        {"id": "rollback", "question": "Does the plan include a rollback path?",
+         "admissible": ["artifact_quote"]},
+        {"id": "staged", "question": "Is the rollout staged?",
+         "admissible": ["artifact_quote", "transcript_quote", "test_result"]},
+    ]
+}
+
+
+def _example(name: str, token_delay_ms: float = 0.0) -> dict[str, Any]:
+    """A shipped scripted example, with its streaming delay replaced."""
+    import tomllib
+
+    spec = tomllib.loads((EXAMPLES / name).read_text(encoding="utf-8"))
+    for d in spec["debaters"]:
+        script = d.get("script", {})
+        script.pop("token_delay_ms", None)
+        if token_delay_ms:
+            script["token_delay_ms"] = token_delay_ms
+    return spec
+
+
+def challenge_spec(*, max_rounds: int = 3, mode: str = "blocking",
+                   token_delay_ms: float = 0.0) -> dict[str, Any]:
+    """sessions/examples/scripted-challenge.toml: a critical and a minor challenge,
+    a defense, then (round 2) no objections. ``max_rounds = 1`` leaves the critical
+    challenge unresolved and hands the decision to the operator."""
+    spec = _example("scripted-challenge.toml", token_delay_ms)
+    spec["debate"]["max_rounds"] = max_rounds
+    spec["debate"]["mode"] = mode
+    return spec
+
+
+def refine_spec(token_delay_ms: float = 0.0) -> dict[str, Any]:
+    """sessions/examples/scripted-refine.toml: three judges, convergence after 2 wins."""
+    return _example("scripted-refine.toml", token_delay_ms)
+
+
+def rubric_spec(answers: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """An adversary whose critic answers an evidence rubric; by default one quote is
+    not in the plan, so that property is forced to ``no`` and the release escalates."""
+    if answers is None:
+        answers = [
+            {"property": "rollback", "rationale": "The plan says rollback is instant.",
+             "verdict": "yes",
+             "evidence": [{"kind": "artifact_quote", "quote": "instant rollback button"},
+                          {"kind": "assertion", "quote": "It clearly can roll back."}]},
+            {"property": "staged", "rationale": "Two stages with a day between them.",
+             "verdict": "yes",
+             "evidence": [{"kind": "artifact_quote", "quote": "1% of clients for a day"}]},
+        ]
+    return {
+        "debate": {"title": "Cookie-to-token migration plan", "motion": "Write a rollout plan.",
+                   "protocol": "adversary", "proposer": "author", "critic": "critic",
+                   "max_rounds": 1},
+        "debaters": [
+            {"id": "author", "model": "scripted", "family": "fam-a",
+             "script": {"stances": [PLAN]}},
+            {"id": "critic", "model": "scripted", "family": "fam-b",
+             "script": {"routings": ["release"], "turns": [{"rubric": answers}]}},
+        ],
+        "rubric": RUBRIC,
+    }

@@ -41,6 +41,9 @@ LOCAL_KEY = "moot-local-no-key"  # the loopback server checks no key; LiteLLM wa
 DEFAULT_MAX_TOKENS = 512
 DEFAULT_TEMPERATURE = 0.2
 DEFAULT_TIMEOUT_S = 120.0
+# llama.cpp's DRY sampler penalises repeated phrases: a tiny model's loops end
+# sooner, so turns are shorter and stay inside the schema's bounds.
+LOCAL_SAMPLING = {"dry_multiplier": 0.8}
 DEFAULT_PARALLEL = 3
 DEFAULT_CTX_PER_SLOT = 3072  # room for a ~2k-token prompt and its answer, per slot
 STRING_MAX_LENGTH = 300
@@ -364,6 +367,7 @@ class LocalProvider:
                 api_key=LOCAL_KEY,
                 default_temperature=self.default_temperature,
                 default_max_tokens=self.default_max_tokens,
+                extra_params={"extra_body": dict(LOCAL_SAMPLING)},
             )
             self._inner_base = base
         return self._inner

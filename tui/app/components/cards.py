@@ -61,11 +61,21 @@ def turn_body(turn: Turn, limit: int = CARD_LIMIT) -> list[tuple[str, str] | str
             parts.append(_p(c.get("revised_artifact", ""), limit))
     elif kind == "judgment":
         parts.append((f"\npick {clean_line(c.get('pick', ''))}", "bold $accent"))
+        picked = (turn.derived or {}).get("picked")
+        if picked:
+            parts.append((f" = {clean_line(picked)}", "$text-muted"))
         parts.append(f"  {_p(c.get('reason', ''), 1200)}")
     else:  # a kind this console does not know yet: every field, literally
         for key, value in c.items():
             parts.append((f"\n{clean_line(key)}: ", "$text-muted"))
             parts.append(_p(value, 1200))
+    rubric = (turn.derived or {}).get("rubric")
+    if isinstance(rubric, dict):
+        passed = bool(rubric.get("pass"))
+        parts.append(("\nrubric ", "$text-muted"))
+        parts.append(("pass" if passed else "fail", "bold $success" if passed else "bold $error"))
+        parts.append((f" · {clean_line(rubric.get('missing_evidence', 0))} missing evidence",
+                      "$text-muted"))
     if turn.vote:
         parts.append(("\nvote ", "$text-muted"))
         parts.append((f" {clean_line(turn.vote)} ", "bold $text on $primary-muted"))

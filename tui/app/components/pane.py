@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.color import Color
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
@@ -20,13 +21,59 @@ from tui.engine.records import Turn
 MAX_CARDS = 8  # older turns stay in the transcript (t) and the session file
 
 
+class TailText(Widget):
+    """The newest lines of a growing text, in a box of fixed height.
+
+    Streaming into an auto-height widget re-lays out the whole screen on every
+    update and scrolls every pane. This box never changes size while a turn is
+    spoken: each update wraps only the last paragraphs, enough to fill it, and
+    repaints this one widget (no layout, no scrolling).
+    """
+
+    DEFAULT_CSS = """
+    TailText { height: 3; color: $text; }
+    """
+
+    def __init__(self, classes: str | None = None) -> None:
+        super().__init__(classes=classes)
+        self.text = ""
+        self._shown: Content | None = None
+        self._shown_for: tuple[int, int, int] = (-1, -1, -1)
+
+    def set_text(self, text: str) -> None:
+        self.text = text
+        self.refresh()
+
+    def tail_lines(self, width: int, height: int) -> list[str]:
+        """The last ``height`` lines of the text wrapped at ``width`` cells."""
+        width = max(1, width)
+        height = max(1, height)
+        lines: list[str] = []
+        paragraphs = self.text.split("\n")
+        while paragraphs and len(lines) < height:
+            paragraph = paragraphs.pop()
+            wrapped = [c.plain for c in Content(paragraph).wrap(width)] if paragraph else [""]
+            lines[:0] = wrapped
+        return lines[-height:]
+
+    def render(self) -> Content:
+        width, height = self.content_region.width, self.content_region.height
+        key = (len(self.text), width, height)
+        if self._shown is None or key != self._shown_for:
+            text = "\n".join(self.tail_lines(width, height)).lstrip("\n")
+            self._shown = Content(text)
+            self._shown_for = key
+        return self._shown
+
+
 class StreamingTurn(Vertical):
     """The turn being spoken: a heading and the words so far.
 
-    Two renderers: a plain ``Static`` showing the tail of the readable text
-    (the default: cheapest under four fast streams), or a ``Markdown`` fed by
-    ``Markdown.get_stream`` (``use_markdown = True``; links are never opened).
-    Either way the text is cleaned and bounded first.
+    Two renderers: a fixed-height :class:`TailText` showing the newest lines of
+    the readable text (the default: cheapest under four fast streams, a repaint
+    of one box per update), or a ``Markdown`` fed by ``Markdown.get_stream``
+    (``use_markdown = True``; links are never opened). Either way the text is
+    cleaned and bounded first.
     """
 
     use_markdown: ClassVar[bool] = False
@@ -36,7 +83,6 @@ class StreamingTurn(Vertical):
     StreamingTurn { height: auto; padding: 0 1; background: $boost; border-left: outer $accent; }
     StreamingTurn Markdown { margin: 0; padding: 0; background: transparent; }
     StreamingTurn MarkdownParagraph { margin: 0 0 1 0; }
-    StreamingTurn .body { color: $text; }
     """
 
     def __init__(self, slot: Slot, attempt: int) -> None:
@@ -59,16 +105,23 @@ class StreamingTurn(Vertical):
         if self.markdown:
             yield Markdown("", open_links=False)
         else:
-            yield Static("", markup=False, classes="body")
+            yield TailText(classes="body")
+
+    def fit(self, height: int) -> None:
+        """Size the text box to the pane's visible height (once per turn and on resize)."""
+        if not self.markdown:
+            body = self.query_one(TailText)
+            rows = max(3, height - 1)  # the heading takes a row
+            if body.styles.height is None or body.styles.height.value != rows:
+                body.styles.height = rows
 
     async def feed(self, text: str) -> None:
         fragment = self.reader.feed(text)
         if not fragment:
             return
         if not self.markdown:
-            self.text += fragment
-            shown = self.text[-self.TAIL:].lstrip("\n")
-            self.query_one(".body", Static).update(Content(shown))
+            self.text = (self.text + fragment)[-self.TAIL:]
+            self.query_one(TailText).set_text(self.text)
             return
         if self.stream is None:
             self.stream = Markdown.get_stream(self.query_one(Markdown))
@@ -119,6 +172,16 @@ class DebaterPane(Vertical):
         scroll = self.query_one(".turns", VerticalScroll)
         scroll.call_after_refresh(scroll.scroll_end, animate=False)
 
+    def _fit_streaming(self) -> None:
+        if self.streaming is not None:
+            height = self.query_one(".turns", VerticalScroll).scrollable_content_region.height
+            self.streaming.fit(height)
+            self._follow()
+
+    def on_resize(self) -> None:
+        if self.streaming is not None:
+            self.call_after_refresh(self._fit_streaming)
+
     # ------------------------------------------------------------- display
     def set_color(self, color: str) -> None:
         self.color = color
@@ -156,12 +219,13 @@ class DebaterPane(Vertical):
         self.add_class("-speaking")
         self.streaming = StreamingTurn(slot, attempt)
         await self.query_one(".turns", VerticalScroll).mount(self.streaming)
-        self._follow()
+        self._fit_streaming()  # a fixed box: tokens repaint it, never re-lay out the pane
 
     async def feed(self, text: str) -> None:
         if self.streaming is not None:
             await self.streaming.feed(text)
-            self._follow()
+            if self.streaming.markdown:
+                self._follow()
 
     async def stop_streaming(self) -> None:
         if self.streaming is not None:

@@ -15,14 +15,23 @@ class TallyPanel(Static):
     TallyPanel.-unresolved { border: round $accent; }
     """
 
-    def __init__(self, votes: list[str], voters: int, threshold: int, id: str | None = None):
+    def __init__(
+        self,
+        votes: list[str],
+        voters: int,
+        threshold: int,
+        id: str | None = None,
+        *,
+        bars: bool = True,
+    ):
         super().__init__(markup=False, id=id)
+        self.bars = bars  # False: the protocol casts no votes (challenge, refine)
         self.votes = list(votes)
         self.voters = max(1, voters)
         self.threshold = threshold
         self.tally: dict[str, int] = {v: 0 for v in votes}
         self.decision: tuple[str, str, str, str | None] | None = None
-        self.border_title = "tally"
+        self.border_title = "tally" if bars else "decision"
 
     def on_mount(self) -> None:
         self.redraw()
@@ -44,6 +53,10 @@ class TallyPanel(Static):
         width = min(width, 14)
         parts: list[tuple[str, str] | str] = []
         leader = max(self.tally.values(), default=0)
+        if not self.bars:
+            self._decision_parts(parts, first=True)
+            self.update(Content.assemble(*parts))
+            return
         for vote in self.votes:
             n = self.tally.get(vote, 0)
             style = "bold $success" if n >= self.threshold else ("bold" if n and n == leader else "")
@@ -60,18 +73,25 @@ class TallyPanel(Static):
         parts.append(
             (f"threshold ┃ {self.threshold} of {self.voters} votes", "$text-muted")
         )
-        if self.decision is not None:
-            decision, rule, by, rationale = self.decision
-            if decision == "escalate":
-                parts.append(("\nUNRESOLVED", "bold $accent"))
-            else:
-                parts.append(("\ndecision ", "$text-muted"))
-                parts.append((f" {clean_line(decision)} ", "bold $background on $success"))
-            parts.append((f"\nrule {clean_line(rule)}", "$text-muted"))
-            if by:
-                parts.append((f" · by {clean_line(by)}", "$text-muted"))
-            if rationale:
-                parts.append(("\n“", "$text-muted"))
-                parts.append(shorten(rationale, 300))
-                parts.append(("”", "$text-muted"))
+        self._decision_parts(parts)
         self.update(Content.assemble(*parts))
+
+    def _decision_parts(self, parts: list[tuple[str, str] | str], first: bool = False) -> None:
+        nl = "" if first else "\n"
+        if self.decision is None:
+            if first:
+                parts.append(("no decision yet", "italic $text-muted"))
+            return
+        decision, rule, by, rationale = self.decision
+        if decision == "escalate":
+            parts.append((f"{nl}UNRESOLVED", "bold $accent"))
+        else:
+            parts.append((f"{nl}decision ", "$text-muted"))
+            parts.append((f" {clean_line(decision)} ", "bold $background on $success"))
+        parts.append((f"\nrule {clean_line(rule)}", "$text-muted"))
+        if by:
+            parts.append((f" · by {clean_line(by)}", "$text-muted"))
+        if rationale:
+            parts.append(("\n“", "$text-muted"))
+            parts.append(shorten(rationale, 300))
+            parts.append(("”", "$text-muted"))

@@ -14,11 +14,18 @@ from tui.app.components.header import DebateHeader
 from tui.app.components.pane import DebaterPane
 from tui.app.components.tally import TallyPanel
 from tui.app.components.timeline import Timeline
+from tui.app.components.verify import ChallengePanel, JudgePanel, RubricPanel
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from tui.app.app import MootApp
+    from tui.engine.protocols.base import Protocol
     from tui.engine.records import Turn
     from tui.engine.spec import Spec
+
+
+VOTING_PROTOCOLS = frozenset({"debate", "adversary"})
 
 
 def grid_columns(n: int) -> int:
@@ -56,12 +63,28 @@ class DebateScreen(Screen[None]):
                     )
             with Vertical(id="side"):
                 yield Timeline(id="timeline")
+                if d.protocol == "challenge":
+                    yield ChallengePanel(id="challenges")
+                elif d.protocol == "refine":
+                    yield JudgePanel(id="judges")
+                if self.spec.rubric is not None:
+                    yield RubricPanel(id="rubric")
                 yield TallyPanel(
-                    list(d.votes), len(self.spec.voters), self.spec.threshold, id="tally"
+                    list(d.votes),
+                    len(self.spec.voters),
+                    self.spec.threshold,
+                    id="tally",
+                    bars=d.protocol in VOTING_PROTOCOLS,
                 )
         yield Footer()
 
+    @property
+    def verifying(self) -> bool:
+        """Whether this debate has verification views (challenge, refine or a rubric)."""
+        return self.spec.debate.protocol not in VOTING_PROTOCOLS or self.spec.rubric is not None
+
     def on_mount(self) -> None:
+        self.set_class(self.verifying, "-verify")
         grid = self.query_one("#panes", Grid)
         n = len(self.spec.debaters)
         cols = grid_columns(n)
@@ -88,6 +111,16 @@ class DebateScreen(Screen[None]):
     @property
     def tally_panel(self) -> TallyPanel:
         return self.query_one(TallyPanel)
+
+    def refresh_verify(self, protocol: Protocol | None, turns: Sequence[Turn]) -> None:
+        """Redraw the verification views from the protocol's state and the turns so far."""
+        if protocol is not None:
+            for panel in self.query(ChallengePanel):
+                panel.update_from(protocol, self.spec.debate.mode)
+            for panel in self.query(JudgePanel):
+                panel.update_from(protocol, turns)
+        for panel in self.query(RubricPanel):
+            panel.update_from(turns, self.spec)
 
     def pane(self, speaker: str) -> DebaterPane:
         return self.query_one(f"#pane-{speaker}", DebaterPane)

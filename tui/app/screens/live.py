@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from tui.app.messages import (
     DebateDecided,
     EngineCrashed,
     PhaseBegan,
+    PhaseFinished,
     ProviderFailure,
     StatusMoved,
     TallyMoved,
@@ -29,6 +30,7 @@ from tui.engine.events import (
     DecisionReached,
     Event,
     OperatorActed,
+    PhaseCompleted,
     PhaseStarted,
     ProviderFailed,
     Slot,
@@ -41,7 +43,7 @@ from tui.engine.events import (
 from tui.engine.spec import Debater, Spec
 from tui.providers.base import Provider, ProviderError
 
-FLUSH_INTERVAL = 1 / 20  # seconds between display updates of streaming text
+FLUSH_INTERVAL = 1 / 12  # seconds between display updates of streaming text (~12 fps)
 
 
 class LiveScreen(DebateScreen):
@@ -81,6 +83,12 @@ class LiveScreen(DebateScreen):
         self._slots: dict[int, Slot] = {}
         self._flush_pending = False
         self._decide_open = False
+        # Pane changes that re-lay out a pane (a turn begins or ends) run one per
+        # frame, so four panes finishing together cost four light frames instead of
+        # one heavy one, and key presses get handled between them.
+        self._pane_ops: dict[str, list[Callable[[], Awaitable[None]]]] = {}
+        self._pane_ops_running = False
+        self._streaming_slots: set[int] = set()
 
     # -------------------------------------------------------------- start-up
     def on_mount(self) -> None:
@@ -112,6 +120,7 @@ class LiveScreen(DebateScreen):
         self.engine.subscribe(self._on_engine_event)
         self.header.set_progress(0, self.engine.state.max_rounds, "")
         self.moot.outcome = "running"
+        self._refresh_verify()
         if self.session.resumed_from is not None and self.session.resumed_from.warnings:
             for warning in self.session.resumed_from.warnings:
                 self.notify(shorten(warning, 300), severity="warning", markup=False)
@@ -141,6 +150,9 @@ class LiveScreen(DebateScreen):
             self.post_message(TurnFinished(event.turn, event.replayed))
         elif isinstance(event, PhaseStarted):
             self.post_message(PhaseBegan(event.round, event.phase, event.slots))
+        elif isinstance(event, PhaseCompleted):
+            if self.verifying:  # the protocol closes the phase right after this event
+                self.post_message(PhaseFinished(event.round, event.phase))
         elif isinstance(event, TallyChanged):
             self.post_message(
                 TallyMoved(dict(event.tally), event.threshold, dict(event.votes_by_debater))
@@ -173,31 +185,82 @@ class LiveScreen(DebateScreen):
         for s in message.slots:
             self._slots[s.index] = s
 
+    # ------------------------------------------------------ pane changes
+    async def _pane_op(self, speaker: str, op: Callable[[], Awaitable[None]]) -> None:
+        self._pane_ops.setdefault(speaker, []).append(op)
+        if not self._pane_ops_running:
+            await self._next_pane_op()
+
+    async def _next_pane_op(self) -> None:
+        """Apply one pane's queued changes (in order), then wait for a frame."""
+        if not self._pane_ops:
+            self._pane_ops_running = False  # a frame has passed with nothing queued
+            return
+        self._pane_ops_running = True
+        speaker = next(iter(self._pane_ops))
+        ops = self._pane_ops.pop(speaker)
+        try:
+            for op in ops:
+                await op()
+        finally:  # the next pane waits for this one's frame
+            self.call_after_refresh(self._next_pane_op)
+
+    async def drain_pane_ops(self) -> None:
+        """Apply every queued pane change now (before a decision is shown)."""
+        while self._pane_ops:
+            speaker = next(iter(self._pane_ops))
+            for op in self._pane_ops.pop(speaker):
+                await op()
+
     async def on_turn_began(self, message: TurnBegan) -> None:
         slot = message.slot
         self._tokens.pop(slot.index, None)
         self.timeline.mark(slot.index, "speaking")
-        await self.pane(slot.speaker).begin_turn(slot, message.attempt)
+
+        async def begin() -> None:
+            await self.pane(slot.speaker).begin_turn(slot, message.attempt)
+            self._streaming_slots.add(slot.index)
+
+        self._streaming_slots.discard(slot.index)
+        await self._pane_op(slot.speaker, begin)
 
     async def on_tokens_arrived(self, message: TokensArrived) -> None:
         self._flush_pending = False
         pending, self._tokens = self._tokens, {}
+        waiting = False
         for index, chunks in pending.items():
             slot = self._slots.get(index)
-            if slot is not None:
-                await self.pane(slot.speaker).feed("".join(chunks))
+            if slot is None:
+                continue
+            if index not in self._streaming_slots:  # its pane change is still queued
+                self._tokens.setdefault(index, [])[:0] = chunks
+                waiting = True
+                continue
+            await self.pane(slot.speaker).feed("".join(chunks))
+        if waiting and not self._flush_pending:
+            self._flush_pending = True
+            self.set_timer(FLUSH_INTERVAL, self._post_flush)
 
     async def on_turn_finished(self, message: TurnFinished) -> None:
         turn = message.turn
         self._tokens.pop(turn.index, None)
+        self._streaming_slots.discard(turn.index)
         self.turns.append(turn)
         pane = self.pane(turn.speaker)
         if message.replayed:
             self.timeline.add_slots([(turn.index, turn.round, turn.phase, turn.speaker, turn.target)])
-            await pane.add_card(turn)
+            await self._pane_op(turn.speaker, lambda: pane.add_card(turn))
         else:
-            await pane.finish_turn(turn)
+            await self._pane_op(turn.speaker, lambda: pane.finish_turn(turn))
         self.timeline.mark(turn.index, "invalid" if turn.invalid else "done")
+        self._refresh_verify()
+
+    def on_phase_finished(self, message: PhaseFinished) -> None:
+        self._refresh_verify()
+
+    def _refresh_verify(self) -> None:
+        if self.verifying and self.engine is not None:
+            self.refresh_verify(self.engine.protocol, self.engine.state.turns)
 
     def on_tally_moved(self, message: TallyMoved) -> None:
         self.tally_panel.set_tally(message.tally)
@@ -220,9 +283,12 @@ class LiveScreen(DebateScreen):
             self.notify(f"operator {kind} recorded", markup=False, timeout=2)
 
     async def on_debate_decided(self, message: DebateDecided) -> None:
+        await self.drain_pane_ops()
+        self._streaming_slots.clear()
         for pane in self.query("DebaterPane"):
             await pane.stop_streaming()  # type: ignore[attr-defined]
         self.decision = (message.decision, message.rule, message.decided_by)
+        self._refresh_verify()
         rationale = message.result.get("rationale")
         self.tally_panel.set_tally(message.result.get("vote_tally", self.tally_panel.tally))
         self.tally_panel.set_decision(message.decision, message.rule, message.decided_by, rationale)
@@ -306,13 +372,42 @@ class LiveScreen(DebateScreen):
             tally = self.tally_panel.tally
             if tally:
                 summary += " Tally: " + ", ".join(f"{k} {v}" for k, v in tally.items())
+        blockers = self._blockers()
+        if blockers:
+            summary = (summary + " " if summary else "") + blockers
         modal = DecideModal(
             list(self.spec.debate.votes),
             unresolved=unresolved,
             allow_extend=unresolved,
             summary=summary,
+            apply=self._apply_decision,
         )
         self.app.push_screen(modal, self._decided)
+
+    def _blockers(self) -> str:
+        """What the protocol would veto, said before the operator picks (blocking mode)."""
+        protocol = getattr(self.engine, "protocol", None)
+        if protocol is None:
+            return ""
+        vetoes = []
+        for vote in self.spec.debate.votes:
+            try:
+                veto = protocol.operator_veto(self.engine.state, vote)
+            except Exception:  # a protocol bug must not keep the operator from deciding
+                veto = None
+            if veto:
+                vetoes.append(f"{clean_line(vote)} is not allowed now: {veto}.")
+        return " ".join(vetoes)
+
+    def _apply_decision(self, vote: str, rationale: str) -> str | None:
+        """Called by the modal on confirm; returns the engine's refusal, or None when applied."""
+        if self.engine is None:
+            return "the debate is not running"
+        try:
+            self.engine.decide(vote, rationale)
+        except ValueError as err:
+            return str(err)
+        return None
 
     def _decided(self, result: Any) -> None:
         self._decide_open = False
@@ -327,11 +422,7 @@ class LiveScreen(DebateScreen):
             self.moot.outcome = "running"
             self.drive()
             return
-        _, vote, rationale = result
-        try:
-            self.engine.decide(vote, rationale)
-        except ValueError as err:
-            self.notify(str(err), severity="error", markup=False)
+        # ("decided", vote, rationale): the modal already applied it through the engine
 
     def action_note(self) -> None:
         if self.engine is None:

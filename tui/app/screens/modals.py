@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual import on
@@ -45,8 +46,11 @@ class DecideModal(_Modal):
         unresolved: bool = False,
         allow_extend: bool = False,
         summary: str = "",
+        apply: Callable[[str, str], str | None] | None = None,
     ) -> None:
         super().__init__()
+        self.refused: str | None = None
+        self.apply = apply  # applies the decision; returns the engine's refusal, if any
         self.votes = list(votes)
         self.unresolved = unresolved
         self.allow_extend = allow_extend
@@ -57,7 +61,7 @@ class DecideModal(_Modal):
             title = "Unresolved: the operator decides" if self.unresolved else "Decide the debate"
             yield Label(Content(title), classes="title")
             if self.summary:
-                yield Static(Content(shorten(self.summary, 300)), classes="hint", markup=False)
+                yield Static(Content(shorten(self.summary, 600)), classes="hint", markup=False)
             with RadioSet(id="votes"):
                 for i, vote in enumerate(self.votes):
                     yield RadioButton(Content(clean_line(vote)), value=i == 0, id=f"vote-{i}")
@@ -88,7 +92,16 @@ class DecideModal(_Modal):
             )
             self.query_one("#rationale", Input).focus()
             return
-        self.dismiss(("decide", self.chosen_vote(), rationale))
+        vote = self.chosen_vote()
+        if self.apply is not None:
+            refusal = self.apply(vote, rationale)
+            if refusal:  # e.g. blocking mode vetoes release: say why, keep the modal open
+                self.refused = refusal
+                self.query_one("#decide-error", Static).update(Content(shorten(refusal, 400)))
+                return
+            self.dismiss(("decided", vote, rationale))
+            return
+        self.dismiss(("decide", vote, rationale))
 
     @on(Button.Pressed, "#extend")
     def extend(self) -> None:

@@ -6,6 +6,7 @@ from textual.binding import Binding
 from textual.timer import Timer
 
 from tui.app.components.pane import MAX_CARDS, DebaterPane
+from tui.app.components.verify import protocol_at
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.modals import JumpModal
 from tui.engine import tally as tally_rules
@@ -100,6 +101,8 @@ class ReplayScreen(DebateScreen):
             f"turn {self.cursor}/{len(self.recorded)} · "
             f"{'playing' if self.playing else 'stopped'} ×{self.speed:g}"
         )
+        if self.verifying:
+            self.refresh_verify(protocol_at(self.spec, shown), shown)
         result = self.data.result
         if self.cursor >= len(self.recorded) and result:
             self.tally_panel.set_decision(

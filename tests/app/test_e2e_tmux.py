@@ -1,0 +1,139 @@
+"""End to end: the real ``moot`` process in a real terminal (tmux), driven by keys.
+
+Starts a scripted debate that streams slowly enough to watch, sees the panes and
+the tally, pauses, decides through the modal (a vote and a typed rationale),
+quits, and reads the decision back from the saved session file. Every wait
+polls ``tmux capture-pane`` against a deadline; the tmux server (on its own
+socket) is killed whatever happens.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from app_support import debate_spec, write_spec
+
+from tui.engine.session import load_session
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+class Tmux:
+    def __init__(self) -> None:
+        self.socket = f"moot-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.target = "moot"
+
+    def run(self, *args: str, check: bool = True) -> str:
+        proc = subprocess.run(
+            ["tmux", "-L", self.socket, *args],
+            capture_output=True, text=True, timeout=10, check=check,
+        )
+        return proc.stdout
+
+    def start(self, command: str, env: dict[str, str]) -> None:
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        self.run("new-session", "-d", "-x", "160", "-y", "45", "-s", self.target,
+                 f"env -u COLUMNS -u LINES {exports} {command}")  # the pty's own size
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", self.target, check=False)
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        self.run("send-keys", "-t", self.target, *(["-l"] if literal else []), *keys)
+
+    def wait_for(self, what: str | Callable[[str], bool], timeout: float = 20.0) -> str:
+        check = what if callable(what) else (lambda text: what in text)
+        deadline = time.monotonic() + timeout
+        text = ""
+        while time.monotonic() < deadline:
+            text = self.screen()
+            if check(text):
+                return text
+            time.sleep(0.05)  # a polling interval, never a bare wait for an outcome
+        size = self.run("display", "-p", "-t", self.target, "#{window_width}x#{window_height}",
+                        check=False).strip()
+        raise AssertionError(f"timed out waiting for {what!r} ({size}); the screen was:\n{text}")
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"],
+                       capture_output=True, timeout=10, check=False)
+
+
+def test_run_pause_decide_quit_in_a_real_terminal(tmp_path: Path) -> None:
+    spec = debate_spec(
+        title="Ship the migration tonight?",
+        debaters=3,
+        max_rounds=3,
+        token_delay_ms=40,  # observable streaming; the debate cannot end on its own in time
+        scripts={0: {"stances": ["Ship it: the migration is additive."]},
+                 1: {"stances": ["Rehearse the rollback first."]}},
+    )
+    spec_path = write_spec(tmp_path, spec)
+    sessions = tmp_path / "sessions"
+    rc_file = tmp_path / "rc"
+    script = tmp_path / "moot.sh"
+    script.write_text(
+        f"cd {shlex.quote(str(REPO))}\n"
+        f"{shlex.quote(sys.executable)} -m tui run {shlex.quote(str(spec_path))} "
+        f"--sessions-dir {shlex.quote(str(sessions))}\n"
+        f"echo $? > {shlex.quote(str(rc_file))}\n",
+        encoding="utf-8",
+    )
+    env = {
+        "MOOT_CONFIG_DIR": str(tmp_path / "config"),
+        "TERM": "xterm-256color",
+        "PYTHONPATH": str(REPO),
+    }
+    tmux = Tmux()
+    try:
+        tmux.start(f"bash {shlex.quote(str(script))}", env)
+        # The live screen: a pane per debater, the timeline and the tally.
+        screen = tmux.wait_for(lambda s: all(
+            word in s for word in ("planner", "critic", "operator", "timeline", "tally",
+                                   "threshold")))
+        assert "Ship the migration tonight?" in screen
+        tmux.wait_for("speaking")  # a turn streams
+        tmux.keys("p")
+        tmux.wait_for("PAUSED")
+        tmux.keys("d")
+        tmux.wait_for("Decide the debate")
+        tmux.wait_for("Rationale")
+        # Focus starts in the rationale; back to the votes, pick the second one.
+        tmux.keys("BTab")
+        tmux.keys("Down")
+        tmux.keys("Enter")
+        tmux.keys("Tab")
+        tmux.keys("rehearse the rollback first", literal=True)
+        tmux.wait_for("rehearse the rollback first")
+        tmux.keys("Enter")
+        screen = tmux.wait_for(lambda s: "Decide the debate" not in s and "operator_decision" in s
+                               and "rehearse the rollback first" in s)
+        assert "revise" in screen
+        tmux.keys("q")
+        deadline = time.monotonic() + 15
+        while not (rc_file.exists() and rc_file.read_text().strip()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"moot did not exit; screen:\n{tmux.screen()}")
+            time.sleep(0.05)
+        assert rc_file.read_text().strip() == "0"  # decided
+    finally:
+        tmux.kill()
+    files = list(sessions.glob("*.toml"))
+    assert len(files) == 1, files
+    data = load_session(files[0])
+    assert data.result["decided_by"] == "operator"
+    assert data.result["decision"] == "revise"
+    assert data.result["decision_rule"] == "operator_decision"
+    assert data.result["rationale"] == "rehearse the rollback first"
+    actions = [a["action"] for a in data.actions]
+    assert actions[0] == "pause" and "decide" in actions

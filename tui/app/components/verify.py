@@ -1,0 +1,335 @@
+"""Views for the verification protocols: challenges, the judge panel, rubric tables.
+
+Each view draws from engine-owned facts only: the protocol instance's state
+(``ChallengeProtocol.challenges``, ``RefineProtocol.rounds``) and the turns'
+``derived`` tables (``rubric``, ``picked``). Live, the screen hands over the
+running engine's protocol; in replay, :func:`protocol_at` rebuilds the same
+protocol from the recorded turns, so both screens show exactly what the engine
+decided. Every string from a model or a spec is cleaned and never parsed as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from tui.app.text import clean_line, shorten
+
+if TYPE_CHECKING:
+    from tui.engine.protocols.base import Protocol
+    from tui.engine.records import Turn
+    from tui.engine.spec import Spec
+
+Parts = list[tuple[str, str] | str]
+
+SEVERITY_STYLE = {
+    "critical": "bold $error",
+    "significant": "bold $warning",
+    "minor": "$text-muted",
+}
+SEVERITY_ORDER = {"critical": 0, "significant": 1, "minor": 2}
+STATUS_STYLE = {
+    "open": "bold $warning",
+    "unaddressed": "bold $error",
+    "addressed": "$success",
+    "rejected": "$secondary",
+    "raised": "$text-muted",
+}
+PICK_STYLE = {"incumbent": "bold $primary", "challenger": "bold $accent", "none": "$text-muted"}
+ORDER_LABEL = {"incumbent-first": "X=inc", "challenger-first": "X=chal"}
+
+
+def protocol_at(spec: Spec, turns: Sequence[Turn]) -> Protocol:
+    """The protocol as it stood after ``turns``: recorded turns fed through its own rules.
+
+    Phases are closed (``after_phase``) only when every slot the protocol schedules
+    for them has a turn, exactly as the engine does, so a replay cursor in the
+    middle of a phase shows that phase as still open.
+    """
+    from tui.engine.protocols import protocol_for
+    from tui.engine.state import DebateState
+
+    protocol = protocol_for(spec)
+    state = DebateState(spec, spec.max_rounds)
+    group: list[Turn] = []
+    expected = 0
+    for turn in turns:
+        if not group:
+            slots = protocol.slots(state, turn.round, turn.phase, turn.index)
+            expected = max(1, len(slots))
+        state.add(turn)
+        group.append(turn)
+        if len(group) >= expected:
+            state.phase_sequence.append(turn.phase)
+            try:
+                protocol.after_phase(state, turn.round, turn.phase, group)
+            except Exception:  # a damaged record must not take the screen down
+                pass
+            group = []
+    return protocol
+
+
+def latest_rubric(turns: Sequence[Turn]) -> Turn | None:
+    """The most recent turn the engine assessed against the rubric."""
+    for turn in reversed(turns):
+        if isinstance(turn.derived, dict) and "rubric" in turn.derived:
+            return turn
+    return None
+
+
+def _quote(text: object, width: int) -> str:
+    return "“" + shorten(str(text), width) + "”"
+
+
+# --------------------------------------------------------------- challenge
+def challenge_parts(protocol: Any, mode: str, width: int = 52) -> Parts:
+    """The challenge list: id, severity, category/concern, history, the defender's answer."""
+    challenges: dict[str, dict[str, Any]] = dict(getattr(protocol, "challenges", {}) or {})
+    unresolved = set(protocol.unresolved()) if hasattr(protocol, "unresolved") else set()
+    critical = [cid for cid in unresolved if challenges[cid].get("severity") == "critical"]
+    convergence = str(getattr(protocol, "convergence", "continue"))
+    parts: Parts = [
+        ("mode ", "$text-muted"),
+        (clean_line(mode), "bold $warning" if mode == "blocking" else "bold $secondary"),
+        ("  convergence ", "$text-muted"),
+        (clean_line(convergence), "bold $error" if convergence == "deadlock" else "bold"),
+        (f"\n{len(challenges)} raised · {len(unresolved)} unresolved", "$text-muted"),
+    ]
+    if critical:
+        parts.append((f" · {len(critical)} critical", "bold $error"))
+    if mode == "blocking" and critical:
+        parts.append(("\n⛔ release blocked: ", "bold $error"))
+        parts.append((", ".join(clean_line(c) for c in sorted(critical)), "bold $error"))
+    if not challenges:
+        parts.append(("\nno challenges yet", "italic $text-muted"))
+        return parts
+    rows = sorted(
+        challenges.values(),
+        key=lambda c: (
+            c.get("id") not in unresolved,
+            SEVERITY_ORDER.get(str(c.get("severity")), 3),
+            str(c.get("id")),
+        ),
+    )
+    for c in rows:
+        cid = str(c.get("id", ""))
+        severity = str(c.get("severity", ""))
+        status = str(c.get("status", ""))
+        hot = cid in critical
+        parts.append("\n")
+        parts.append(("\n▌" if hot else "\n ", "bold $error" if hot else ""))
+        parts.append((f"{clean_line(cid)} ", "bold reverse $error" if hot else "bold"))
+        parts.append((f"{shorten(severity.upper(), 12)} ", SEVERITY_STYLE.get(severity, "")))
+        parts.append((shorten(str(c.get("category", "")), 18), "italic"))
+        parts.append(("  now ", "$text-muted"))
+        parts.append((shorten(status, 12), STATUS_STYLE.get(status, "")))
+        parts.append(("\n  " + shorten(str(c.get("concern", "")), width * 2), ""))
+        history = [str(h) for h in c.get("history", [])]
+        if history:
+            parts.append(("\n  ", ""))
+            for i, step in enumerate(history[-6:]):
+                rnd, _, what = step.partition(":")
+                if i:
+                    parts.append((" → ", "$text-muted"))
+                parts.append((f"{shorten(rnd, 4)} ", "$text-muted"))
+                parts.append((shorten(what, 12), STATUS_STYLE.get(what, "")))
+        defense = c.get("defense_status")
+        if defense:
+            parts.append(("\n  defender ", "$text-muted"))
+            parts.append((shorten(str(defense), 10), STATUS_STYLE.get(str(defense), "bold")))
+            parts.append((": ", "$text-muted"))
+            parts.append(shorten(str(c.get("answer", "")), width * 2))
+        else:
+            parts.append(("\n  defender: no answer yet", "italic $text-muted"))
+    return parts
+
+
+# ------------------------------------------------------------------ refine
+def judge_parts(protocol: Any, turns: Sequence[Turn], width: int = 52) -> Parts:
+    """Each judge's pick per round, the agreement, the incumbent and its streak."""
+    convergence = int(protocol.spec.debate.convergence)
+    streak = int(getattr(protocol, "streak", 0))
+    incumbent = getattr(protocol, "incumbent", None)
+    parts: Parts = [("incumbent ", "$text-muted")]
+    if incumbent is None:
+        parts.append(("none yet", "italic $text-muted"))
+    else:
+        parts.append((f"#{incumbent.index + 1} by {shorten(incumbent.speaker, 18)}", "bold"))
+        candidate = incumbent.content.get("candidate", "") if incumbent.content else ""
+        parts.append("\n  " + _quote(candidate, width * 2 - 4))
+    parts.append(("\nstreak ", "$text-muted"))
+    filled = min(streak, convergence)
+    parts.append(("●" * filled, "bold $success"))
+    parts.append(("○" * max(0, convergence - filled), "$text-disabled"))
+    parts.append((f" {streak}/{convergence} wins in a row to converge", "$text-muted"))
+    rounds: list[dict[str, Any]] = list(getattr(protocol, "rounds", []) or [])
+    judged = {int(r.get("round", 0)) for r in rounds}
+    pending = [t for t in turns if t.kind == "judgment" and t.round not in judged]
+    if pending:  # newest first: the round being judged, then the counted rounds
+        parts.append((f"\n\nround {pending[-1].round}", "bold $secondary"))
+        parts.append(("  judging…", "italic $accent"))
+        for t in pending:
+            pick = "none" if t.invalid else str((t.derived or {}).get("picked", "none"))
+            reason = "" if t.invalid else str((t.content or {}).get("reason", ""))
+            parts += _judge_line(t.speaker, pick, reason, [t.variant or ""], width)
+    elif not rounds:
+        parts.append(("\n\nno judgement yet", "italic $text-muted"))
+    for r in reversed(rounds[-4:]):
+        winner = str(r.get("winner", ""))
+        agreement = float(r.get("agreement", 0.0) or 0.0)
+        parts.append((f"\n\nround {r.get('round')}", "bold $secondary"))
+        parts.append(("  winner ", "$text-muted"))
+        parts.append((shorten(winner, 12), PICK_STYLE.get(winner, "bold")))
+        parts.append(("  agreement ", "$text-muted"))
+        parts.append((f"{agreement:.0%}", "bold"))
+        parts.append((f"  streak {r.get('streak', 0)}", "$text-muted"))
+        for judge, p in dict(r.get("judges", {})).items():
+            parts += _judge_line(str(judge), str(p.get("pick", "")), str(p.get("reason", "")),
+                                 [str(o) for o in p.get("orders", []) if o], width)
+    if len(rounds) > 4:
+        parts.append((f"\n\n… {len(rounds) - 4} earlier rounds in the transcript (t)",
+                      "$text-muted"))
+    return parts
+
+
+def _judge_line(judge: str, pick: str, reason: str, orders: list[str], width: int) -> Parts:
+    label = " ".join(ORDER_LABEL.get(o, shorten(o, 8)) for o in orders if o)
+    parts: Parts = [
+        ("\n " + shorten(judge, 12).ljust(12), "bold"),
+        (" " + shorten(pick, 10).ljust(10), PICK_STYLE.get(pick, "bold")),
+    ]
+    if label:
+        parts.append((f" {label}", "$text-muted"))
+    if reason:
+        parts.append("\n   " + shorten(reason, width * 2 - 4))
+    return parts
+
+
+# ------------------------------------------------------------------ rubric
+def rubric_parts(turn: Turn, spec: Spec | None = None, width: int = 52) -> Parts:
+    """Per property: evidence (admitted ✓/✗ and why), rationale, claimed and final verdict."""
+    report: dict[str, Any] = dict(turn.derived.get("rubric") or {})
+    props: list[dict[str, Any]] = list(report.get("properties") or [])
+    passed = bool(report.get("pass"))
+    missing = int(report.get("missing_evidence", 0) or 0)
+    questions: dict[str, str] = {}
+    if spec is not None and spec.rubric is not None:
+        questions = {p.id: p.question for p in spec.rubric.properties}
+    parts: Parts = [
+        (f"turn #{turn.index + 1} ", "$text-muted"),
+        (shorten(turn.speaker, 18), "bold"),
+        (f" ({clean_line(turn.kind).replace('_', ' ')})", "$text-muted"),
+        ("\n", ""),
+        (" PASS " if passed else " FAIL ", "bold $background on $success" if passed
+         else "bold $background on $error"),
+        (f"  {missing} of {len(props)} properties missing evidence",
+         "bold $warning" if missing else "$text-muted"),
+        ("\n\n" + "property".ljust(18) + "claimed  verdict", "underline $text-muted"),
+    ]
+    for p in props:
+        verdict = str(p.get("verdict", "no"))
+        claimed = str(p.get("claimed", ""))
+        forced = claimed == "yes" and verdict != "yes"
+        parts.append(("\n" + shorten(str(p.get("property", "")), 17).ljust(18), "bold"))
+        parts.append((shorten(claimed, 8).ljust(9), "$text-muted"))
+        parts.append((shorten(verdict, 6), "bold $success" if verdict == "yes" else "bold $error"))
+        if forced:
+            parts.append((" forced", "$warning"))
+        question = questions.get(str(p.get("property", "")))
+        if question:
+            parts.append(("\n  " + shorten(question, width * 2 - 2), "italic $text-muted"))
+        evidence = list(p.get("evidence") or [])
+        if not evidence:
+            parts.append(("\n  ✗ no evidence given", "$error"))
+        for e in evidence[:8]:
+            ok = bool(e.get("admitted"))
+            parts.append(("\n  ✓ " if ok else "\n  ✗ ", "bold $success" if ok else "bold $error"))
+            parts.append((shorten(str(e.get("kind", "")), 18) + " ", "$text-muted"))
+            parts.append(_quote(e.get("quote", ""), width - 8))
+            parts.append(("\n    " + shorten(str(e.get("why", "")), width * 2 - 4),
+                          "$success" if ok else "$warning"))
+        if len(evidence) > 8:
+            parts.append((f"\n  … {len(evidence) - 8} more evidence items", "$text-muted"))
+        rationale = str(p.get("rationale", ""))
+        if rationale:
+            parts.append(("\n  rationale ", "$text-muted"))
+            parts.append(shorten(rationale, width * 2 - 12))
+    return parts
+
+
+# ----------------------------------------------------------------- widgets
+class _Panel(VerticalScroll):
+    """A bordered, scrollable panel holding one Static of assembled, markup-free text."""
+
+    DEFAULT_CSS = """
+    _Panel { height: auto; max-height: 60%; border: round $secondary 60%; padding: 0 1;
+        scrollbar-size-vertical: 1; }
+    _Panel > Static { width: 1fr; }
+    """
+    TITLE = ""
+
+    def __init__(self, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.border_title = self.TITLE
+        self.text = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content(""), markup=False, classes="panel-body")
+
+    def show(self, parts: Parts, subtitle: str | None = None) -> None:
+        content = Content.assemble(*parts)
+        self.text = content.plain
+        self.query_one(".panel-body", Static).update(content)
+        self.border_subtitle = subtitle
+
+
+class ChallengePanel(_Panel):
+    """``challenge``: every challenge, its severity, its status across rounds, the answer."""
+
+    TITLE = "challenges"
+    DEFAULT_CSS = """
+    ChallengePanel.-blocked { border: round $error; }
+    """
+
+    def update_from(self, protocol: Any, mode: str) -> None:
+        critical = [
+            cid for cid in protocol.unresolved() if protocol.challenges[cid]["severity"] == "critical"
+        ]
+        self.set_class(mode == "blocking" and bool(critical), "-blocked")
+        self.show(challenge_parts(protocol, mode), mode)
+
+
+class JudgePanel(_Panel):
+    """``refine``: the judges' picks per round, agreement, incumbent and streak."""
+
+    TITLE = "judge panel"
+
+    def update_from(self, protocol: Any, turns: Sequence[Turn]) -> None:
+        streak = int(getattr(protocol, "streak", 0))
+        self.show(judge_parts(protocol, turns), f"streak {streak}/{protocol.spec.debate.convergence}")
+
+
+class RubricPanel(_Panel):
+    """The rubric table of the latest assessed turn."""
+
+    TITLE = "rubric"
+    DEFAULT_CSS = """
+    RubricPanel.-fail { border: round $error 80%; }
+    RubricPanel.-pass { border: round $success; }
+    """
+
+    def update_from(self, turns: Sequence[Turn], spec: Spec | None = None) -> None:
+        turn = latest_rubric(turns)
+        if turn is None:
+            self.remove_class("-fail", "-pass")
+            self.show([("no assessed turn yet", "italic $text-muted")])
+            return
+        passed = bool(turn.derived["rubric"].get("pass"))
+        self.set_class(passed, "-pass")
+        self.set_class(not passed, "-fail")
+        self.show(rubric_parts(turn, spec), "pass" if passed else "fail")
