@@ -26,7 +26,7 @@ def test_engine_and_registry_import_no_heavy_modules() -> None:
 
 
 def test_provider_modules_import_lazily() -> None:
-    code = "import tui.engine\nimport tui.providers.litellm_provider, tui.providers.local"
+    code = "import tui.providers.litellm_provider, tui.providers.local"
     assert _loaded_after(code) == []
 
 
@@ -39,3 +39,20 @@ def test_registry_hands_out_providers_without_importing_litellm() -> None:
         "    provider_for(Debater(id='a', model=m))\n"
     )
     assert _loaded_after(code) == []
+
+
+def test_any_module_imports_first_without_a_cycle() -> None:
+    for module in (
+        "tui.providers.base",
+        "tui.providers.scripted",
+        "tui.engine.session",
+        "tui.engine.live",
+        "tui.headless",
+        "tui.export",
+    ):
+        assert _loaded_after(f"import {module}") == [], module
+
+
+def test_headless_path_does_not_import_textual() -> None:
+    code = "import tui.cli, tui.headless, tui.engine.live, tui.providers.registry"
+    assert "textual" not in _loaded_after(code)

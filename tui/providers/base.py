@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from tui.engine.events import Slot
-from tui.engine.spec import Debater
+if TYPE_CHECKING:  # type-only: importing the engine here would make a cycle
+    from tui.engine.events import Slot
+    from tui.engine.spec import Debater
 
 TokenSink = Callable[[str], None]
 
