@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
+from tui.engine.records import inline_refs
 from tui.engine.spec import Rubric
 
 MIN_QUOTE_CHARS = 8
@@ -45,6 +46,18 @@ def with_rubric(model: type[BaseModel], rubric: Rubric) -> type[BaseModel]:
             Field(description=f"One answer per rubric property: {ids}."),
         ),
     )
+
+
+def rubric_schema(schema: dict[str, Any], rubric: Rubric | None) -> dict[str, Any]:
+    """Tighten the rubric list to one answer per property, property ids as an enum."""
+    if rubric is None:
+        return schema
+    out = inline_refs(schema)
+    ids = [p.id for p in rubric.properties]
+    arr = out["properties"]["rubric"]
+    arr["minItems"] = arr["maxItems"] = len(ids)
+    arr["items"]["properties"]["property"] = {"type": "string", "enum": ids}
+    return out
 
 
 def _norm(text: str) -> str:

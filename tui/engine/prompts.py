@@ -103,6 +103,8 @@ def _fields_hint(schema: dict[str, Any], votes: list[str]) -> str:
     key = (id(schema), tuple(votes))
     hit = _HINTS.get(key)
     if hit is None or hit[0] is not schema:
+        if len(_HINTS) > 256:  # per-slot schemas are new objects: keep the cache bounded
+            _HINTS.clear()
         hit = (schema, _render_hint(schema, votes))
         _HINTS[key] = hit
     return hit[1]

@@ -177,6 +177,26 @@ CONTENT_MODELS: dict[str, type[_Content]] = {
     "defense": Defense,
     "judgment": Judgment,
 }
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema with every ``$ref`` replaced by its definition (no ``$defs``).
+
+    Per-slot constraints and small constrained decoders both want a plain tree.
+    """
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return walk(defs[ref.rsplit("/", 1)[-1]])
+            return {k: walk(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)
+
+
 # Kinds whose speaker passes judgement on someone else's work.
 VERIFIER_KINDS = frozenset(
     {"critique", "adversary_critique", "candidate_critique", "challenge_report", "judgment"}

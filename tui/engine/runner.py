@@ -28,7 +28,7 @@ from tui.engine.events import (
     TurnCompleted,
     TurnStarted,
 )
-from tui.engine.evidence import assess, with_rubric
+from tui.engine.evidence import assess, rubric_schema, with_rubric
 from tui.engine.parsing import TurnParseError, parse_turn
 from tui.engine.prompts import build_messages, reask_message
 from tui.engine.protocols import protocol_for
@@ -114,6 +114,8 @@ class Engine:
                     self._models[kind] = with_rubric(CONTENT_MODELS[kind], spec.rubric)
                     self._rubric_kinds.add(kind)
         self._schemas = {k: m.model_json_schema() for k, m in self._models.items()}
+        for kind in self._rubric_kinds:  # one answer per property, named by its id
+            self._schemas[kind] = rubric_schema(self._schemas[kind], spec.rubric)
 
     # ----------------------------------------------------------------- events
     def subscribe(self, listener: Listener) -> None:
@@ -257,7 +259,7 @@ class Engine:
             return None
         debater = self.debaters[slot.speaker]
         items = self.protocol.context(self.state, slot)
-        schema = self._schemas[slot.kind]
+        schema = self.protocol.slot_schema(self.state, slot, self._schemas[slot.kind])
         votes = list(self.spec.debate.votes)
         messages = build_messages(self.spec, debater, slot, items, schema, votes)
         content_model = self._models[slot.kind]

@@ -27,6 +27,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from tui.engine.records import inline_refs
 from tui.providers.base import ProviderError, TokenSink, TurnReply, TurnRequest
 
 GGUF_ENV = "MOOT_LOCAL_GGUF"
@@ -288,23 +289,48 @@ def local_schema(
     """Tighten a turn's JSON schema so a tiny model's constrained output validates.
 
     Every field becomes required, the vote is an enum of the spec's votes,
-    strings are non-empty, lists hold one or two items, and every string is
-    bounded so the whole object fits in ``max_tokens`` (a model that rambles is
-    made to close its strings instead of being cut off mid-object). The engine
-    still validates the result against the original model.
+    strings are non-empty, free lists hold one or two items (lists whose size
+    the engine fixed keep it), nested objects are tightened the same way, and
+    every string is bounded so the whole object fits in ``max_tokens`` (a model
+    that rambles is made to close its strings instead of being cut off
+    mid-object). A verifier that must list something is held to the verdict
+    that goes with it. The engine still validates the result.
     """
-    out = copy.deepcopy(schema)
+    out = inline_refs(copy.deepcopy(schema))
     props: dict[str, Any] = out.get("properties", {})
     if "routing" in props:
         props.pop("vote", None)  # the adversary critique votes through its routing
-    slots = 0
-    for prop in props.values():
-        if prop.get("type") == "array":
-            slots += LIST_MAX_ITEMS
-        elif prop.get("type") == "string" and "enum" not in prop:
-            slots += 1
+    limit = _string_limit(out, max_tokens)
+    _tighten(out, votes, limit)
+    verdicts = props.get("verdict", {}).get("enum", [])
+    if "challenges" in props and "objections" in verdicts:
+        props["verdict"]["enum"] = ["objections"]  # challenges are required: say so
+    elif "weaknesses" in props and "defects_found" in verdicts:
+        props["verdict"]["enum"] = ["defects_found"]
+    return out
+
+
+def _string_limit(schema: dict[str, Any], max_tokens: int) -> int:
+    """Characters per free string so that all of them fit in the token budget."""
+
+    def count(node: dict[str, Any], times: int) -> int:
+        kind = node.get("type")
+        if kind == "object":
+            return sum(count(p, times) for p in node.get("properties", {}).values())
+        if kind == "array":
+            items = node.get("maxItems", LIST_MAX_ITEMS)
+            return count(node.get("items", {}), times * max(1, items))
+        if kind == "string" and "enum" not in node:
+            return times
+        return 0
+
+    slots = count(schema, 1)
     budget = max(0, max_tokens - TOKENS_FOR_SYNTAX) * CHARS_PER_TOKEN
-    limit = int(max(MIN_STRING_LENGTH, min(STRING_MAX_LENGTH, budget // max(1, slots))))
+    return int(max(MIN_STRING_LENGTH, min(STRING_MAX_LENGTH, budget // max(1, slots))))
+
+
+def _tighten(node: dict[str, Any], votes: list[str], limit: int) -> None:
+    props: dict[str, Any] = node.get("properties", {})
     for name, prop in list(props.items()):
         prop.pop("default", None)
         kind = prop.get("type")
@@ -313,11 +339,17 @@ def local_schema(
         elif kind == "string" and "enum" not in prop:
             prop.update(minLength=1, maxLength=limit)
         elif kind == "array":
-            prop["items"] = {"type": "string", "minLength": 1, "maxLength": limit}
-            prop.update(minItems=1, maxItems=LIST_MAX_ITEMS)
-    out["required"] = list(props)
-    out["additionalProperties"] = False
-    return out
+            items = prop.setdefault("items", {"type": "string"})
+            if items.get("type") == "object":
+                _tighten(items, votes, limit)
+            else:
+                prop["items"] = {"type": "string", "minLength": 1, "maxLength": limit}
+            if "maxItems" not in prop:  # a size the engine fixed stays as it is
+                prop.update(minItems=1, maxItems=LIST_MAX_ITEMS)
+        elif kind == "object":
+            _tighten(prop, votes, limit)
+    node["required"] = list(props)
+    node["additionalProperties"] = False
 
 
 def _desc(prop: dict[str, Any]) -> dict[str, Any]:

@@ -65,6 +65,16 @@ class Protocol(ABC):
             "judgment": "judges",
         }.get(slot.kind)
 
+    def slot_schema(
+        self, state: DebateState, slot: Slot, schema: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The JSON schema sent for this slot: the kind's schema, tightened by state.
+
+        Returned unchanged unless the protocol knows more (e.g. which challenge
+        ids must be answered). Validation still uses the kind's pydantic model.
+        """
+        return schema
+
     def operator_veto(self, state: DebateState, vote: str) -> str | None:
         """Why the operator may not decide ``vote`` now (blocking rules), or None."""
         return None

@@ -11,7 +11,7 @@ from typing import Any
 from tui.engine.events import Slot
 from tui.engine.parsing import TurnParseError
 from tui.engine.protocols.base import ContextItem, Protocol
-from tui.engine.records import Turn
+from tui.engine.records import Turn, inline_refs
 from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
 
@@ -86,6 +86,20 @@ class ChallengeProtocol(Protocol):
         if with_defense and c.get("defense_status"):
             text += f"\n  defender {c['defense_status']}: {c.get('answer', '')}"
         return text
+
+    def slot_schema(
+        self, state: DebateState, slot: Slot, schema: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Exactly the challenge ids this turn must assess or answer, as an enum."""
+        key = "assessments" if slot.kind == "challenge_report" else "responses"
+        ids = self.awaiting_assessment() if slot.kind == "challenge_report" else self.unresolved()
+        out = inline_refs(schema)
+        arr = out["properties"][key]
+        arr["minItems"] = arr["maxItems"] = len(ids)
+        if ids:
+            arr["items"]["properties"]["challenge_id"] = {"type": "string", "enum": ids}
+        out["required"] = sorted(set(out.get("required", [])) | {key})
+        return out
 
     # ----------------------------------------------------------- validation
     def check(self, state: DebateState, slot: Slot, content: Any) -> None:
