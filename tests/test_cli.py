@@ -231,3 +231,31 @@ def test_each_class_of_damaged_session_exit_2(tmp_path: Path, kind: str) -> None
         assert r.returncode == 2, (kind, r.stdout, r.stderr)
         assert "problem" in r.stderr and "Traceback" not in r.stderr
     assert out.read_text() == damaged
+
+
+def test_headless_provider_failure_exit_3_no_traceback(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on: connection refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        BASE.format(
+            debate='phases = ["proposal"]',
+            a=f'api_base = "http://127.0.0.1:{port}/v1"\napi_key_env = "MOOT_TEST_KEY"',
+        ).replace('model = "scripted"', 'model = "openai/fake-model"', 1)
+    )
+    out = tmp_path / "o.toml"
+    env_run = subprocess.run(
+        [sys.executable, "-m", "tui", "run", str(spec), "--headless", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**__import__("os").environ, "MOOT_TEST_KEY": "k-test"},
+    )
+    assert env_run.returncode == 3, env_run.stdout + env_run.stderr
+    assert "Traceback" not in env_run.stdout + env_run.stderr
+    assert "provider failure" in env_run.stdout
+    result = load_session(out).result
+    assert (result["decision"], result["decision_rule"]) == ("escalate", "provider_failure")
