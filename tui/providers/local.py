@@ -54,6 +54,17 @@ CHARS_PER_TOKEN = 1.5  # cautious: ~4 on English prose, near 1 when it loops on 
 TOKENS_FOR_SYNTAX = 60  # braces, keys, quotes, the vote and the score
 
 
+def _usable_cpus() -> int:
+    """CPUs this process may run on; ``MOOT_LOCAL_THREADS`` overrides."""
+    env = os.environ.get("MOOT_LOCAL_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def find_gguf(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The GGUF to load: an explicit path, then ``MOOT_LOCAL_GGUF``, then the wheel's file.
 
@@ -196,9 +207,11 @@ class LocalModelServer:
             params.cont_batching = True
             params.endpoint_metrics = False
             params.endpoint_slots = False
-            if self.n_threads:
-                params.cpuparams.n_threads = self.n_threads
-                params.cpuparams_batch.n_threads = self.n_threads
+            # llama.cpp's own default can exceed the CPUs this process may use, and
+            # its spinning threads then crawl: one thread per usable CPU.
+            threads = self.n_threads or _usable_cpus()
+            params.cpuparams.n_threads = threads
+            params.cpuparams_batch.n_threads = threads
             self._save_signals()
             try:
                 server = xllamacpp.Server(params)
