@@ -51,6 +51,21 @@ class Tmux:
     def keys(self, *keys: str, literal: bool = False) -> None:
         self.run("send-keys", "-t", self.target, *(["-l"] if literal else []), *keys)
 
+    def styled(self) -> str:
+        return self.run("capture-pane", "-p", "-e", "-t", self.target, check=False)
+
+    def key_acted(self, key: str, timeout: float = 2.0) -> None:
+        """Send one key and poll until the screen (with its colours) shows its effect.
+
+        Keys sent back to back can reach the app as one burst of escape sequences;
+        one key at a time, each seen to act, keeps the dialogue deterministic.
+        """
+        before = self.styled()
+        self.keys(key)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.styled() == before:
+            time.sleep(0.02)
+
     def wait_for(self, what: str | Callable[[str], bool], timeout: float = 20.0) -> str:
         check = what if callable(what) else (lambda text: what in text)
         deadline = time.monotonic() + timeout
@@ -109,10 +124,8 @@ def test_run_pause_decide_quit_in_a_real_terminal(tmp_path: Path) -> None:
         tmux.wait_for("Decide the debate")
         tmux.wait_for("Rationale")
         # Focus starts in the rationale; back to the votes, pick the second one.
-        tmux.keys("BTab")
-        tmux.keys("Down")
-        tmux.keys("Enter")
-        tmux.keys("Tab")
+        for key in ("BTab", "Down", "Enter", "Tab"):
+            tmux.key_acted(key)
         tmux.keys("rehearse the rollback first", literal=True)
         tmux.wait_for("rehearse the rollback first")
         tmux.keys("Enter")

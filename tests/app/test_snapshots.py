@@ -40,7 +40,7 @@ async def _mid_debate(pilot) -> None:
     screen = await wait_until(pilot, lambda: app.debate_screen())
     await wait_until(pilot, lambda: screen.timeline.entries.get(2)
                      and screen.timeline.entries[2].status == "speaking"
-                     and len(screen.turns) == 2)
+                     and len(screen.turns) == 2 and screen.panes_settled)
     await pilot.pause(0.05)
 
 

@@ -100,6 +100,13 @@ class Timeline(VerticalScroll):
             line += 1
         lines = self.query_one("#timeline-lines", Static)
         lines.update(Content.assemble(*parts) if parts else Content("(nothing scheduled yet)"))
+        # Every redraw schedules its own scroll, so the last one wins: the current slot
+        # in the middle, or the end once nothing is speaking (a decision was reached).
         if self.current is not None:
-            target = max(0, line_of_current - self.scrollable_content_region.height // 2)
-            self.call_after_refresh(self.scroll_to, y=target, animate=False)
+            self.call_after_refresh(self._scroll_to_line, line_of_current)
+        elif parts:
+            self.call_after_refresh(self.scroll_end, animate=False)
+
+    def _scroll_to_line(self, line: int) -> None:
+        target = max(0, line - self.scrollable_content_region.height // 2)
+        self.scroll_to(y=target, animate=False)

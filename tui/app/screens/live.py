@@ -205,6 +205,11 @@ class LiveScreen(DebateScreen):
         finally:  # the next pane waits for this one's frame
             self.call_after_refresh(self._next_pane_op)
 
+    @property
+    def panes_settled(self) -> bool:
+        """No pane change is waiting for its frame (tests and screenshots wait on this)."""
+        return not self._pane_ops and not self._pane_ops_running
+
     async def drain_pane_ops(self) -> None:
         """Apply every queued pane change now (before a decision is shown)."""
         while self._pane_ops:

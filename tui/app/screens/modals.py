@@ -39,6 +39,8 @@ class _Modal(ModalScreen[Any]):
 class DecideModal(_Modal):
     """The operator's call: one of the spec's votes and a rationale (required)."""
 
+    AUTO_FOCUS = "#rationale"  # always start in the rationale (not the first focusable)
+
     def __init__(
         self,
         votes: list[str],
