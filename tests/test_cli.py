@@ -259,3 +259,22 @@ def test_headless_provider_failure_exit_3_no_traceback(tmp_path: Path) -> None:
     assert "provider failure" in env_run.stdout
     result = load_session(out).result
     assert (result["decision"], result["decision_rule"]) == ("escalate", "provider_failure")
+
+
+def test_headless_prints_hostile_text_literally(tmp_path: Path) -> None:
+    spec = tmp_path / "s.toml"
+    hostile = (
+        "[bold red]boom[/] [link=http://x]y \\u001b[31mred\\u001b[0m \\u001b]8;;http://x\\u0007z"
+    )
+    spec.write_text(
+        BASE.format(debate='phases = ["proposal"]', a="").replace(
+            'id = "a"\nmodel = "scripted"\n',
+            f'id = "a"\nmodel = "scripted"\n[debaters.script]\nstances = ["{hostile}"]\n',
+            1,
+        )
+    )
+    r = moot("run", str(spec), "--headless", "--out", str(tmp_path / "o.toml"))
+    assert r.returncode == 0, r.stderr
+    assert "[bold red]boom[/] [link=http://x]y" in r.stdout  # markup shown, not applied
+    assert "\x1b" not in r.stdout  # no escape reaches the terminal
+    assert "␛[31mred" in r.stdout  # the escape is made visible

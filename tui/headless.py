@@ -13,10 +13,14 @@ from tui.engine.events import DecisionReached, Event, ProviderFailed, TurnComple
 from tui.engine.live import LiveSession
 from tui.engine.records import Turn
 from tui.engine.spec import spec_warnings
-from tui.textsafe import printable
+from tui.textsafe import bound, clean
 
 SHOWN_CHARS = 4000
 EXIT_DECIDED, EXIT_UNRESOLVED = 0, 3
+
+
+def printable(text: str, limit: int) -> str:
+    return bound(clean(text), limit)
 
 
 def turn_text(turn: Turn) -> Text:

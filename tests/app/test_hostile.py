@@ -5,8 +5,8 @@ from __future__ import annotations
 from app_support import debate_spec, make_app, plain, wait_until, write_spec
 
 from tui.app.components.cards import TurnCard
-from tui.app.text import clean
 from tui.engine.session import load_session
+from tui.textsafe import clean
 
 HOSTILE = (
     "[bold red]alarm[/] [/] [link=http://x]click me[/link] unclosed [ here "

@@ -20,7 +20,6 @@ from textual.theme import Theme
 from tui.app.commands import MootCommands
 from tui.app.messages import SessionChosen
 from tui.app.screens.home import HomeScreen, SessionRow, list_sessions
-from tui.app.text import shorten
 from tui.app.themes import (
     DEFAULT_THEME,
     FALLBACK_COLORS,
@@ -30,6 +29,7 @@ from tui.app.themes import (
     resolve_theme_name,
     save_config,
 )
+from tui.textsafe import shorten
 
 if TYPE_CHECKING:  # the engine and the debate screens load when a debate starts
     from tui.app.screens.debate import DebateScreen

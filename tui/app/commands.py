@@ -10,7 +10,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.fuzzy import Matcher
 
-from tui.app.text import shorten
+from tui.textsafe import shorten
 
 if TYPE_CHECKING:
     from tui.app.app import MootApp

@@ -10,7 +10,7 @@ output is cleaned of control characters and bounded; the stored reply is not.
 
 from __future__ import annotations
 
-from tui.app.text import SCREEN_LIMIT, clean
+from tui.textsafe import SCREEN_LIMIT, clean
 
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "", "f": "", "n": "\n", "r": "", "t": "    "}
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]<>#|~"})

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app.text import CARD_LIMIT, bound, clean, clean_line
 from tui.engine.records import Turn
+from tui.textsafe import CARD_LIMIT, bound, clean, clean_line
 
 VERDICT_LABEL = {"defects_found": "defects found", "no_defect_found": "no defect found"}
 

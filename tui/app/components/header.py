@@ -7,7 +7,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app.text import clean_line, shorten
+from tui.textsafe import clean_line, shorten
 
 STATUS_LABEL = {
     "READY": "READY",

@@ -14,9 +14,9 @@ from textual.widgets.markdown import MarkdownStream
 
 from tui.app.components.cards import TurnCard
 from tui.app.stream import ReadableStream
-from tui.app.text import clean_line, shorten
 from tui.engine.events import Slot
 from tui.engine.records import Turn
+from tui.textsafe import clean_line, shorten
 
 MAX_CARDS = 8  # older turns stay in the transcript (t) and the session file
 

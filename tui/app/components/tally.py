@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app.text import clean_line, shorten
+from tui.textsafe import clean_line, shorten
 
 
 class TallyPanel(Static):

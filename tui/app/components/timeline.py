@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app.text import shorten
+from tui.textsafe import shorten
 
 GLYPH = {
     "done": ("✓", "$success"),

@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app.text import clean_line, shorten
+from tui.textsafe import clean_line, shorten
 
 if TYPE_CHECKING:
     from tui.engine.protocols.base import Protocol

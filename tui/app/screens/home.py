@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from tui.app.messages import SessionChosen
-from tui.app.text import shorten
+from tui.textsafe import shorten
 
 MAX_SESSIONS = 300
 _STAMP = re.compile(r"^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})")
@@ -164,10 +164,14 @@ class HomeScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # Fixed widths: the layout does not jump when the rows arrive.
         ex = self.query_one("#examples", DataTable)
-        ex.add_columns("title", "protocol", "debaters", "file")
+        for label, width in (("title", 44), ("protocol", 10), ("debaters", 34), ("file", 30)):
+            ex.add_column(label, width=width)
         se = self.query_one("#sessions", DataTable)
-        se.add_columns("date", "title", "protocol", "decision", "turns", "file")
+        for label, width in (("date", 16), ("title", 40), ("protocol", 10), ("decision", 14),
+                             ("turns", 5), ("file", 30)):
+            se.add_column(label, width=width)
         ex.focus()
         self.load()
 

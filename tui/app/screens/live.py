@@ -25,7 +25,6 @@ from tui.app.messages import (
 )
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.modals import DecideModal, FailureModal, NoteModal
-from tui.app.text import clean_line, shorten
 from tui.engine.events import (
     DecisionReached,
     Event,
@@ -42,6 +41,7 @@ from tui.engine.events import (
 )
 from tui.engine.spec import Debater, Spec
 from tui.providers.base import Provider, ProviderError
+from tui.textsafe import clean_line, shorten
 
 FLUSH_INTERVAL = 1 / 12  # seconds between display updates of streaming text (~12 fps)
 

@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
-from tui.app.text import clean_line, shorten
+from tui.textsafe import clean_line, shorten
 
 DecideResult = tuple[str, str, str] | tuple[str] | None
 

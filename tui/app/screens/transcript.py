@@ -10,9 +10,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from tui.app.components.cards import turn_body, turn_heading
-from tui.app.text import SCREEN_LIMIT, clean_line, shorten
 from tui.engine.records import Turn
 from tui.engine.spec import Spec
+from tui.textsafe import SCREEN_LIMIT, clean_line, shorten
 
 MAX_SHOWN = 400
 
