@@ -200,11 +200,10 @@ class DebaterPane(Vertical):
         if self.vote:
             parts.append((f" {shorten(self.vote, 14)} ", "bold $text on $primary-muted"))
         else:
-            parts.append(("—", "$text-muted"))
+            parts.append((" — ", "$text-muted"))
         tokens = self.tokens_in + self.tokens_out
-        parts.append(
-            (f"  {self.turn_count} turns · {tokens:,} tok · ${self.cost:.4f}", "$text-muted")
-        )
+        turns = f"{self.turn_count} turn" + ("" if self.turn_count == 1 else "s")
+        parts.append((f"  {turns} · {tokens:,} tok · ${self.cost:.4f}", "$text-muted"))
         self.query_one(".meta", Static).update(Content.assemble(*parts))
         self.border_subtitle = Content(clean_line(self.vote)) if self.vote else None
 
