@@ -278,3 +278,28 @@ def test_headless_prints_hostile_text_literally(tmp_path: Path) -> None:
     assert "[bold red]boom[/] [link=http://x]y" in r.stdout  # markup shown, not applied
     assert "\x1b" not in r.stdout  # no escape reaches the terminal
     assert "␛[31mred" in r.stdout  # the escape is made visible
+
+
+EXPECTED = {
+    "scripted-consensus.toml": (0, "threshold_vote"),
+    "scripted-exhausted.toml": (3, "max_rounds_exhausted"),
+    "scripted-adversary.toml": (0, "critic_release"),
+    "scripted-challenge.toml": (0, "no_objections"),
+    "scripted-refine.toml": (0, "judge_convergence"),
+    "scripted-rubric.toml": (0, "critic_release"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_scripted_examples_end_as_documented(tmp_path: Path, name: str) -> None:
+    code, rule = EXPECTED[name]
+    out = tmp_path / "s.toml"
+    r = moot("run", str(EXAMPLES / name), "--headless", "--out", str(out))
+    assert r.returncode == code, r.stdout + r.stderr
+    result = load_session(out).result
+    assert result["decision_rule"] == rule
+    assert result["invalid_turns"] == 0
+
+
+def test_every_scripted_example_is_covered() -> None:
+    assert {p.name for p in EXAMPLES.glob("scripted-*.toml")} == set(EXPECTED)
