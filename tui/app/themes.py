@@ -16,32 +16,14 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from tui.paths import config_dir, themes_dir
+
 DEFAULT_THEME = "moot-dark"
 FALLBACK_COLORS = ("#7aa2f7", "#9ece6a", "#ff9e64", "#bb9af7", "#7dcfff", "#f7768e")
 
 
-def config_dir() -> Path:
-    try:
-        from tui.paths import config_dir as shared
-    except ImportError:  # pragma: no cover - tui.paths ships with the package
-        env = os.environ.get("MOOT_CONFIG_DIR")
-        if env:
-            return Path(env)
-        import platformdirs
-
-        return Path(platformdirs.user_config_dir("moot"))
-    return shared()
-
-
-def shipped_themes_dir() -> Path:
-    try:
-        from tui.paths import themes_dir
-    except ImportError:  # pragma: no cover
-        return Path(__file__).resolve().parents[2] / "themes"
-    return themes_dir()
-
-
 def user_themes_dir() -> Path:
+    """Theme files of the user's own, beside the config file."""
     return config_dir() / "themes"
 
 
@@ -123,7 +105,7 @@ def load_themes(
     loader = quick_theme_file if quick else load_theme_file
     themes: dict[str, LoadedTheme] = {}
     problems: list[str] = []
-    dirs = [shipped_themes_dir(), user_themes_dir(), *(extra_dirs or [])]
+    dirs = [themes_dir(), user_themes_dir(), *(extra_dirs or [])]
     for directory in dirs:
         if not directory.is_dir():
             continue
