@@ -303,3 +303,44 @@ def test_scripted_examples_end_as_documented(tmp_path: Path, name: str) -> None:
 
 def test_every_scripted_example_is_covered() -> None:
     assert {p.name for p in EXAMPLES.glob("scripted-*.toml")} == set(EXPECTED)
+
+
+def test_prompt_refuses_a_vetoed_release_and_asks_again(tmp_path: Path) -> None:
+    spec = tmp_path / "c.toml"
+    spec.write_text(
+        """[debate]
+title = "Blocked"
+motion = "Plan."
+protocol = "challenge"
+defender = "owner"
+adversary = "red"
+artifact = "Restore last night's backup to roll back."
+max_rounds = 1
+
+[[debaters]]
+id = "owner"
+model = "scripted"
+
+[[debaters]]
+id = "red"
+model = "scripted"
+[[debaters.script.turns]]
+verdict = "objections"
+challenges = [{ category = "data", concern = "Loses a day of writes.", evidence = "Restore last night's backup", severity = "critical", recommendation = "Make it reversible." }]
+"""
+    )
+    out = tmp_path / "o.toml"
+    r = moot(
+        "run",
+        str(spec),
+        "--headless",
+        "--out",
+        str(out),
+        "--on-unresolved",
+        "prompt",
+        stdin="release\nship it anyway\nrevise\nMake the migration reversible first.\n",
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "blocking mode" in r.stdout and "Traceback" not in r.stdout + r.stderr
+    result = load_session(out).result
+    assert (result["decision"], result["decided_by"]) == ("revise", "operator")

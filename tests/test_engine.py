@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from tests.helpers import SCRIPTED, adversary_raw, debate_raw, run_engine, with_script
-from tui.engine import Engine, SelfCritiqueRefused, validate_spec
+from tui.engine import Engine, validate_spec
 from tui.engine.events import DecisionReached, TallyChanged, TurnCompleted, TurnStarted
 from tui.engine.spec import Spec
 
@@ -167,10 +167,31 @@ def test_no_defect_found_is_a_valid_negative_channel() -> None:
 def test_self_critique_refused_at_run_time() -> None:
     spec = validate_spec(adversary_raw(["release"]))
     bad = spec.debate.model_copy(update={"critic": "author"})
-    forged = Spec.model_construct(debate=bad, debaters=spec.debaters)
+    forged = Spec.model_construct(debate=bad, debaters=spec.debaters, rubric=None)
     engine = Engine(forged, lambda d: SCRIPTED)
-    with pytest.raises((SelfCritiqueRefused, ValueError), match="self-critique|own work"):
-        asyncio.run(engine.run())
+    decision = asyncio.run(engine.run())
+    assert (decision.decision, decision.rule) == ("escalate", "self_critique_refused")
+    assert [t.kind for t in engine.state.turns] == ["position"]  # no critique was asked for
+    assert engine.result()["refused_speaker"] == "author"
+
+
+def test_refine_critic_may_not_be_the_synthesizer() -> None:
+    from tui.engine import SpecError
+
+    raw = {
+        "debate": {
+            "title": "T",
+            "motion": "M",
+            "protocol": "refine",
+            "authors": ["a", "b"],
+            "critic": "s",
+            "synthesizer": "s",
+            "judges": ["j1", "j2", "j3"],
+        },
+        "debaters": [{"id": i, "model": "scripted"} for i in ["a", "b", "s", "j1", "j2", "j3"]],
+    }
+    with pytest.raises(SpecError, match="self-critique is refused"):
+        validate_spec(raw)
 
 
 def test_max_rounds_exhausted_escalates() -> None:

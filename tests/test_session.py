@@ -182,3 +182,16 @@ def test_damaged_session_named_and_never_overwritten(tmp_path: Path, kind: str) 
     assert info.value.problems
     assert p.read_text() == damaged and os.stat(p).st_mtime_ns == before
     assert not (tmp_path / "d.toml.torn.bak").exists()
+
+
+def test_credentials_in_api_base_refused_and_redacted() -> None:
+    from tui.engine import SpecError
+    from tui.engine.redact import redact
+
+    for base in ("http://bob:hunter2pw@127.0.0.1:1/v1", "http://h/v1?api_key=abc123"):
+        raw = debate_raw({"a": ["release"], "b": ["release"]})
+        raw["debaters"][0]["api_base"] = base
+        with pytest.raises(SpecError, match="api_base: holds a credential"):
+            validate_spec(raw)
+    text = redact("could not reach http://bob:hunter2pw@host/v1?token=zzz&x=1")
+    assert "hunter2pw" not in text and "zzz" not in text and "x=1" in text

@@ -169,10 +169,11 @@ def _ask_operator(session: LiveSession, console: Console) -> bool:
                 rationale = input("rationale> ").strip()
             except EOFError:
                 return False
-            if rationale:
+            try:
                 session.engine.decide(choice, rationale)
                 return False
-            console.print(Text("a decision needs a rationale", style="red"))
+            except ValueError as refused:  # no rationale, or a blocking-mode veto
+                console.print(Text(str(refused), style="red"))
         else:
             console.print(Text(f"unknown choice {choice!r}", style="red"))
 

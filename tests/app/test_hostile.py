@@ -30,8 +30,7 @@ async def test_hostile_text_is_shown_literally_and_round_trips(tmp_path, moot_di
         phases=["proposal"],
         max_rounds=1,
         threshold=1,
-        scripts={0: {"stances": [BIG], "rationales": ["[/]" + HOSTILE]},
-                 1: {"votes": ["release"]}},
+        scripts={0: {"stances": [BIG], "rationales": ["[/]" + HOSTILE]}, 1: {"votes": ["release"]}},
     )
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
@@ -59,3 +58,12 @@ async def test_hostile_text_is_shown_literally_and_round_trips(tmp_path, moot_di
     assert data.turns[0].content["stance"] == BIG  # stored exactly, never truncated
     assert data.turns[0].content["rationale"] == "[/]" + HOSTILE
     assert data.spec.debate.title.endswith("\x1b[2J")
+
+
+def test_palette_help_text_is_never_markup() -> None:
+    from textual.content import Content
+
+    from tui.app.commands import _literal
+
+    for hostile in ("[/] x", "[@click=app.quit]z[/]", "[bold]a[", "[link=http://e.vil]y"):
+        assert Content.from_markup(_literal(hostile)).plain == hostile

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.fuzzy import Matcher
+from textual.markup import escape
 
-from tui.textsafe import shorten
+from tui.textsafe import clean_line, shorten
 
 if TYPE_CHECKING:
     from tui.app.app import MootApp
@@ -61,14 +62,21 @@ class MootCommands(Provider):
         for text, command, help_text in self._commands():
             if text.startswith(("Open session", "Resume session")):
                 continue
-            yield DiscoveryHit(Content(text), command, text=text, help=help_text)
+            yield DiscoveryHit(Content(text), command, text=text, help=_literal(help_text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for text, command, help_text in self._commands():
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, _highlight(matcher, text), command, text=text, help=help_text)
+                yield Hit(
+                    score, _highlight(matcher, text), command, text=text, help=_literal(help_text)
+                )
+
+
+def _literal(text: str) -> str:
+    """Textual renders a hit's help as markup: escape it (it may come from a session file)."""
+    return escape(clean_line(text))
 
 
 def _highlight(matcher: Matcher, text: str) -> Content:

@@ -17,7 +17,6 @@ _WHERE = {
     "validate_spec": "tui.engine.spec",
     "Decision": "tui.engine.state",
     "Engine": "tui.engine.runner",
-    "SelfCritiqueRefused": "tui.engine.runner",
     "MootInputError": "tui.engine.errors",
     "SessionError": "tui.engine.errors",
     "SessionLockedError": "tui.engine.errors",
@@ -30,7 +29,6 @@ __all__ = [
     "Decision",
     "Engine",
     "MootInputError",
-    "SelfCritiqueRefused",
     "SessionError",
     "SessionLockedError",
     "Slot",
@@ -45,7 +43,7 @@ if TYPE_CHECKING:
     from tui.engine.errors import MootInputError, SessionError, SessionLockedError, SpecError
     from tui.engine.events import Slot
     from tui.engine.records import Turn
-    from tui.engine.runner import Engine, SelfCritiqueRefused
+    from tui.engine.runner import Engine
     from tui.engine.spec import Debater, Spec, read_spec_file, validate_spec
     from tui.engine.state import Decision
 

@@ -41,12 +41,7 @@ from tui.providers.base import Provider, ProviderError, TurnRequest
 FailureChoice = str | tuple[str, str]
 FailureHandler = Callable[[Slot, ProviderError], Awaitable[FailureChoice]]
 Listener = Callable[[Event], None]
-CRITIQUE_KINDS = frozenset({"critique", "adversary_critique", "candidate_critique"})
 NOT_ARTIFACT = ("note:", "critique:", "challenges:", "responses:")
-
-
-class SelfCritiqueRefused(RuntimeError):
-    """A schedule that would have a debater critique its own work."""
 
 
 class TurnSink(TypingProtocol):
@@ -247,10 +242,16 @@ class Engine:
             )
 
     async def _play(self, slot: Slot) -> Turn | None:
-        if slot.kind in CRITIQUE_KINDS and slot.target == slot.speaker:
-            raise SelfCritiqueRefused(
-                f"{slot.speaker} was scheduled to critique its own work; refused"
+        if slot.kind in VERIFIER_KINDS and slot.speaker in (
+            self.protocol.cross_family_against(slot) or [slot.target]
+        ):
+            # Validation refuses such specs; if one gets here anyway, stop on record.
+            self._stop = Decision(
+                "escalate",
+                "self_critique_refused",
+                extra={"refused_speaker": slot.speaker, "refused_slot": slot.index},
             )
+            return None
         if slot.index < len(self._recorded):
             return self._recorded_turn(slot)
         if not self._gate.is_set():

@@ -38,6 +38,11 @@ SECRET_SHAPES = re.compile(
     r"(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{10,}|AIza[0-9A-Za-z_-]{20,}"
     r"|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,})"
 )
+# Credentials inside a URL: user:password@host, or ?key=/token=/secret= parameters.
+_URL_SECRET = re.compile(
+    r"//[^/@\s]+:[^/@\s]+@|[?&](api[_-]?key|key|token|access_token|secret|password)=",
+    re.IGNORECASE,
+)
 SECRET_KEYS = {"api_key", "apikey", "key", "token", "secret", "password", "api_token"}
 
 
@@ -272,6 +277,12 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
         model = d.get("model")
         if "script" in d and model != "scripted":
             problems.append(f'debaters[{i}].script: only allowed with model = "scripted"')
+        base = d.get("api_base")
+        if isinstance(base, str) and _URL_SECRET.search(base):
+            problems.append(
+                f"debaters[{i}].api_base: holds a credential (user:password or a key "
+                "parameter); put the key in an environment variable named in api_key_env"
+            )
         env = d.get("api_key_env")
         if isinstance(env, str) and not ENV_NAME.match(env):
             problems.append(
@@ -393,9 +404,10 @@ def _refine_problems(debate: dict[str, Any], ids: list[str]) -> list[str]:
             problems.append(f"debate.{key}: required for the refine protocol")
         elif isinstance(val, str) and val not in ids:
             problems.append(f"debate.{key}: {val!r} is not a debater id")
-    if debate.get("critic") in authors:
+    if debate.get("critic") in [*authors, debate.get("synthesizer")]:
         problems.append(
-            f"debate.critic: {debate.get('critic')!r} is also an author; self-critique is refused"
+            f"debate.critic: {debate.get('critic')!r} also writes candidates (author or "
+            "synthesizer); self-critique is refused"
         )
     judges = debate.get("judges")
     if not isinstance(judges, list) or not judges:

@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from tui.engine.redact import redact
 from tui.providers.base import ProviderError, TokenSink, TurnReply, TurnRequest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -397,7 +398,7 @@ class LiteLLMProvider:
         status = _status(_unwrap(err)) if kind not in ("timeout", "connection") else None
         http = f" (HTTP {status})" if status else ""
         tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}"
-        where = s["api_base"] or model
+        where = redact(s["api_base"]) if s["api_base"] else model
         if kind == "auth":
             env = request.debater.api_key_env or _default_key_env(model)
             if env:

@@ -28,8 +28,6 @@ class AdversaryProtocol(Protocol):
 
     def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]:
         if phase == "critique":
-            if self.critic == self.proposer:  # validation refuses this; never run it
-                raise ValueError("self-critique refused: critic is the proposer")
             return [Slot(start, round_no, phase, self.critic, "adversary_critique", self.proposer)]
         return [Slot(start, round_no, phase, self.proposer, "position")]
 
