@@ -344,3 +344,30 @@ challenges = [{ category = "data", concern = "Loses a day of writes.", evidence 
     assert "blocking mode" in r.stdout and "Traceback" not in r.stdout + r.stderr
     result = load_session(out).result
     assert (result["decision"], result["decided_by"]) == ("revise", "operator")
+
+
+@pytest.mark.parametrize(
+    ("name", "must"),
+    [
+        (
+            "scripted-challenge.toml",
+            ["| C1.1 | critical |", "**C1.1** critical", "Revised artifact:"],
+        ),
+        ("scripted-refine.toml", ["Winning candidate:", "round 1:", "Picked **"]),
+        (
+            "scripted-rubric.toml",
+            [
+                "| property | evidence | rationale | verdict |",
+                "not found verbatim in the artifact",
+                "no (claimed yes)",
+            ],
+        ),
+    ],
+)
+def test_markdown_export_shows_every_turn_kind(tmp_path: Path, name: str, must: list[str]) -> None:
+    out = tmp_path / "s.toml"
+    moot("run", str(EXAMPLES / name), "--headless", "--out", str(out))
+    md = moot("export", str(out), "--format", "markdown").stdout
+    for text in must:
+        assert text in md, text
+    assert "Verdict: ****" not in md

@@ -28,39 +28,133 @@ def to_json(data: SessionData) -> str:
 
 
 def _md(text: Any) -> str:
-    """Model text quoted so it cannot restructure the report."""
-    return str(text).replace("\r", "").replace("\n", "\n> ")
+    """Model text quoted so it cannot restructure the report: no HTML, no headings."""
+    out = str(text).replace("\r", "").replace("&", "&amp;").replace("<", "&lt;")
+    return out.replace("\n", "\n> ")
+
+
+def _content_md(t: Turn) -> list[str]:
+    c = t.content
+    if t.invalid:
+        return [f"**Invalid turn** — {_md(t.error or '')}", "", f"> {_md(t.raw or '')}", ""]
+    if t.kind == "position":
+        return [
+            f"> **Stance:** {_md(c.get('stance', ''))}",
+            ">",
+            f"> **Rationale:** {_md(c.get('rationale', ''))}",
+            "",
+        ]
+    if t.kind == "candidate":
+        return [f"> {_md(c.get('candidate', ''))}", ""]
+    if t.kind == "judgment":
+        return [
+            f"Picked **{c.get('pick')}** = {t.derived.get('picked', '?')} "
+            f"(shown {t.variant}): {_md(c.get('reason', ''))}",
+            "",
+        ]
+    if t.kind == "challenge_report":
+        lines = [f"Verdict **{c.get('verdict')}**, convergence {c.get('convergence')}", ""]
+        lines += [
+            f"- assessed {a.get('challenge_id')}: **{a.get('status')}** {_md(a.get('note', ''))}"
+            for a in c.get("assessments", [])
+        ]
+        ids = t.derived.get("challenge_ids", [])
+        for cid, ch in zip(ids, c.get("challenges", []), strict=False):
+            lines.append(
+                f"- **{cid}** {ch.get('severity')} / {_md(ch.get('category'))}: "
+                f"{_md(ch.get('concern'))} — evidence: {_md(ch.get('evidence'))} — "
+                f"recommendation: {_md(ch.get('recommendation'))}"
+            )
+        return [*lines, ""]
+    if t.kind == "defense":
+        lines = [
+            f"- {r.get('challenge_id')} **{r.get('status')}**: {_md(r.get('answer'))}"
+            for r in c.get("responses", [])
+        ]
+        return [*lines, "", "Revised artifact:", "", f"> {_md(c.get('revised_artifact', ''))}", ""]
+    lines = [
+        f"Verdict: **{c.get('verdict', '')}**"
+        + (f", score {c['score']}, routing **{c.get('routing')}**" if "score" in c else ""),
+        "",
+    ]
+    lines += [f"- weakness: {_md(w)}" for w in c.get("weaknesses", [])]
+    lines += [f"- suggestion: {_md(s)}" for s in c.get("suggestions", [])]
+    return [*lines, ""]
+
+
+def _rubric_md(props: list[dict[str, Any]]) -> list[str]:
+    lines = ["| property | evidence | rationale | verdict |", "| --- | --- | --- | --- |"]
+    for p in props:
+        ev = (
+            "<br>".join(
+                f"{e['kind']}: “{_md(e['quote'])}” ({'admitted' if e['admitted'] else _md(e['why'])})"
+                for e in p.get("evidence", [])
+            )
+            or "none"
+        )
+        verdict = p["verdict"] + (" (claimed yes)" if p["claimed"] == "yes" != p["verdict"] else "")
+        lines.append(f"| {p['property']} | {ev} | {_md(p.get('rationale', ''))} | {verdict} |")
+    return [*lines, ""]
 
 
 def _turn_md(t: Turn) -> list[str]:
     head = f"### Turn {t.index + 1} · round {t.round} · {t.phase} · `{t.speaker}`"
     if t.target:
         head += f" → `{t.target}`"
-    lines = [head, ""]
+    lines = [head, "", *_content_md(t)]
+    if "rubric" in t.derived:
+        lines += _rubric_md(t.derived["rubric"]["properties"])
     meta = f"model `{t.model}` ({t.family}), saw: {', '.join(t.saw) or 'nothing'}"
-    if t.invalid:
-        lines += [f"**Invalid turn** — {_md(t.error or '')}", "", f"> {_md(t.raw or '')}", ""]
-    elif t.kind == "position":
-        c = t.content
-        lines += [
-            f"> **Stance:** {_md(c.get('stance', ''))}",
-            ">",
-            f"> **Rationale:** {_md(c.get('rationale', ''))}",
-            "",
-        ]
-    else:
-        c = t.content
-        lines.append(
-            f"Verdict: **{c.get('verdict', '')}**"
-            + (f", score {c['score']}, routing **{c.get('routing')}**" if "score" in c else "")
-        )
-        lines.append("")
-        lines += [f"- weakness: {_md(w)}" for w in c.get("weaknesses", [])]
-        lines += [f"- suggestion: {_md(s)}" for s in c.get("suggestions", [])]
-        lines.append("")
     if t.vote:
         meta = f"vote **{t.vote}** · " + meta
-    lines += [meta, ""]
+    return [*lines, meta, ""]
+
+
+def _protocol_md(r: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for key in (
+        "proposal_id",
+        "weakness_count",
+        "critique_score",
+        "verdict",
+        "routing_decision",
+        "mode",
+        "convergence_status",
+        "cross_family_held",
+        "weak_adversarial_pass",
+        "judge_agreement",
+        "incumbent_streak",
+        "convergence_round",
+        "rubric_pass",
+        "rubric_missing_evidence",
+    ):
+        if key in r:
+            lines.append(f"- {key}: {r[key]}")
+    if r.get("challenges"):
+        lines += [
+            "",
+            "| id | severity | concern | status | history |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        lines += [
+            f"| {c['id']} | {c['severity']} | {_md(c['concern'])} | {c['status']} | "
+            f"{' → '.join(c.get('history', []))} |"
+            for c in r["challenges"]
+        ]
+    for rd in r.get("judge_rounds", []):
+        picks = ", ".join(f"{j} {p['pick']}" for j, p in rd["judges"].items())
+        lines.append(
+            f"- round {rd['round']}: {rd['winner']} (agreement {rd['agreement']}, "
+            f"streak {rd['streak']}): {picks}"
+        )
+    if r.get("winning_candidate"):
+        lines += ["", "Winning candidate:", "", f"> {_md(r['winning_candidate'])}"]
+    if r.get("key_arguments"):
+        lines += ["", "Key arguments:"] + [f"- {_md(k)}" for k in r["key_arguments"]]
+    if r.get("minority_dissent"):
+        lines += ["", "Minority dissent:"] + [f"- {_md(k)}" for k in r["minority_dissent"]]
+    if r.get("rubric"):
+        lines += ["", "Rubric (last assessed turn):", "", *_rubric_md(r["rubric"])]
     return lines
 
 
@@ -68,7 +162,7 @@ def to_markdown(data: SessionData) -> str:
     d = data.spec.debate
     r = data.result or {}
     lines = [
-        f"# {d.title}",
+        f"# {_md(d.title)}",
         "",
         f"**Motion:** {_md(d.motion)}",
         "",
@@ -76,6 +170,8 @@ def to_markdown(data: SessionData) -> str:
         + ", ".join(f"`{x.id}` ({x.model})" for x in data.spec.debaters),
         "",
     ]
+    if d.artifact:
+        lines += ["**Artifact:**", "", f"> {_md(d.artifact)}", ""]
     lines += ["## Result", ""]
     if r:
         lines += [
@@ -84,20 +180,10 @@ def to_markdown(data: SessionData) -> str:
         ]
         if r.get("rationale"):
             lines.append(f"- operator rationale: {_md(r['rationale'])}")
-        tally = r.get("vote_tally", {})
-        lines.append("- tally: " + ", ".join(f"{k} {v}" for k, v in tally.items()))
+        if any(r.get("vote_tally", {}).values()):
+            lines.append("- tally: " + ", ".join(f"{k} {v}" for k, v in r["vote_tally"].items()))
         lines.append(f"- rounds run: {r.get('rounds_run')} of {r.get('max_rounds')}")
-        for key in (
-            "proposal_id",
-            "weakness_count",
-            "critique_score",
-            "verdict",
-            "routing_decision",
-            "cross_family_held",
-            "weak_adversarial_pass",
-        ):
-            if key in r:
-                lines.append(f"- {key}: {r[key]}")
+        lines += _protocol_md(r)
     else:
         lines.append("_The session has not ended._")
     lines += ["", "## Transcript", ""]

@@ -88,6 +88,8 @@ def turn_text(turn: Turn) -> Text:
             f"{rubric['missing_evidence']} without admitted evidence)",
             style="magenta",
         )
+        for prop in rubric["properties"]:
+            body.append_text(rubric_lines(prop))
     if turn.tokens_in or turn.tokens_out or turn.cost:
         body.append(
             f"\n  tokens {turn.tokens_in}/{turn.tokens_out}  cost ${turn.cost:.4f}", style="dim"
@@ -95,12 +97,39 @@ def turn_text(turn: Turn) -> Text:
     return head + body
 
 
+def rubric_lines(prop: dict[str, Any]) -> Text:
+    """One property: evidence first, then rationale, then the verdict the engine gave."""
+    out = Text(f"\n    {prop['property']}:", style="magenta")
+    for ev in prop.get("evidence", []):
+        mark = "admitted" if ev["admitted"] else f"refused: {ev['why']}"
+        out.append(f"\n      evidence {ev['kind']}: ", style="dim")
+        out.append(printable(str(ev["quote"]), 400))
+        out.append(f" ({mark})", style="green" if ev["admitted"] else "red")
+    if not prop.get("evidence"):
+        out.append("\n      evidence: none", style="dim")
+    out.append("\n      rationale: ", style="dim")
+    out.append(printable(str(prop.get("rationale", "")), 600))
+    forced = prop["claimed"] == "yes" and prop["verdict"] == "no"
+    out.append(
+        f"\n      verdict: {prop['verdict']}" + (" (claimed yes: forced)" if forced else ""),
+        style="bold",
+    )
+    return out
+
+
 def report_table(result: dict[str, Any]) -> Table:
     table = Table(title="Result", show_header=False, title_style="bold")
     table.add_column(style="dim")
     table.add_column()
     for key, value in result.items():
-        if key in ("challenges", "judge_rounds", "rubric", "final_artifact", "winning_candidate"):
+        if key in (
+            "challenges",
+            "judge_rounds",
+            "rubric",
+            "rubric_turns",
+            "final_artifact",
+            "winning_candidate",
+        ):
             value = _summary(key, value)
         if key == "speaker_schedule":
             value = " ".join(value)
@@ -119,6 +148,10 @@ def _summary(key: str, value: Any) -> str:
         return "; ".join(f"r{r['round']} {r['winner']} (streak {r['streak']})" for r in value)
     if key == "rubric":
         return ", ".join(f"{p['property']}={p['verdict']}" for p in value)
+    if key == "rubric_turns":
+        return "; ".join(
+            f"t{r['turn']} {r['speaker']} {'pass' if r['pass'] else 'fail'}" for r in value
+        )
     text = str(value)
     return text if len(text) < 300 else text[:300] + "…"
 

@@ -531,9 +531,15 @@ class Engine:
             out["rubric_pass"] = last["pass"]
             out["rubric_missing_evidence"] = last["missing_evidence"]
             out["rubric_assessed_turn"] = assessed[-1].index
-            out["rubric"] = [
-                {k: p[k] for k in ("property", "verdict", "claimed", "admitted_evidence")}
-                for p in last["properties"]
+            out["rubric"] = last["properties"]  # evidence, rationale, verdict per property
+            out["rubric_turns"] = [
+                {
+                    "turn": t.index,
+                    "speaker": t.speaker,
+                    "pass": t.derived["rubric"]["pass"],
+                    "missing_evidence": t.derived["rubric"]["missing_evidence"],
+                }
+                for t in assessed
             ]
         if d is not None:
             out.update(decision=d.decision, decision_rule=d.rule, decided_by=d.decided_by)
