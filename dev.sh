@@ -31,6 +31,13 @@ case "${1:-}" in
         ;;
     test)
         setup
+        # The end-to-end test drives the real console in tmux.
+        if ! command -v tmux >/dev/null 2>&1; then
+            if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+                apt-get install -y -qq tmux >/dev/null 2>&1 \
+                    || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq tmux >/dev/null; }
+            fi
+        fi
         "$VENV/bin/ruff" check tui tests bench
         set +e
         "$VENV/bin/python" -m pytest -q "${@:2}"

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import debate_raw, run_engine
-from tui.engine import tally
+from tui.engine import Turn, tally, validate_spec
+from tui.engine.state import DebateState
 
 VOTES = ["release", "revise", "escalate"]
 ids = st.sampled_from(["a", "b", "c", "d", "e"])
@@ -17,11 +18,27 @@ events = st.lists(st.tuples(ids, st.sampled_from(VOTES), st.booleans()), max_siz
 
 @given(events)
 def test_latest_valid_vote_per_distinct_debater(seq: list[tuple[str, str, bool]]) -> None:
-    latest = tally.latest_votes(seq)
+    spec = validate_spec(debate_raw({d: ["release"] for d in "abcde"}, consensus_threshold=1))
+    state = DebateState(spec, 1)
+    for i, (speaker, vote, invalid) in enumerate(seq):
+        state.add(
+            Turn(
+                index=i,
+                round=1,
+                phase="proposal",
+                speaker=speaker,
+                kind="position",
+                model="scripted",
+                family="scripted",
+                vote=None if invalid else vote,
+                invalid=invalid,
+            )
+        )
+    latest = state.latest_vote
     for speaker in {s for s, _, _ in seq}:
         valid = [v for s, v, invalid in seq if s == speaker and not invalid]
         assert latest.get(speaker) == (valid[-1] if valid else None)
-    counts = tally.count(latest, VOTES)
+    counts = state.tally()
     assert sum(counts.values()) == len(latest)  # one vote per distinct debater
     assert set(counts) == set(VOTES)
 

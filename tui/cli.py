@@ -138,13 +138,17 @@ def _new(path: str, protocol: str) -> int:
 
 
 def _export(session: str, fmt: str, output: str | None) -> int:
+    from tui.engine.errors import MootInputError
     from tui.engine.session import load_session
     from tui.export import to_json, to_markdown
 
     data = load_session(session)
     text = to_json(data) if fmt == "json" else to_markdown(data)
     if output:
-        Path(output).write_text(text + "\n", encoding="utf-8")
+        target = Path(output)
+        if target.exists():
+            raise MootInputError(output, ["a file already exists there; not overwriting it"])
+        target.write_text(text + "\n", encoding="utf-8")
     else:
         sys.stdout.write(text + "\n")
     return EXIT_OK

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from tui.engine.protocols.refine import handoff
 from tui.engine.records import Turn
-from tui.engine.session import SessionData
+from tui.engine.session import SessionData, load_session
 
 
 def to_json(data: SessionData) -> str:
@@ -198,3 +199,11 @@ def to_markdown(data: SessionData) -> str:
             lines.append(f"- {a['at']} after turn {a['after_turn']}: **{a['action']}** {extra}")
         lines.append("")
     return "\n".join(lines)
+
+
+def write_beside(session: str | Path, fmt: str) -> Path:
+    """Write ``<session>.md`` or ``<session>.json`` next to the session file."""
+    data = load_session(session)
+    out = Path(session).with_suffix(".md" if fmt == "markdown" else ".json")
+    out.write_text((to_markdown(data) if fmt == "markdown" else to_json(data)) + "\n", "utf-8")
+    return out

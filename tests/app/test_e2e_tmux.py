@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -19,13 +18,11 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from app_support import debate_spec, write_spec
 
 from tui.engine.session import load_session
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
 class Tmux:

@@ -272,15 +272,15 @@ class MootApp(App[int]):
         return list_sessions(self.sessions_path)[:n]
 
     def export(self, fmt: str) -> None:
-        from tui.app.export import export_session
         from tui.engine.errors import SessionError
+        from tui.export import write_beside
 
         path = self.current_session_path()
         if path is None:
             self.notify("no session to export", markup=False)
             return
         try:
-            out = export_session(path, fmt)
+            out = write_beside(path, fmt)
         except (SessionError, OSError) as err:
             self.notify(shorten(f"export failed: {err}", 400), severity="error", markup=False)
             return

@@ -428,6 +428,12 @@ class Engine:
                 self.state.max_rounds += 1
             elif kind == "replace_model":
                 self._swap_model(str(a.get("speaker")), str(a.get("model")))
+            elif kind == "decide":  # written, then the process died before the result
+                self._stop = Decision(
+                    str(a.get("vote")), "operator_decision", "operator", str(a.get("rationale"))
+                )
+            elif kind == "escalate":
+                self._stop = Decision("escalate", "operator_escalation", decided_by="operator")
             self._emit(OperatorActed(a))
 
     @property
@@ -525,6 +531,7 @@ class Engine:
         if held:
             out["cross_family_policy"] = self.spec.debate.cross_family
             out["cross_family_held"] = all(held)
+            out["weak_adversarial_pass"] = not all(held)
         assessed = [t for t in st.turns if "rubric" in t.derived]
         if assessed:
             last = assessed[-1].derived["rubric"]

@@ -271,7 +271,12 @@ class SessionStore:
         store._actions = [dict(a) for a in data.actions]
         store._result = data.result
         if data.warnings:
-            backup = p.with_name(p.name + ".torn.bak")
+            stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+            backup = p.with_name(f"{p.name}.torn-{stamp}.bak")
+            n = 2
+            while backup.exists():  # never replace an earlier backup
+                backup = p.with_name(f"{p.name}.torn-{stamp}-{n}.bak")
+                n += 1
             shutil.copyfile(p, backup)
             with open(p, "r+b") as fh:
                 fh.truncate(data.good_length)
@@ -340,11 +345,10 @@ class SessionStore:
             os.close(self._fd)
             self._fd = None
         if self._lock_fd >= 0:
-            try:
-                _lock_path(self.path).unlink(missing_ok=True)
-            finally:
-                os.close(self._lock_fd)
-                self._lock_fd = -1
+            # The lock file stays: unlinking it would let a waiting process lock a
+            # fresh inode while another still holds the old one.
+            os.close(self._lock_fd)
+            self._lock_fd = -1
 
 
 def _toml_safe(value: Any) -> Any:

@@ -338,7 +338,12 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     problems += _rubric_problems(raw.get("rubric"))
 
     threshold = debate.get("consensus_threshold")
-    voters = 2 if protocol == "adversary" else len(entries)
+    judges = debate.get("judges")
+    voters = {
+        "adversary": 2,
+        "challenge": 1,
+        "refine": len(judges) if isinstance(judges, list) else 0,
+    }.get(protocol, len(entries))
     if isinstance(threshold, int) and not isinstance(threshold, bool) and threshold > voters:
         problems.append(
             f"debate.consensus_threshold: {threshold} is larger than the number of voters ({voters})"

@@ -5,15 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 
-def latest_votes(turns: Iterable[tuple[str, str | None, bool]]) -> dict[str, str]:
-    """The latest valid vote of each distinct debater, from (speaker, vote, invalid)."""
-    latest: dict[str, str] = {}
-    for speaker, vote, invalid in turns:
-        if vote and not invalid:
-            latest[speaker] = vote
-    return latest
-
-
 def count(latest: Mapping[str, str], votes: Iterable[str]) -> dict[str, int]:
     """A tally with every allowed vote present (zero when unused)."""
     tally = dict.fromkeys(votes, 0)

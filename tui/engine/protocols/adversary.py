@@ -71,7 +71,11 @@ class AdversaryProtocol(Protocol):
         out: dict[str, Any] = {
             "proposer_id": self.proposer,
             "critic_id": self.critic,
-            "self_critique_skipped": True,
+            # Self-critique never runs: the critic is a different debater (checked
+            # at validation and again before every critique call).
+            "self_critique_skipped": all(
+                t.speaker != t.target for t in state.turns if t.kind == "adversary_critique"
+            ),
             "revisions": sum(
                 1 for t in state.turns if t.speaker == self.proposer and t.phase == "revision"
             ),
