@@ -219,3 +219,34 @@ def test_local_schema_constrains_votes_and_lengths() -> None:
     crit = local_schema(CONTENT_MODELS["adversary_critique"].model_json_schema(), votes)
     assert "vote" not in crit["properties"]
     assert crit["properties"]["weaknesses"]["minItems"] == 1
+
+
+@pytest.mark.parametrize(
+    "example", ["local-debate.toml", "local-adversary.toml", "local-challenge.toml"]
+)
+def test_local_examples_run_headless_with_valid_turns(tmp_path, example: str) -> None:  # noqa: ANN001
+    """The shipped examples, as a user runs them: `moot run SPEC --headless`."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tui.engine.session import load_session
+
+    spec = Path(__file__).resolve().parents[1] / "sessions" / "examples" / example
+    out = tmp_path / "session.toml"
+    r = subprocess.run(
+        [sys.executable, "-m", "tui", "run", str(spec), "--headless", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert r.returncode in (0, 3), r.stdout[-2000:] + r.stderr[-2000:]
+    assert "Traceback" not in r.stdout + r.stderr
+    data = load_session(out)
+    assert data.turns and data.result is not None
+    for t in data.turns:
+        assert t.invalid is False, f"{t.speaker} {t.phase}: {t.error} / {t.raw!r}"
+        assert t.model == "local" and t.tokens_out > 0
+    voted = {t.speaker: t.vote for t in data.turns if t.vote}
+    assert data.result["final_votes"] == voted
+    assert data.result["decision_rule"] not in ("invalid_turn", "provider_failure")
