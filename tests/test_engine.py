@@ -312,3 +312,12 @@ def test_adversary_invalid_critique_escalates() -> None:
     r = engine.result()
     assert (r["decision"], r["decision_rule"]) == ("escalate", "invalid_turn")
     assert r["negative_channel_present"] is False
+
+
+def test_tolerant_parsing_fences_prose_and_bounded_search() -> None:
+    from tui.engine.parsing import TurnParseError, extract_json_object
+
+    assert extract_json_object('Sure!\n```json\n{"a": 1}\n```\nDone.') == {"a": 1}
+    assert extract_json_object('{not json} then {"b": 2}') == {"b": 2}
+    with pytest.raises(TurnParseError):
+        extract_json_object("{" * 200_000)  # returns promptly: the search is bounded

@@ -8,6 +8,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 
+MAX_OBJECT_STARTS = 64
+
+
 class TurnParseError(ValueError):
     """Model text that does not hold a valid turn; the message is fed back on re-ask."""
 
@@ -24,7 +27,9 @@ def extract_json_object(text: str) -> dict[str, Any]:
             pass
     decoder = json.JSONDecoder()
     start = text.find("{")
-    while start != -1:
+    tries = 0
+    while start != -1 and tries < MAX_OBJECT_STARTS:  # bounded: hostile text may hold many
+        tries += 1
         try:
             value, _ = decoder.raw_decode(text, start)
         except json.JSONDecodeError:
