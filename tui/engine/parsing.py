@@ -7,7 +7,6 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-
 MAX_OBJECT_STARTS = 64
 
 
