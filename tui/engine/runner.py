@@ -228,7 +228,7 @@ class Engine:
 
     def _commit(self, turn: Turn, slot: Slot) -> None:
         replayed = slot.index < len(self._recorded)
-        before = dict(self.state.latest_vote)
+        before = self.state.latest_vote.get(turn.speaker)  # only this speaker's vote can move
         self.state.speaker_turns[turn.speaker] = self.state.speaker_turns.get(turn.speaker, 0) + 1
         self.state.add(turn)
         if self._sink is not None and not replayed:
@@ -236,7 +236,7 @@ class Engine:
         if not self._listeners:
             return
         self._emit(TurnCompleted(turn, replayed))
-        if self.state.latest_vote != before:
+        if self.state.latest_vote.get(turn.speaker) != before:
             self._emit(
                 TallyChanged(self.state.tally(), self.spec.threshold, dict(self.state.latest_vote))
             )
@@ -520,7 +520,7 @@ class Engine:
             "consensus_threshold": self.spec.threshold,
             "vote_tally": st.tally(),
             "final_votes": dict(st.latest_vote),
-            "speaker_schedule": list(st.schedule),
+            "speaker_schedule": [t.speaker for t in st.turns],
             "speaker_selected_by": "schedule",
             "turns": len(st.turns),
             "invalid_turns": sum(1 for t in st.turns if t.invalid),

@@ -33,14 +33,12 @@ class DebateState:
     latest_vote: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     speaker_turns: dict[str, int] = field(default_factory=dict)
-    schedule: list[str] = field(default_factory=list)
     phase_sequence: list[str] = field(default_factory=list)
     round: int = 0
     phase: str = ""
 
     def add(self, turn: Turn) -> None:
         self.turns.append(turn)
-        self.schedule.append(turn.speaker)
         if turn.invalid:
             return
         if turn.kind == "position":

@@ -17,11 +17,21 @@ from tui.providers.base import ProviderError, TokenSink, TurnReply, TurnRequest
 T = TypeVar("T")
 JUNK = "I would rather not answer in the requested format."
 _TOKEN = re.compile(r"\S+\s*|\s+")
-_CHALLENGE_ID = re.compile(r"\[(C\d+\.\d+)\]")
 
 
 def _pick(items: list[T], n: int, default: T) -> T:
     return items[(n - 1) % len(items)] if items else default
+
+
+def _ids_to_answer(schema: dict[str, Any]) -> list[str]:
+    """The challenge ids the engine's per-slot schema says this turn must cover."""
+    props = schema.get("properties", {})
+    for key in ("assessments", "responses"):
+        item = props.get(key, {}).get("items", {})
+        enum = item.get("properties", {}).get("challenge_id", {}).get("enum")
+        if enum:
+            return list(enum)
+    return []
 
 
 class ScriptedProvider:
@@ -58,8 +68,7 @@ class ScriptedProvider:
     def _default(request: TurnRequest, script: Script, n: int) -> dict[str, Any]:
         d, slot = request.debater, request.slot
         vote = _pick(script.votes, n, request.votes[0])
-        shown = request.messages[-1]["content"] if request.messages else ""
-        ids = list(dict.fromkeys(_CHALLENGE_ID.findall(shown)))
+        ids = _ids_to_answer(request.json_schema)
         if slot.kind == "candidate":
             return {
                 "candidate": _pick(script.stances, n, f"{d.id}: candidate {n}."),
