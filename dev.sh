@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh clone:
 #   ./dev.sh demo   set up, then open the console on a live debate on the embedded model
-#   ./dev.sh test   set up, then run ruff and the whole test suite
+#   ./dev.sh test   set up, then ruff (lint, format), mypy, the import contracts and the tests
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -38,7 +38,10 @@ case "${1:-}" in
                     || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq tmux >/dev/null; }
             fi
         fi
-        "$VENV/bin/ruff" check tui tests bench
+        "$VENV/bin/ruff" check tui tests bench docs
+        "$VENV/bin/ruff" format --check tui tests bench docs
+        "$VENV/bin/mypy"
+        "$VENV/bin/lint-imports"
         set +e
         "$VENV/bin/python" -m pytest -q "${@:2}"
         code=$?

@@ -34,14 +34,27 @@ sys.path.insert(0, str(REPO))
 def first_paint(runs: int) -> list[float]:
     times = []
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, TERM="xterm-256color", MOOT_CONFIG_DIR=f"{tmp}/config",
-                   MOOT_SESSIONS_DIR=f"{tmp}/sessions", COLUMNS="160", LINES="45")
+        env = dict(
+            os.environ,
+            TERM="xterm-256color",
+            MOOT_CONFIG_DIR=f"{tmp}/config",
+            MOOT_SESSIONS_DIR=f"{tmp}/sessions",
+            COLUMNS="160",
+            LINES="45",
+        )
         for _ in range(runs):
             master, slave = pty.openpty()
             fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 160, 0, 0))
             t0 = time.perf_counter()
-            proc = subprocess.Popen([sys.executable, "-m", "tui"], stdin=slave, stdout=slave,
-                                    stderr=slave, env=env, cwd=REPO, close_fds=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "tui"],
+                stdin=slave,
+                stdout=slave,
+                stderr=slave,
+                env=env,
+                cwd=REPO,
+                close_fds=True,
+            )
             os.close(slave)
             seen = b""
             painted = None
@@ -86,7 +99,7 @@ class PacedProvider:
         import json
         import re
 
-        from tui.providers.base import TurnReply
+        from tui.engine.ports import TurnReply
 
         words = " ".join(f"word{i}" for i in range(240))
         vote = request.votes[int(request.debater.id[1:]) % 2]  # 2 release, 2 revise: no end
@@ -114,13 +127,26 @@ async def under_load(seconds: float) -> dict[str, float]:
 
     words = " ".join(f"word{i}" for i in range(240))
     spec = {
-        "debate": {"title": "Load", "motion": "Stream as fast as a real model.",
-                   "max_rounds": 50, "phases": ["proposal"], "consensus_threshold": 4,
-                   "parallel": True},
+        "debate": {
+            "title": "Load",
+            "motion": "Stream as fast as a real model.",
+            "max_rounds": 50,
+            "phases": ["proposal"],
+            "consensus_threshold": 4,
+            "parallel": True,
+        },
         "debaters": [
-            {"id": f"d{i}", "model": "scripted", "family": f"f{i}",
-             "script": {"votes": [["release", "revise"][i % 2]], "stances": [words],
-                        "rationales": [words], "token_delay_ms": 4.0}}
+            {
+                "id": f"d{i}",
+                "model": "scripted",
+                "family": f"f{i}",
+                "script": {
+                    "votes": [["release", "revise"][i % 2]],
+                    "stances": [words],
+                    "rationales": [words],
+                    "token_delay_ms": 4.0,
+                },
+            }
             for i in range(4)
         ],
     }
@@ -129,8 +155,11 @@ async def under_load(seconds: float) -> dict[str, float]:
         os.environ["MOOT_CONFIG_DIR"] = f"{tmp}/config"
         spec_path = Path(tmp) / "load.toml"
         spec_path.write_text(tomli_w.dumps(spec))
-        app = MootApp(spec_path=str(spec_path), sessions_dir=f"{tmp}/sessions",
-                      provider_for=lambda d: provider)
+        app = MootApp(
+            spec_path=str(spec_path),
+            sessions_dir=f"{tmp}/sessions",
+            provider_for=lambda d: provider,
+        )
         latencies: list[float] = []
         lags: list[float] = []
         emitted = 0
@@ -214,19 +243,25 @@ def main() -> int:
     print("moot console benchmarks")
     paints = first_paint(args.runs)
     if paints:
-        print(f"  first paint of `moot` (home screen, pty 160x45): median "
-              f"{statistics.median(paints) * 1000:.0f} ms, best {min(paints) * 1000:.0f} ms, "
-              f"worst {max(paints) * 1000:.0f} ms over {len(paints)} runs (target ≤ 400 ms)")
+        print(
+            f"  first paint of `moot` (home screen, pty 160x45): median "
+            f"{statistics.median(paints) * 1000:.0f} ms, best {min(paints) * 1000:.0f} ms, "
+            f"worst {max(paints) * 1000:.0f} ms over {len(paints)} runs (target ≤ 400 ms)"
+        )
     r = asyncio.run(under_load(args.seconds))
     target = 4 * 250
     keeps_up = r["token_rate"] >= 0.9 * target and r["lag_p95_ms"] < 250
-    print(f"  4 panes × 250 tok/s: engine delivered {r['token_rate']:.0f} tok/s "
-          f"(target {target}), shown {r['shown_fraction']:.0%} of tokens, display lag p95 "
-          f"{r['lag_p95_ms']:.0f} ms → {'keeps up' if keeps_up else 'FALLS BEHIND'}; "
-          f"the console used {r['cpu']:.0%} of a core (engine and providers included)")
-    print(f"  key press (p) to header change: p50 {r['key_p50_ms']:.1f} ms, p95 "
-          f"{r['key_p95_ms']:.1f} ms, max {r['key_max_ms']:.1f} ms over {r['presses']} presses "
-          "(target p95 ≤ 100 ms)")
+    print(
+        f"  4 panes × 250 tok/s: engine delivered {r['token_rate']:.0f} tok/s "
+        f"(target {target}), shown {r['shown_fraction']:.0%} of tokens, display lag p95 "
+        f"{r['lag_p95_ms']:.0f} ms → {'keeps up' if keeps_up else 'FALLS BEHIND'}; "
+        f"the console used {r['cpu']:.0%} of a core (engine and providers included)"
+    )
+    print(
+        f"  key press (p) to header change: p50 {r['key_p50_ms']:.1f} ms, p95 "
+        f"{r['key_p95_ms']:.1f} ms, max {r['key_max_ms']:.1f} ms over {r['presses']} presses "
+        "(target p95 ≤ 100 ms)"
+    )
     return 0
 
 

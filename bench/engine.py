@@ -30,7 +30,7 @@ from tui.engine.records import Turn
 from tui.engine.runner import Engine
 from tui.engine.session import SessionStore
 from tui.engine.spec import validate_spec
-from tui.providers.base import TurnReply, TurnRequest
+from tui.engine.ports import TurnReply, TurnRequest
 
 DEBATERS = ("ada", "brook", "cyrus")
 MODELS = ("openai/gpt-4o", "anthropic/claude-3-5-sonnet", "gemini/gemini-1.5-pro")

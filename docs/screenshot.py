@@ -33,25 +33,52 @@ SPEC = {
         "parallel": False,
     },
     "debaters": [
-        {"id": "planner", "model": "scripted", "family": "openai",
-         "role": "Argues for shipping now.",
-         "script": {"votes": ["release"],
-                    "stances": ["Ship it tonight: the migration only adds nullable columns."],
-                    "rationales": ["Nothing reads the new columns yet, so a failed migration "
-                                   "leaves the old code path untouched."]}},
-        {"id": "critic", "model": "scripted", "family": "anthropic",
-         "role": "Looks for what breaks in production.",
-         "script": {"votes": ["revise"],
-                    "stances": ["Rehearse the rollback on a staging copy first."],
-                    "rationales": ["The backfill takes a table lock for minutes; without a "
-                                   "tested rollback, an abort means a restore from backup."]}},
-        {"id": "operator", "model": "scripted", "family": "google",
-         "role": "Runs the on-call rotation.",
-         "script": {"votes": ["escalate"], "token_delay_ms": 120,
-                    "stances": ["Hold until Monday: two people are on call tonight and the "
-                                "runbook has no abort step for the backfill."],
-                    "rationales": ["Shipping is fine; shipping without a rehearsed way back "
-                                   "on a thin rotation is the risk."]}},
+        {
+            "id": "planner",
+            "model": "scripted",
+            "family": "openai",
+            "role": "Argues for shipping now.",
+            "script": {
+                "votes": ["release"],
+                "stances": ["Ship it tonight: the migration only adds nullable columns."],
+                "rationales": [
+                    "Nothing reads the new columns yet, so a failed migration "
+                    "leaves the old code path untouched."
+                ],
+            },
+        },
+        {
+            "id": "critic",
+            "model": "scripted",
+            "family": "anthropic",
+            "role": "Looks for what breaks in production.",
+            "script": {
+                "votes": ["revise"],
+                "stances": ["Rehearse the rollback on a staging copy first."],
+                "rationales": [
+                    "The backfill takes a table lock for minutes; without a "
+                    "tested rollback, an abort means a restore from backup."
+                ],
+            },
+        },
+        {
+            "id": "operator",
+            "model": "scripted",
+            "family": "google",
+            "role": "Runs the on-call rotation.",
+            "script": {
+                "votes": ["escalate"],
+                "token_delay_ms": 120,
+                "stances": [
+                    "Hold until Monday: two people are on call tonight and the "
+                    "runbook has no abort step for the backfill."
+                ],
+                "rationales": [
+                    "Shipping is fine; shipping without a rehearsed way back "
+                    "on a thin rotation is the risk."
+                ],
+            },
+        },
     ],
 }
 
@@ -65,17 +92,25 @@ async def capture(out: Path, theme: str) -> Path:
         os.environ["MOOT_CONFIG_DIR"] = str(Path(tmp) / "config")
         spec_path = Path(tmp) / "spec.toml"
         spec_path.write_text(tomli_w.dumps(SPEC), encoding="utf-8")
-        app = MootApp(spec_path=str(spec_path), sessions_dir=Path(tmp) / "sessions",
-                      examples_dir=Path(tmp) / "no-examples", theme=theme,
-                      provider_for=lambda _debater: provider)
+        app = MootApp(
+            spec_path=str(spec_path),
+            sessions_dir=Path(tmp) / "sessions",
+            examples_dir=Path(tmp) / "no-examples",
+            theme=theme,
+            provider_for=lambda _debater: provider,
+        )
         async with app.run_test(size=SIZE) as pilot:
             deadline = time.monotonic() + 20
             while True:
                 screen = app.debate_screen()
                 entry = screen.timeline.entries.get(2) if screen is not None else None
                 streaming = screen.pane("operator").streaming if entry is not None else None
-                if (entry.status == "speaking" and len(screen.turns) == 2
-                        and streaming is not None and len(streaming.text) > 90):
+                if (
+                    entry.status == "speaking"
+                    and len(screen.turns) == 2
+                    and streaming is not None
+                    and len(streaming.text) > 90
+                ):
                     break
                 if time.monotonic() > deadline:
                     raise SystemExit("the debate never reached the screenshot moment")

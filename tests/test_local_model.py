@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tui.engine import Engine, validate_spec
-from tui.providers.base import ProviderError
+from tui.engine.ports import ProviderError
 from tui.providers.local import LocalModelServer, LocalProvider, find_gguf, local_schema
 from tui.providers.scripted import ScriptedProvider
 

@@ -10,7 +10,7 @@ import pytest
 from tests.helpers import SCRIPTED, debate_raw, with_script
 from tui.engine import Engine, validate_spec
 from tui.engine.events import TurnCompleted, TurnStarted
-from tui.providers.base import TurnReply, TurnRequest
+from tui.engine.ports import TurnReply, TurnRequest
 
 
 class Recording:

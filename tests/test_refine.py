@@ -91,7 +91,7 @@ class IncumbentLover:
         if request.slot.kind != "judgment":
             return await SCRIPTED.complete(request, on_token)
         pick = "X" if request.slot.variant == INCUMBENT_FIRST else "Y"
-        from tui.providers.base import TurnReply
+        from tui.engine.ports import TurnReply
 
         return TurnReply(
             text=json.dumps({"pick": pick, "reason": f"{request.debater.id}: sturdier"})
@@ -129,7 +129,7 @@ class ChallengerLover(IncumbentLover):
         if request.slot.kind != "judgment":
             return await SCRIPTED.complete(request, on_token)
         pick = "Y" if request.slot.variant == INCUMBENT_FIRST else "X"
-        from tui.providers.base import TurnReply
+        from tui.engine.ports import TurnReply
 
         return TurnReply(text=json.dumps({"pick": pick, "reason": "fresher"}))
 
@@ -151,7 +151,7 @@ class Flipper(IncumbentLover):
     async def complete(self, request, on_token):  # noqa: ANN001
         if request.slot.kind != "judgment":
             return await SCRIPTED.complete(request, on_token)
-        from tui.providers.base import TurnReply
+        from tui.engine.ports import TurnReply
 
         return TurnReply(text=json.dumps({"pick": "X", "reason": "first is best"}))
 

@@ -90,7 +90,7 @@ role = "Challenges the plan with evidence quoted from it."
 # admissible = ["artifact_quote"]
 '''
 
-REFINE = '''# A moot refine spec: author, critic, second author, synthesizer, blind judge panel.
+REFINE = """# A moot refine spec: author, critic, second author, synthesizer, blind judge panel.
 [debate]
 title = "Name the on-call tool"
 motion = "Propose a name and a one-line description for the on-call handover tool."
@@ -131,6 +131,6 @@ model = "local"
 [[debaters]]
 id = "judge-3"
 model = "local"
-'''
+"""
 
 TEMPLATES = {"debate": DEBATE, "adversary": ADVERSARY, "challenge": CHALLENGE, "refine": REFINE}

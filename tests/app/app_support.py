@@ -52,8 +52,13 @@ def debate_spec(
             script["token_delay_ms"] = token_delay_ms
         script.update((scripts or {}).get(i, {}))
         spec["debaters"].append(
-            {"id": did, "model": "scripted", "family": f"fam{i}", "role": f"Debater {did}.",
-             "script": script}
+            {
+                "id": did,
+                "model": "scripted",
+                "family": f"fam{i}",
+                "role": f"Debater {did}.",
+                "script": script,
+            }
         )
     return spec
 
@@ -137,10 +142,16 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "sessions" / "examples"
 PLAN = "Stage it: 1% of clients for a day, then 10%. Dual-accept cookies and tokens."
 RUBRIC = {
     "properties": [
-        {"id": "rollback", "question": "Does the plan include a rollback path?",
-         "admissible": ["artifact_quote"]},
-        {"id": "staged", "question": "Is the rollout staged?",
-         "admissible": ["artifact_quote", "transcript_quote", "test_result"]},
+        {
+            "id": "rollback",
+            "question": "Does the plan include a rollback path?",
+            "admissible": ["artifact_quote"],
+        },
+        {
+            "id": "staged",
+            "question": "Is the rollout staged?",
+            "admissible": ["artifact_quote", "transcript_quote", "test_result"],
+        },
     ]
 }
 
@@ -158,8 +169,9 @@ def _example(name: str, token_delay_ms: float = 0.0) -> dict[str, Any]:
     return spec
 
 
-def challenge_spec(*, max_rounds: int = 3, mode: str = "blocking",
-                   token_delay_ms: float = 0.0) -> dict[str, Any]:
+def challenge_spec(
+    *, max_rounds: int = 3, mode: str = "blocking", token_delay_ms: float = 0.0
+) -> dict[str, Any]:
     """sessions/examples/scripted-challenge.toml: a critical and a minor challenge,
     a defense, then (round 2) no objections. ``max_rounds = 1`` leaves the critical
     challenge unresolved and hands the decision to the operator."""
@@ -179,23 +191,39 @@ def rubric_spec(answers: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     not in the plan, so that property is forced to ``no`` and the release escalates."""
     if answers is None:
         answers = [
-            {"property": "rollback", "rationale": "The plan says rollback is instant.",
-             "verdict": "yes",
-             "evidence": [{"kind": "artifact_quote", "quote": "instant rollback button"},
-                          {"kind": "assertion", "quote": "It clearly can roll back."}]},
-            {"property": "staged", "rationale": "Two stages with a day between them.",
-             "verdict": "yes",
-             "evidence": [{"kind": "artifact_quote", "quote": "1% of clients for a day"}]},
+            {
+                "property": "rollback",
+                "rationale": "The plan says rollback is instant.",
+                "verdict": "yes",
+                "evidence": [
+                    {"kind": "artifact_quote", "quote": "instant rollback button"},
+                    {"kind": "assertion", "quote": "It clearly can roll back."},
+                ],
+            },
+            {
+                "property": "staged",
+                "rationale": "Two stages with a day between them.",
+                "verdict": "yes",
+                "evidence": [{"kind": "artifact_quote", "quote": "1% of clients for a day"}],
+            },
         ]
     return {
-        "debate": {"title": "Cookie-to-token migration plan", "motion": "Write a rollout plan.",
-                   "protocol": "adversary", "proposer": "author", "critic": "critic",
-                   "max_rounds": 1},
+        "debate": {
+            "title": "Cookie-to-token migration plan",
+            "motion": "Write a rollout plan.",
+            "protocol": "adversary",
+            "proposer": "author",
+            "critic": "critic",
+            "max_rounds": 1,
+        },
         "debaters": [
-            {"id": "author", "model": "scripted", "family": "fam-a",
-             "script": {"stances": [PLAN]}},
-            {"id": "critic", "model": "scripted", "family": "fam-b",
-             "script": {"routings": ["release"], "turns": [{"rubric": answers}]}},
+            {"id": "author", "model": "scripted", "family": "fam-a", "script": {"stances": [PLAN]}},
+            {
+                "id": "critic",
+                "model": "scripted",
+                "family": "fam-b",
+                "script": {"routings": ["release"], "turns": [{"rubric": answers}]},
+            },
         ],
         "rubric": RUBRIC,
     }

@@ -33,14 +33,26 @@ class Tmux:
     def run(self, *args: str, check: bool = True) -> str:
         proc = subprocess.run(
             ["tmux", "-L", self.socket, *args],
-            capture_output=True, text=True, timeout=10, check=check,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=check,
         )
         return proc.stdout
 
     def start(self, command: str, env: dict[str, str]) -> None:
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        self.run("new-session", "-d", "-x", "160", "-y", "45", "-s", self.target,
-                 f"env -u COLUMNS -u LINES {exports} {command}")  # the pty's own size
+        self.run(
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "45",
+            "-s",
+            self.target,
+            f"env -u COLUMNS -u LINES {exports} {command}",
+        )  # the pty's own size
 
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", self.target, check=False)
@@ -72,13 +84,15 @@ class Tmux:
             if check(text):
                 return text
             time.sleep(0.05)  # a polling interval, never a bare wait for an outcome
-        size = self.run("display", "-p", "-t", self.target, "#{window_width}x#{window_height}",
-                        check=False).strip()
+        size = self.run(
+            "display", "-p", "-t", self.target, "#{window_width}x#{window_height}", check=False
+        ).strip()
         raise AssertionError(f"timed out waiting for {what!r} ({size}); the screen was:\n{text}")
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"],
-                       capture_output=True, timeout=10, check=False)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10, check=False
+        )
 
 
 def test_run_pause_decide_quit_in_a_real_terminal(tmp_path: Path) -> None:
@@ -87,8 +101,10 @@ def test_run_pause_decide_quit_in_a_real_terminal(tmp_path: Path) -> None:
         debaters=3,
         max_rounds=3,
         token_delay_ms=40,  # observable streaming; the debate cannot end on its own in time
-        scripts={0: {"stances": ["Ship it: the migration is additive."]},
-                 1: {"stances": ["Rehearse the rollback first."]}},
+        scripts={
+            0: {"stances": ["Ship it: the migration is additive."]},
+            1: {"stances": ["Rehearse the rollback first."]},
+        },
     )
     spec_path = write_spec(tmp_path, spec)
     sessions = tmp_path / "sessions"
@@ -110,9 +126,12 @@ def test_run_pause_decide_quit_in_a_real_terminal(tmp_path: Path) -> None:
     try:
         tmux.start(f"bash {shlex.quote(str(script))}", env)
         # The live screen: a pane per debater, the timeline and the tally.
-        screen = tmux.wait_for(lambda s: all(
-            word in s for word in ("planner", "critic", "operator", "timeline", "tally",
-                                   "threshold")))
+        screen = tmux.wait_for(
+            lambda s: all(
+                word in s
+                for word in ("planner", "critic", "operator", "timeline", "tally", "threshold")
+            )
+        )
         assert "Ship the migration tonight?" in screen
         tmux.wait_for("speaking")  # a turn streams
         tmux.keys("p")
@@ -126,8 +145,13 @@ def test_run_pause_decide_quit_in_a_real_terminal(tmp_path: Path) -> None:
         tmux.keys("rehearse the rollback first", literal=True)
         tmux.wait_for("rehearse the rollback first")
         tmux.keys("Enter")
-        screen = tmux.wait_for(lambda s: "Decide the debate" not in s and "operator_decision" in s
-                               and "rehearse the rollback first" in s)
+        screen = tmux.wait_for(
+            lambda s: (
+                "Decide the debate" not in s
+                and "operator_decision" in s
+                and "rehearse the rollback first" in s
+            )
+        )
         assert "revise" in screen
         tmux.keys("q")
         deadline = time.monotonic() + 15

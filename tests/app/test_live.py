@@ -47,15 +47,20 @@ async def test_pause_stops_the_next_turn_from_starting(tmp_path, moot_dirs):
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await wait_until(pilot, lambda: app.debate_screen())
-        await wait_until(pilot, lambda: screen.timeline.entries.get(0)
-                         and screen.timeline.entries[0].status == "speaking")
+        await wait_until(
+            pilot,
+            lambda: (
+                screen.timeline.entries.get(0) and screen.timeline.entries[0].status == "speaking"
+            ),
+        )
         await tap(pilot, "p")
         assert screen.header.status == "PAUSED"  # shown at once, while a turn is in flight
         engine = screen.engine
         assert engine.paused
         # The turn in flight finishes; then nothing is speaking and nothing starts.
-        await wait_until(pilot, lambda: not any(
-            e.status == "speaking" for e in screen.timeline.entries.values()))
+        await wait_until(
+            pilot, lambda: not any(e.status == "speaking" for e in screen.timeline.entries.values())
+        )
         done = len(engine.state.turns)
         assert done >= 1
         for _ in range(40):
@@ -135,8 +140,12 @@ async def test_note_reaches_the_next_turn(tmp_path, moot_dirs):
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await wait_until(pilot, lambda: app.debate_screen())
-        await wait_until(pilot, lambda: screen.timeline.entries.get(0)
-                         and screen.timeline.entries[0].status == "speaking")
+        await wait_until(
+            pilot,
+            lambda: (
+                screen.timeline.entries.get(0) and screen.timeline.entries[0].status == "speaking"
+            ),
+        )
         await tap(pilot, "p")  # hold the debate while typing, so the note is in time
         await tap(pilot, "n")
         await wait_until(pilot, lambda: isinstance(app.screen, NoteModal))
@@ -172,8 +181,7 @@ async def test_escalate_key_hands_over_to_the_operator(tmp_path, moot_dirs):
 
 
 async def test_provider_failure_offers_retry_skip_replace(tmp_path, moot_dirs):
-    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=1,
-                       scripts={0: {"fail": [1]}})
+    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=1, scripts={0: {"fail": [1]}})
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         modal = await wait_until(pilot, lambda: isinstance(app.screen, FailureModal) and app.screen)
@@ -192,8 +200,7 @@ async def test_provider_failure_offers_retry_skip_replace(tmp_path, moot_dirs):
 
 
 async def test_replace_model_after_a_failure(tmp_path, moot_dirs):
-    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=1,
-                       scripts={0: {"fail": [1]}})
+    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=1, scripts={0: {"fail": [1]}})
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, FailureModal))
@@ -209,8 +216,13 @@ async def test_replace_model_after_a_failure(tmp_path, moot_dirs):
 
 
 async def test_transcript_view(tmp_path, moot_dirs):
-    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=1, threshold=1,
-                       scripts={1: {"votes": ["release"]}})
+    spec = debate_spec(
+        debaters=2,
+        phases=["proposal"],
+        max_rounds=1,
+        threshold=1,
+        scripts={1: {"votes": ["release"]}},
+    )
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await wait_until(pilot, lambda: app.debate_screen())

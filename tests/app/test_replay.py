@@ -15,8 +15,7 @@ def _no_provider(_debater):
 
 
 async def _session(tmp_path):
-    spec = debate_spec(debaters=3, max_rounds=1, threshold=2,
-                       scripts={1: {"votes": ["release"]}})
+    spec = debate_spec(debaters=3, max_rounds=1, threshold=2, scripts={1: {"votes": ["release"]}})
     return await record_session(spec, tmp_path / "sessions" / "20250101-120000-replay.toml")
 
 
@@ -25,7 +24,9 @@ async def test_replay_shows_recorded_turns_in_order(tmp_path):
     data = load_session(path)
     app = make_app(tmp_path, replay_path=str(path), provider_for=_no_provider)
     async with app.run_test(size=(160, 45)) as pilot:
-        screen = await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen)
+        screen = await wait_until(
+            pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen
+        )
         assert screen.cursor == 0
         assert not list(screen.query(TurnCard))
         seen = []
@@ -55,7 +56,9 @@ async def test_replay_plays_at_a_chosen_speed(tmp_path):
     path = await _session(tmp_path)
     app = make_app(tmp_path, replay_path=str(path), provider_for=_no_provider)
     async with app.run_test(size=(160, 45)) as pilot:
-        screen = await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen)
+        screen = await wait_until(
+            pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen
+        )
         for _ in range(5):
             await pilot.press("plus")
         assert screen.speed == 32.0

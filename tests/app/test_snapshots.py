@@ -25,10 +25,14 @@ def _mid_debate_spec(tmp_path: Path) -> Path:
         debaters=3,
         max_rounds=2,
         scripts={
-            0: {"stances": ["Ship it: the migration is additive."],
-                "rationales": ["The new columns are nullable and unread."]},
-            1: {"stances": ["Rehearse the rollback first."],
-                "rationales": ["The backfill locks the table for minutes."]},
+            0: {
+                "stances": ["Ship it: the migration is additive."],
+                "rationales": ["The new columns are nullable and unread."],
+            },
+            1: {
+                "stances": ["Rehearse the rollback first."],
+                "rationales": ["The backfill locks the table for minutes."],
+            },
             2: {"turn_delay_ms": 600_000},  # holds the floor: the snapshot moment
         },
     )
@@ -38,15 +42,20 @@ def _mid_debate_spec(tmp_path: Path) -> Path:
 async def _mid_debate(pilot) -> None:
     app = pilot.app
     screen = await wait_until(pilot, lambda: app.debate_screen())
-    await wait_until(pilot, lambda: screen.timeline.entries.get(2)
-                     and screen.timeline.entries[2].status == "speaking"
-                     and len(screen.turns) == 2 and screen.panes_settled)
+    await wait_until(
+        pilot,
+        lambda: (
+            screen.timeline.entries.get(2)
+            and screen.timeline.entries[2].status == "speaking"
+            and len(screen.turns) == 2
+            and screen.panes_settled
+        ),
+    )
     await pilot.pause(0.05)
 
 
 def _recorded(tmp_path: Path) -> Path:
-    spec = debate_spec(debaters=3, max_rounds=1, threshold=2,
-                       scripts={1: {"votes": ["release"]}})
+    spec = debate_spec(debaters=3, max_rounds=1, threshold=2, scripts={1: {"votes": ["release"]}})
     out = tmp_path / "sessions" / "20250101-120000-ship-the-migration.toml"
     return asyncio.run(record_session(spec, out))
 

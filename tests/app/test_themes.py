@@ -67,8 +67,12 @@ async def test_theme_from_the_command_palette(tmp_path, moot_dirs):
         await pilot.press("ctrl+p")
         await pilot.press(*"Theme: moot-high")
         await wait_until(
-            pilot, lambda: app.screen.query(CommandList) and app.screen.query_one(CommandList)
-            .option_count, timeout=5)
+            pilot,
+            lambda: (
+                app.screen.query(CommandList) and app.screen.query_one(CommandList).option_count
+            ),
+            timeout=5,
+        )
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.theme == "moot-high-contrast")
         await pilot.press("q")

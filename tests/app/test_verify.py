@@ -111,8 +111,9 @@ async def test_challenge_replay_shows_the_list_at_the_cursor(tmp_path, moot_dirs
     path = await record_session(challenge_spec(), moot_dirs["sessions"] / "challenge.toml")
     app = make_app(tmp_path, replay_path=str(path), replay_start=1)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await wait_until(pilot, lambda: getattr(app.screen, "cursor", None) == 1
-                                  and app.screen)
+        screen = await wait_until(
+            pilot, lambda: getattr(app.screen, "cursor", None) == 1 and app.screen
+        )
         text = screen.query_one(ChallengePanel).text
         assert "2 raised · 2 unresolved" in text and "now open" in text
         assert "defender: no answer yet" in text
@@ -163,8 +164,9 @@ async def test_judge_panel_in_replay_shows_judging_in_progress(tmp_path, moot_di
     first_judgment = next(i for i, t in enumerate(data.turns) if t.kind == "judgment")
     app = make_app(tmp_path, replay_path=str(path), replay_start=first_judgment + 2)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await wait_until(pilot, lambda: getattr(app.screen, "cursor", None)
-                                  == first_judgment + 2 and app.screen)
+        screen = await wait_until(
+            pilot, lambda: getattr(app.screen, "cursor", None) == first_judgment + 2 and app.screen
+        )
         text = screen.query_one(JudgePanel).text
         assert "round 1  judging…" in text
         assert "judge-1" in text and "judge-2" in text and "judge-3" not in text
@@ -204,8 +206,9 @@ async def test_rubric_table_in_replay(tmp_path, moot_dirs):
     path = await record_session(rubric_spec(), moot_dirs["sessions"] / "rubric.toml")
     app = make_app(tmp_path, replay_path=str(path), replay_start=1)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await wait_until(pilot, lambda: getattr(app.screen, "cursor", None) == 1
-                                  and app.screen)
+        screen = await wait_until(
+            pilot, lambda: getattr(app.screen, "cursor", None) == 1 and app.screen
+        )
         assert "no assessed turn yet" in screen.query_one(RubricPanel).text
         await pilot.press("right")
         await wait_until(pilot, lambda: screen.cursor == 2)

@@ -34,7 +34,7 @@ from tui.textsafe import shorten
 if TYPE_CHECKING:  # the engine and the debate screens load when a debate starts
     from tui.app.screens.debate import DebateScreen
     from tui.engine.spec import Debater
-    from tui.providers.base import Provider
+    from tui.engine.ports import Provider
 
 EXIT_DECIDED, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_UNRESOLVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -65,7 +65,7 @@ class _Providers:
 
                 self._scripted = ScriptedProvider()
             return self._scripted
-        from tui.providers.base import ProviderError
+        from tui.engine.ports import ProviderError
 
         raise ProviderError("not_found", f"no provider available for model {debater.model!r}")
 
@@ -102,9 +102,7 @@ class MootApp(App[int]):
         self.replay_path = replay_path
         self.requested_theme = theme
         # As tui.engine.session.sessions_dir, without importing the engine at start-up.
-        self.sessions_path = Path(
-            sessions_dir or os.environ.get("MOOT_SESSIONS_DIR") or "sessions"
-        )
+        self.sessions_path = Path(sessions_dir or os.environ.get("MOOT_SESSIONS_DIR") or "sessions")
         if examples_dir is None:
             from tui.paths import examples_dir as shipped_examples
 
@@ -129,8 +127,11 @@ class MootApp(App[int]):
         name = resolve_theme_name(wanted, self.moot_themes, set(self.available_themes))
         if name is None:
             if self.requested_theme:
-                self.notify(f"unknown theme {shorten(wanted, 40)}; using the default",
-                            severity="warning", markup=False)
+                self.notify(
+                    f"unknown theme {shorten(wanted, 40)}; using the default",
+                    severity="warning",
+                    markup=False,
+                )
             name = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
         self.theme = name
         if self.requested_theme:
@@ -150,8 +151,7 @@ class MootApp(App[int]):
             if name not in themes and name != self.theme:
                 self.moot_themes.pop(name)
         for problem in problems:
-            self.notify(f"theme skipped: {shorten(problem, 200)}", severity="warning",
-                        markup=False)
+            self.notify(f"theme skipped: {shorten(problem, 200)}", severity="warning", markup=False)
 
     def _theme_changed(self, theme: Theme) -> None:
         save_config({"theme": theme.name})
@@ -214,13 +214,22 @@ class MootApp(App[int]):
             if mode == "run":
                 spec, raw = read_spec_file(path)
                 screen: DebateScreen = LiveScreen(
-                    spec, raw, self.providers, out=self.out if startup else None,
-                    sessions_dir=self.sessions_path, spec_source=str(path),
+                    spec,
+                    raw,
+                    self.providers,
+                    out=self.out if startup else None,
+                    sessions_dir=self.sessions_path,
+                    spec_source=str(path),
                 )
             elif mode == "resume":
                 data = load_session(path)
-                screen = LiveScreen(data.spec, data.spec_raw, self.providers, resume_path=path,
-                                    sessions_dir=self.sessions_path)
+                screen = LiveScreen(
+                    data.spec,
+                    data.spec_raw,
+                    self.providers,
+                    resume_path=path,
+                    sessions_dir=self.sessions_path,
+                )
             else:
                 data = load_session(path)
                 start = self.replay_start if startup else 0
@@ -231,8 +240,9 @@ class MootApp(App[int]):
                 self.startup_error = f"{path}: {problems}"
                 self.exit(EXIT_BAD_INPUT)
             else:
-                self.notify(shorten(f"{path}: {problems}", 600), severity="error",
-                            markup=False, timeout=15)
+                self.notify(
+                    shorten(f"{path}: {problems}", 600), severity="error", markup=False, timeout=15
+                )
             return
         self.push_screen(screen)
 

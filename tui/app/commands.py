@@ -41,10 +41,16 @@ class MootCommands(Provider):
             out.append(("Debate: transcript", screen.action_transcript, "t"))
         if app.current_session_path() is not None:
             out += [
-                ("Export: Markdown report", partial(app.export, "markdown"),
-                 "written next to the session file"),
-                ("Export: JSON (result and turns)", partial(app.export, "json"),
-                 "written next to the session file"),
+                (
+                    "Export: Markdown report",
+                    partial(app.export, "markdown"),
+                    "written next to the session file",
+                ),
+                (
+                    "Export: JSON (result and turns)",
+                    partial(app.export, "json"),
+                    "written next to the session file",
+                ),
             ]
         for name in app.moot_theme_names():
             out.append((f"Theme: {name}", partial(app.switch_theme, name), "remembered"))
@@ -53,8 +59,11 @@ class MootCommands(Provider):
             label = f"Open session: {shorten(row.title, 50)} · {row.date}"
             out.append((label, partial(app.open_path, "replay", str(row.path)), row.decision))
             out.append(
-                (f"Resume session: {shorten(row.title, 50)} · {row.date}",
-                 partial(app.open_path, "resume", str(row.path)), row.decision)
+                (
+                    f"Resume session: {shorten(row.title, 50)} · {row.date}",
+                    partial(app.open_path, "resume", str(row.path)),
+                    row.decision,
+                )
             )
         return out
 

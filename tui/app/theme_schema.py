@@ -41,8 +41,17 @@ class ThemeFile(BaseModel):
     variables: dict[str, str] = Field(default_factory=dict)
 
     @field_validator(
-        "primary", "secondary", "accent", "warning", "error", "success",
-        "foreground", "background", "surface", "panel", "boost",
+        "primary",
+        "secondary",
+        "accent",
+        "warning",
+        "error",
+        "success",
+        "foreground",
+        "background",
+        "surface",
+        "panel",
+        "boost",
     )
     @classmethod
     def _check_color(cls, value: str | None) -> str | None:

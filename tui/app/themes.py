@@ -36,11 +36,27 @@ class LoadedTheme:
 
 
 _COLOR_KEYS = (
-    "primary", "secondary", "accent", "warning", "error", "success",
-    "foreground", "background", "surface", "panel", "boost",
+    "primary",
+    "secondary",
+    "accent",
+    "warning",
+    "error",
+    "success",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
 )
-_KEYS = {*_COLOR_KEYS, "name", "dark", "luminosity_spread", "text_alpha", "debater_colors",
-         "variables"}
+_KEYS = {
+    *_COLOR_KEYS,
+    "name",
+    "dark",
+    "luminosity_spread",
+    "text_alpha",
+    "debater_colors",
+    "variables",
+}
 
 
 def _read(path: Path) -> dict[str, Any]:

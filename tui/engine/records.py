@@ -177,6 +177,8 @@ CONTENT_MODELS: dict[str, type[_Content]] = {
     "defense": Defense,
     "judgment": Judgment,
 }
+
+
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     """A JSON schema with every ``$ref`` replaced by its definition (no ``$defs``).
 

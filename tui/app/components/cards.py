@@ -74,8 +74,9 @@ def turn_body(turn: Turn, limit: int = CARD_LIMIT) -> list[tuple[str, str] | str
         passed = bool(rubric.get("pass"))
         parts.append(("\nrubric ", "$text-muted"))
         parts.append(("pass" if passed else "fail", "bold $success" if passed else "bold $error"))
-        parts.append((f" · {clean_line(rubric.get('missing_evidence', 0))} missing evidence",
-                      "$text-muted"))
+        parts.append(
+            (f" · {clean_line(rubric.get('missing_evidence', 0))} missing evidence", "$text-muted")
+        )
     if turn.vote:
         parts.append(("\nvote ", "$text-muted"))
         parts.append((f" {clean_line(turn.vote)} ", "bold $text on $primary-muted"))

@@ -120,7 +120,7 @@ class StreamingTurn(Vertical):
         if not fragment:
             return
         if not self.markdown:
-            self.text = (self.text + fragment)[-self.TAIL:]
+            self.text = (self.text + fragment)[-self.TAIL :]
             self.query_one(TailText).set_text(self.text)
             return
         if self.stream is None:

@@ -59,7 +59,9 @@ class TallyPanel(Static):
             return
         for vote in self.votes:
             n = self.tally.get(vote, 0)
-            style = "bold $success" if n >= self.threshold else ("bold" if n and n == leader else "")
+            style = (
+                "bold $success" if n >= self.threshold else ("bold" if n and n == leader else "")
+            )
             parts.append((shorten(vote, width).ljust(width), style))
             parts.append(" ")
             for cell in range(self.voters):
@@ -70,9 +72,7 @@ class TallyPanel(Static):
             if self.threshold >= self.voters:
                 parts.append(("┃", "bold $warning"))
             parts.append((f" {n}\n", style))
-        parts.append(
-            (f"threshold ┃ {self.threshold} of {self.voters} votes", "$text-muted")
-        )
+        parts.append((f"threshold ┃ {self.threshold} of {self.voters} votes", "$text-muted"))
         self._decision_parts(parts)
         self.update(Content.assemble(*parts))
 

@@ -189,11 +189,17 @@ def judge_parts(protocol: Any, turns: Sequence[Turn], width: int = 52) -> Parts:
         parts.append((f"{agreement:.0%}", "bold"))
         parts.append((f"  streak {r.get('streak', 0)}", "$text-muted"))
         for judge, p in dict(r.get("judges", {})).items():
-            parts += _judge_line(str(judge), str(p.get("pick", "")), str(p.get("reason", "")),
-                                 [str(o) for o in p.get("orders", []) if o], width)
+            parts += _judge_line(
+                str(judge),
+                str(p.get("pick", "")),
+                str(p.get("reason", "")),
+                [str(o) for o in p.get("orders", []) if o],
+                width,
+            )
     if len(rounds) > 4:
-        parts.append((f"\n\n… {len(rounds) - 4} earlier rounds in the transcript (t)",
-                      "$text-muted"))
+        parts.append(
+            (f"\n\n… {len(rounds) - 4} earlier rounds in the transcript (t)", "$text-muted")
+        )
     return parts
 
 
@@ -225,10 +231,14 @@ def rubric_parts(turn: Turn, spec: Spec | None = None, width: int = 52) -> Parts
         (shorten(turn.speaker, 18), "bold"),
         (f" ({clean_line(turn.kind).replace('_', ' ')})", "$text-muted"),
         ("\n", ""),
-        (" PASS " if passed else " FAIL ", "bold $background on $success" if passed
-         else "bold $background on $error"),
-        (f"  {missing} of {len(props)} properties missing evidence",
-         "bold $warning" if missing else "$text-muted"),
+        (
+            " PASS " if passed else " FAIL ",
+            "bold $background on $success" if passed else "bold $background on $error",
+        ),
+        (
+            f"  {missing} of {len(props)} properties missing evidence",
+            "bold $warning" if missing else "$text-muted",
+        ),
         ("\n\n" + "property".ljust(18) + "claimed  verdict", "underline $text-muted"),
     ]
     for p in props:
@@ -251,8 +261,12 @@ def rubric_parts(turn: Turn, spec: Spec | None = None, width: int = 52) -> Parts
             parts.append(("\n  ✓ " if ok else "\n  ✗ ", "bold $success" if ok else "bold $error"))
             parts.append((shorten(str(e.get("kind", "")), 18) + " ", "$text-muted"))
             parts.append(_quote(e.get("quote", ""), width - 8))
-            parts.append(("\n    " + shorten(str(e.get("why", "")), width * 2 - 4),
-                          "$success" if ok else "$warning"))
+            parts.append(
+                (
+                    "\n    " + shorten(str(e.get("why", "")), width * 2 - 4),
+                    "$success" if ok else "$warning",
+                )
+            )
         if len(evidence) > 8:
             parts.append((f"\n  … {len(evidence) - 8} more evidence items", "$text-muted"))
         rationale = str(p.get("rationale", ""))
@@ -298,7 +312,9 @@ class ChallengePanel(_Panel):
 
     def update_from(self, protocol: Any, mode: str) -> None:
         critical = [
-            cid for cid in protocol.unresolved() if protocol.challenges[cid]["severity"] == "critical"
+            cid
+            for cid in protocol.unresolved()
+            if protocol.challenges[cid]["severity"] == "critical"
         ]
         self.set_class(mode == "blocking" and bool(critical), "-blocked")
         self.show(challenge_parts(protocol, mode), mode)
@@ -311,7 +327,9 @@ class JudgePanel(_Panel):
 
     def update_from(self, protocol: Any, turns: Sequence[Turn]) -> None:
         streak = int(getattr(protocol, "streak", 0))
-        self.show(judge_parts(protocol, turns), f"streak {streak}/{protocol.spec.debate.convergence}")
+        self.show(
+            judge_parts(protocol, turns), f"streak {streak}/{protocol.spec.debate.convergence}"
+        )
 
 
 class RubricPanel(_Panel):

@@ -56,8 +56,9 @@ def list_examples(directory: Path) -> list[ExampleRow]:
             continue
         models = ", ".join(sorted({d.model for d in spec.debaters}))
         rows.append(
-            ExampleRow(path, spec.debate.title, spec.debate.protocol,
-                       f"{len(spec.debaters)} ({models})")
+            ExampleRow(
+                path, spec.debate.title, spec.debate.protocol, f"{len(spec.debaters)} ({models})"
+            )
         )
     return rows
 
@@ -148,8 +149,10 @@ class HomeScreen(Screen[None]):
         yield Static(
             Content.assemble(
                 ("moot", "bold $accent"),
-                ("  structured LLM debates, live — code owns the debate, models fill in turns",
-                 "$text-muted"),
+                (
+                    "  structured LLM debates, live — code owns the debate, models fill in turns",
+                    "$text-muted",
+                ),
             ),
             id="brand",
             markup=False,
@@ -157,8 +160,11 @@ class HomeScreen(Screen[None]):
         with Vertical():
             yield Static(Content("Example debates  (enter: run)"), classes="section", markup=False)
             yield DataTable(id="examples", cursor_type="row", zebra_stripes=True)
-            yield Static(Content("Saved sessions  (enter: replay · r: resume)"),
-                         classes="section", markup=False)
+            yield Static(
+                Content("Saved sessions  (enter: replay · r: resume)"),
+                classes="section",
+                markup=False,
+            )
             yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
             yield Static(Content(""), id="sessions-empty", classes="empty", markup=False)
         yield Footer()
@@ -169,8 +175,14 @@ class HomeScreen(Screen[None]):
         for label, width in (("title", 44), ("protocol", 10), ("debaters", 34), ("file", 30)):
             ex.add_column(label, width=width)
         se = self.query_one("#sessions", DataTable)
-        for label, width in (("date", 16), ("title", 40), ("protocol", 10), ("decision", 14),
-                             ("turns", 5), ("file", 30)):
+        for label, width in (
+            ("date", 16),
+            ("title", 40),
+            ("protocol", 10),
+            ("decision", 14),
+            ("turns", 5),
+            ("file", 30),
+        ):
             se.add_column(label, width=width)
         ex.focus()
         self.load()
@@ -190,16 +202,28 @@ class HomeScreen(Screen[None]):
             title = _cell(row.title)
             if row.problem:
                 title = Text.assemble(_cell(row.title, 40), (" (invalid)", "red"))
-            ex.add_row(title, _cell(row.protocol, 12), _cell(row.debaters, 40),
-                       _cell(row.path.name, 40))
+            ex.add_row(
+                title, _cell(row.protocol, 12), _cell(row.debaters, 40), _cell(row.path.name, 40)
+            )
         se = self.query_one("#sessions", DataTable)
         se.clear()
         for s in self.sessions:
-            se.add_row(_cell(s.date, 16), _cell(s.title, 50), _cell(s.protocol, 12),
-                       _cell(s.decision, 30), Text(str(s.turns)), _cell(s.path.name, 50))
+            se.add_row(
+                _cell(s.date, 16),
+                _cell(s.title, 50),
+                _cell(s.protocol, 12),
+                _cell(s.decision, 30),
+                Text(str(s.turns)),
+                _cell(s.path.name, 50),
+            )
         empty = self.query_one("#sessions-empty", Static)
-        empty.update(Content("" if self.sessions else
-                             f"No saved sessions yet in {shorten(str(self.sessions_dir), 80)}"))
+        empty.update(
+            Content(
+                ""
+                if self.sessions
+                else f"No saved sessions yet in {shorten(str(self.sessions_dir), 80)}"
+            )
+        )
 
     def action_reload(self) -> None:
         self.load()

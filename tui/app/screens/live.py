@@ -40,7 +40,7 @@ from tui.engine.events import (
     TurnStarted,
 )
 from tui.engine.spec import Debater, Spec
-from tui.providers.base import Provider, ProviderError
+from tui.engine.ports import Provider, ProviderError
 from tui.textsafe import clean_line, shorten
 
 FLUSH_INTERVAL = 1 / 12  # seconds between display updates of streaming text (~12 fps)
@@ -253,7 +253,9 @@ class LiveScreen(DebateScreen):
         self.turns.append(turn)
         pane = self.pane(turn.speaker)
         if message.replayed:
-            self.timeline.add_slots([(turn.index, turn.round, turn.phase, turn.speaker, turn.target)])
+            self.timeline.add_slots(
+                [(turn.index, turn.round, turn.phase, turn.speaker, turn.target)]
+            )
             await self._pane_op(turn.speaker, lambda: pane.add_card(turn))
         else:
             await self._pane_op(turn.speaker, lambda: pane.finish_turn(turn))
@@ -453,10 +455,8 @@ class LiveScreen(DebateScreen):
         self.close_session()
 
 
-
 def _error_text(err: BaseException) -> str:
     problems = getattr(err, "problems", None)
     if problems:
         return "; ".join(str(p) for p in problems)
     return str(err)
-

@@ -160,11 +160,15 @@ class FailureModal(_Modal):
                 classes="title",
             )
             yield Static(
-                Content.assemble((f"{clean_line(self.kind)}: ", "bold"), shorten(self.message, 600)),
+                Content.assemble(
+                    (f"{clean_line(self.kind)}: ", "bold"), shorten(self.message, 600)
+                ),
                 markup=False,
             )
             yield Label(Content("Replace with model (for Replace):"), classes="hint")
-            yield Input(value="", placeholder="e.g. scripted, local, openai/gpt-4o-mini", id="model")
+            yield Input(
+                value="", placeholder="e.g. scripted, local, openai/gpt-4o-mini", id="model"
+            )
             with Horizontal(classes="buttons"):
                 yield Button(Content("Retry"), id="retry", variant="primary")
                 yield Button(Content("Skip turn"), id="skip")

@@ -50,7 +50,9 @@ class TranscriptScreen(Screen[None]):
         with VerticalScroll(id="transcript"):
             if len(self.turns) > MAX_SHOWN:
                 yield Static(
-                    Content(f"… {len(self.turns) - MAX_SHOWN} earlier turns are in the session file"),
+                    Content(
+                        f"… {len(self.turns) - MAX_SHOWN} earlier turns are in the session file"
+                    ),
                     markup=False,
                 )
             by_turn: dict[int, list[dict]] = {}

@@ -65,9 +65,7 @@ class Protocol(ABC):
             "judgment": "judges",
         }.get(slot.kind)
 
-    def slot_schema(
-        self, state: DebateState, slot: Slot, schema: dict[str, Any]
-    ) -> dict[str, Any]:
+    def slot_schema(self, state: DebateState, slot: Slot, schema: dict[str, Any]) -> dict[str, Any]:
         """The JSON schema sent for this slot: the kind's schema, tightened by state.
 
         Returned unchanged unless the protocol knows more (e.g. which challenge

@@ -87,9 +87,7 @@ class ChallengeProtocol(Protocol):
             text += f"\n  defender {c['defense_status']}: {c.get('answer', '')}"
         return text
 
-    def slot_schema(
-        self, state: DebateState, slot: Slot, schema: dict[str, Any]
-    ) -> dict[str, Any]:
+    def slot_schema(self, state: DebateState, slot: Slot, schema: dict[str, Any]) -> dict[str, Any]:
         """Exactly the challenge ids this turn must assess or answer, as an enum."""
         key = "assessments" if slot.kind == "challenge_report" else "responses"
         ids = self.awaiting_assessment() if slot.kind == "challenge_report" else self.unresolved()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-if TYPE_CHECKING:  # type-only: importing the engine here would make a cycle
+if TYPE_CHECKING:
     from tui.engine.events import Slot
     from tui.engine.spec import Debater
 

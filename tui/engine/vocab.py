@@ -1,0 +1,85 @@
+"""The engine's vocabularies, typed: turn kinds, run status, operator actions, rules.
+
+Each is a ``StrEnum`` so the values written to session files stay plain strings
+(``TurnKind.POSITION == "position"``) while code that misspells one fails the
+type checker instead of a debate.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class TurnKind(StrEnum):
+    """What a slot asks its speaker to fill (one content model per kind)."""
+
+    POSITION = "position"
+    CRITIQUE = "critique"
+    ADVERSARY_CRITIQUE = "adversary_critique"
+    CANDIDATE = "candidate"
+    CANDIDATE_CRITIQUE = "candidate_critique"
+    CHALLENGE_REPORT = "challenge_report"
+    DEFENSE = "defense"
+    JUDGMENT = "judgment"
+
+
+# Kinds whose speaker passes judgement on someone else's work.
+VERIFIER_KINDS = frozenset(
+    {
+        TurnKind.CRITIQUE,
+        TurnKind.ADVERSARY_CRITIQUE,
+        TurnKind.CANDIDATE_CRITIQUE,
+        TurnKind.CHALLENGE_REPORT,
+        TurnKind.JUDGMENT,
+    }
+)
+
+
+class RunStatus(StrEnum):
+    """Where a run stands; the one source of the header's LIVE/PAUSED badge."""
+
+    READY = "READY"
+    LIVE = "LIVE"
+    PAUSED = "PAUSED"
+    AWAITING_OPERATOR = "AWAITING_OPERATOR"
+    ENDED = "ENDED"
+
+
+class OperatorAction(StrEnum):
+    """What the operator (or a provider-failure choice) did, as recorded."""
+
+    PAUSE = "pause"
+    RESUME = "resume"
+    NOTE = "note"
+    ESCALATE = "escalate"
+    DECIDE = "decide"
+    EXTEND = "extend"
+    REPLACE_MODEL = "replace_model"
+    SKIP = "skip"
+
+
+class DecidedBy(StrEnum):
+    RULE = "rule"
+    OPERATOR = "operator"
+
+
+class DecisionRule(StrEnum):
+    """Why a debate ended, named in ``[result].decision_rule``."""
+
+    THRESHOLD_VOTE = "threshold_vote"
+    MAX_ROUNDS_EXHAUSTED = "max_rounds_exhausted"
+    CRITIC_RELEASE = "critic_release"
+    CRITIC_ESCALATION = "critic_escalation"
+    NO_OBJECTIONS = "no_objections"
+    ADVERSARY_DEADLOCK = "adversary_deadlock"
+    ADVISORY_REVIEW = "advisory_review"
+    JUDGE_CONVERGENCE = "judge_convergence"
+    RUBRIC_FAILED = "rubric_failed"
+    OPERATOR_DECISION = "operator_decision"
+    OPERATOR_ESCALATION = "operator_escalation"
+    INVALID_TURN = "invalid_turn"
+    PROVIDER_FAILURE = "provider_failure"
+    SELF_CRITIQUE_REFUSED = "self_critique_refused"
+
+
+ESCALATE = "escalate"  # the decision value that hands a debate to the operator
