@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tui.engine.ports import TurnReply, TurnRequest
 from tui.engine.records import Turn
 from tui.engine.runner import Engine
 from tui.engine.session import SessionStore
 from tui.engine.spec import validate_spec
-from tui.engine.ports import TurnReply, TurnRequest
 
 DEBATERS = ("ada", "brook", "cyrus")
 MODELS = ("openai/gpt-4o", "anthropic/claude-3-5-sonnet", "gemini/gemini-1.5-pro")

@@ -17,8 +17,8 @@ import pytest
 from tests.fake_openai import FakeOpenAI, Reply, Stall, Status, free_port
 from tui.engine import Engine, validate_spec
 from tui.engine.live import LiveSession
-from tui.engine.session import load_session
 from tui.engine.ports import ProviderError
+from tui.engine.session import load_session
 from tui.providers.litellm_provider import LiteLLMProvider
 
 KEY_ENV = "MOOT_FAKE_TEST_KEY"

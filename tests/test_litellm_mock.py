@@ -9,9 +9,9 @@ import pytest
 
 from tui.engine import Engine, validate_spec
 from tui.engine.events import Slot, TokenReceived
+from tui.engine.ports import ProviderError, TurnRequest
 from tui.engine.records import CONTENT_MODELS
 from tui.engine.spec import Debater
-from tui.engine.ports import ProviderError, TurnRequest
 from tui.providers.litellm_provider import LiteLLMProvider, _lib, classify
 
 TEXT = json.dumps(

@@ -33,8 +33,8 @@ from tui.textsafe import shorten
 
 if TYPE_CHECKING:  # the engine and the debate screens load when a debate starts
     from tui.app.screens.debate import DebateScreen
-    from tui.engine.spec import Debater
     from tui.engine.ports import Provider
+    from tui.engine.spec import Debater
 
 EXIT_DECIDED, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_UNRESOLVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 

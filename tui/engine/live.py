@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from tui.engine.events import DecisionReached, Event, OperatorActed
+from tui.engine.ports import Provider
 from tui.engine.runner import Engine, FailureHandler, escalate_on_failure
 from tui.engine.session import SessionData, SessionStore, new_session_path, sessions_dir
 from tui.engine.spec import Debater, Spec
-from tui.engine.ports import Provider
 
 
 class LiveSession:

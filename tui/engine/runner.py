@@ -30,13 +30,13 @@ from tui.engine.events import (
 )
 from tui.engine.evidence import assess, rubric_schema, with_rubric
 from tui.engine.parsing import TurnParseError, parse_turn
+from tui.engine.ports import Provider, ProviderError, TurnRequest
 from tui.engine.prompts import build_messages, reask_message
 from tui.engine.protocols import protocol_for
 from tui.engine.records import CONTENT_MODELS, VERIFIER_KINDS, Turn
 from tui.engine.redact import redact
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
-from tui.engine.ports import Provider, ProviderError, TurnRequest
 
 FailureChoice = str | tuple[str, str]
 FailureHandler = Callable[[Slot, ProviderError], Awaitable[FailureChoice]]

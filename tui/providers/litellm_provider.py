@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from tui.engine.redact import redact
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.redact import redact
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

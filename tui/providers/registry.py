@@ -9,8 +9,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from tui.engine.spec import Debater
 from tui.engine.ports import Provider
+from tui.engine.spec import Debater
 from tui.providers.scripted import ScriptedProvider
 
 _lock = threading.Lock()

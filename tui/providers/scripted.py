@@ -11,8 +11,8 @@ import json
 import re
 from typing import Any, TypeVar
 
-from tui.engine.spec import Script
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.spec import Script
 
 T = TypeVar("T")
 JUNK = "I would rather not answer in the requested format."

@@ -39,8 +39,8 @@ from tui.engine.events import (
     TurnCompleted,
     TurnStarted,
 )
-from tui.engine.spec import Debater, Spec
 from tui.engine.ports import Provider, ProviderError
+from tui.engine.spec import Debater, Spec
 from tui.textsafe import clean_line, shorten
 
 FLUSH_INTERVAL = 1 / 12  # seconds between display updates of streaming text (~12 fps)
