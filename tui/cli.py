@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 from tui import __version__
-
-EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_UNRESOLVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+from tui.exitcodes import ExitCode
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,15 +82,15 @@ def main(argv: list[str] | None = None) -> int:
         return _dispatch(args)
     except MootInputError as err:
         _print_input_error(err)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     except KeyboardInterrupt:
         _err("moot: interrupted; the session is saved up to its last completed turn")
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
     except Exception as err:  # never a traceback unless asked for
         if os.environ.get("MOOT_DEBUG"):
             raise
         _err(f"moot: internal error: {type(err).__name__}: {err} (set MOOT_DEBUG=1 for details)")
-        return EXIT_INTERNAL
+        return ExitCode.INTERNAL
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -117,7 +116,7 @@ def _validate(path: str) -> int:
         f"{path}: ok — {spec.debate.protocol}, {len(spec.debaters)} debaters, "
         f"{spec.max_rounds} round(s), threshold {spec.threshold}"
     )
-    return EXIT_OK
+    return ExitCode.DECIDED
 
 
 def _new(path: str, protocol: str) -> int:
@@ -134,7 +133,7 @@ def _new(path: str, protocol: str) -> int:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(TEMPLATES[protocol].format(name=target.name), encoding="utf-8")
     print(f"wrote {path}")
-    return EXIT_OK
+    return ExitCode.DECIDED
 
 
 def _export(session: str, fmt: str, output: str | None) -> int:
@@ -151,7 +150,7 @@ def _export(session: str, fmt: str, output: str | None) -> int:
         target.write_text(text + "\n", encoding="utf-8")
     else:
         sys.stdout.write(text + "\n")
-    return EXIT_OK
+    return ExitCode.DECIDED
 
 
 def _run_headless(args: argparse.Namespace) -> int:
@@ -180,7 +179,7 @@ def _resume_headless(args: argparse.Namespace) -> int:
         result = session.store.result
         if result is not None and result.get("decision") != "escalate":
             print(f"{args.session}: already decided: {result.get('decision')}")
-            return EXIT_OK
+            return ExitCode.DECIDED
         return run_headless(session, args.on_unresolved)
     finally:
         session.close()

@@ -13,10 +13,10 @@ from tui.engine.events import DecisionReached, Event, ProviderFailed, TurnComple
 from tui.engine.live import LiveSession
 from tui.engine.records import Turn
 from tui.engine.spec import spec_warnings
+from tui.exitcodes import ExitCode
 from tui.textsafe import bound, clean
 
 SHOWN_CHARS = 4000
-EXIT_DECIDED, EXIT_UNRESOLVED = 0, 3
 
 
 def printable(text: str, limit: int) -> str:
@@ -244,4 +244,4 @@ def run_headless(
     result = session.engine.result()
     console.print(report_table(result))
     console.print(Text(f"saved: {session.path}", style="dim"))
-    return EXIT_UNRESOLVED if result.get("decision") == "escalate" else EXIT_DECIDED
+    return ExitCode.UNRESOLVED if result.get("decision") == "escalate" else ExitCode.DECIDED

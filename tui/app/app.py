@@ -29,14 +29,13 @@ from tui.app.themes import (
     resolve_theme_name,
     save_config,
 )
+from tui.exitcodes import ExitCode
 from tui.textsafe import shorten
 
 if TYPE_CHECKING:  # the engine and the debate screens load when a debate starts
     from tui.app.screens.debate import DebateScreen
     from tui.engine.ports import Provider
     from tui.engine.spec import Debater
-
-EXIT_DECIDED, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_UNRESOLVED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class _Providers:
@@ -195,7 +194,7 @@ class MootApp(App[int]):
             isinstance(s, HomeScreen) for s in self.screen_stack
         ):
             self.startup_error = message
-            self.exit(EXIT_BAD_INPUT)
+            self.exit(ExitCode.BAD_INPUT)
             return
         self.notify(shorten(message, 600), severity="error", markup=False, timeout=15)
         if getattr(self.screen, "is_debate_screen", False):
@@ -238,7 +237,7 @@ class MootApp(App[int]):
             problems = "; ".join(err.problems) if getattr(err, "problems", None) else str(err)
             if startup:
                 self.startup_error = f"{path}: {problems}"
-                self.exit(EXIT_BAD_INPUT)
+                self.exit(ExitCode.BAD_INPUT)
             else:
                 self.notify(
                     shorten(f"{path}: {problems}", 600), severity="error", markup=False, timeout=15
@@ -299,11 +298,11 @@ class MootApp(App[int]):
     # ------------------------------------------------------------------ quit
     def exit_code(self) -> int:
         return {
-            None: EXIT_DECIDED,
-            "decided": EXIT_DECIDED,
-            "unresolved": EXIT_UNRESOLVED,
-            "running": EXIT_INTERRUPTED,
-        }.get(self.outcome, EXIT_DECIDED)
+            None: ExitCode.DECIDED,
+            "decided": ExitCode.DECIDED,
+            "unresolved": ExitCode.UNRESOLVED,
+            "running": ExitCode.INTERRUPTED,
+        }.get(self.outcome, ExitCode.DECIDED)
 
     async def action_quit(self) -> None:
         """Quit; every completed turn and action is already in the session file."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tui.exitcodes import ExitCode
+
 
 def launch(
     *,
@@ -27,8 +29,8 @@ def launch(
     for label, value in (("spec", spec_path), ("session", resume_path or replay_path)):
         if value and not Path(value).is_file():
             print(f"moot: {label} file not found: {value}", file=sys.stderr)
-            return 2
-    from tui.app.app import EXIT_ERROR, MootApp
+            return ExitCode.BAD_INPUT
+    from tui.app.app import MootApp
 
     app = MootApp(
         spec_path=spec_path,
@@ -41,9 +43,9 @@ def launch(
     try:
         code = app.run()
     except KeyboardInterrupt:
-        return 130
+        return ExitCode.INTERRUPTED
     if app.startup_error:
         print(f"moot: {app.startup_error}", file=sys.stderr)
     if code is None:
-        return EXIT_ERROR if app.return_code not in (0, None) else app.exit_code()
+        return ExitCode.INTERNAL if app.return_code not in (0, None) else app.exit_code()
     return int(code)
