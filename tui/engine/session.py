@@ -22,11 +22,10 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from tui import __version__
 from tui.engine.errors import SessionError, SessionLockedError, SpecError
+from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.records import Turn
 from tui.engine.spec import Spec, validate_spec
 
-SCHEMA = "moot.session/1"
-COMMIT = "# moot:commit\n"
 SESSIONS_ENV = "MOOT_SESSIONS_DIR"
 
 
