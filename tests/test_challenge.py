@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
 from tests.helpers import run_engine
 from tui.engine import validate_spec
+from tui.engine.records import CONTENT_MODELS
+from tui.engine.vocab import TurnKind
 
 ARTIFACT = "Deploy on Friday at 17:00. Rollback: restore last night's backup."
 
@@ -196,12 +199,13 @@ def test_slot_schema_names_exactly_the_ids_to_answer() -> None:
     adversary = [{"challenges": [C_CRIT, C_MINOR], "verdict": "objections"}]
     engine, _ = run_engine(spec_raw(adversary, max_rounds=1))
     proto = engine.protocol
-    base = engine._schemas["defense"]
+    base = CONTENT_MODELS[TurnKind.DEFENSE].model_json_schema()
+    pristine = copy.deepcopy(base)
     schema = proto.slot_schema(engine.state, Slot(9, 2, "defense", "owner", "defense"), base)
     responses = schema["properties"]["responses"]
     assert responses["minItems"] == responses["maxItems"] == 2
     assert responses["items"]["properties"]["challenge_id"]["enum"] == ["C1.1", "C1.2"]
-    assert "$defs" not in schema and base is engine._schemas["defense"]  # base untouched
+    assert "$defs" not in schema and base == pristine  # the kind's schema is untouched
 
 
 def test_local_schema_keeps_nested_objects_and_fixed_sizes() -> None:
@@ -213,7 +217,7 @@ def test_local_schema_keeps_nested_objects_and_fixed_sizes() -> None:
     report = engine.protocol.slot_schema(
         engine.state,
         Slot(9, 2, "challenge", "red", "challenge_report"),
-        engine._schemas["challenge_report"],
+        CONTENT_MODELS[TurnKind.CHALLENGE_REPORT].model_json_schema(),
     )
     tight = local_schema(report, [], 384)
     ch = tight["properties"]["challenges"]["items"]

@@ -8,6 +8,7 @@ import pytest
 
 from tests.conftest import EXAMPLES
 from tui.engine import SpecError, validate_spec
+from tui.engine.protocols import protocol_for
 from tui.engine.spec import read_spec_file
 from tui.templates import TEMPLATES
 
@@ -28,7 +29,7 @@ def problems(raw: dict) -> list[str]:
 
 def test_good_spec_defaults() -> None:
     spec = validate_spec(GOOD)
-    assert spec.phases == ["proposal", "critique", "revision", "consensus"]
+    assert protocol_for(spec).phases(1) == ["proposal", "critique", "revision", "consensus"]
     assert spec.debate.votes == ["release", "revise", "escalate"]
     assert spec.debate.cross_family == "warn"
     assert spec.threshold == 2

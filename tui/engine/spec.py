@@ -15,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tui.engine.errors import SpecError
 from tui.engine.family import family_of
+from tui.engine.protocols import PROTOCOLS
+from tui.engine.protocols.base import Protocol
+from tui.engine.protocols.raw import RawSpec, family
 
-PROTOCOLS = ("debate", "adversary", "challenge", "refine")
-DEFAULT_ROUNDS = {"debate": 2, "adversary": 3, "challenge": 3, "refine": 8}
-EVIDENCE_KINDS = (
+EvidenceKind = Literal[
     "artifact_quote",
     "transcript_quote",
     "test_result",
@@ -27,9 +28,11 @@ EVIDENCE_KINDS = (
     "reasoning",
     "summary",
     "final_answer",
-)
-CHECKABLE_EVIDENCE = ("artifact_quote", "transcript_quote")
-DEBATE_PHASES = ("proposal", "critique", "revision", "consensus")
+]
+CHECKABLE: tuple[EvidenceKind, ...] = ("artifact_quote", "transcript_quote")
+UNCHECKABLE: tuple[EvidenceKind, ...] = ("assertion", "reasoning", "summary", "final_answer")
+RubricRole = Literal["critic", "adversary", "judges"]
+RUBRIC_ROLES: tuple[RubricRole, ...] = ("critic", "adversary", "judges")
 DEFAULT_VOTES = ("release", "revise", "escalate")
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -129,21 +132,15 @@ class RubricProperty(_Strict):
 
     id: str = Field(pattern=ID_PATTERN)
     question: str = Field(min_length=1)
-    admissible: list[Literal[EVIDENCE_KINDS]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: list(CHECKABLE_EVIDENCE), min_length=1
-    )
-    forbidden: list[Literal[EVIDENCE_KINDS]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: ["assertion", "reasoning", "summary", "final_answer"]
-    )
+    admissible: list[EvidenceKind] = Field(default_factory=lambda: list(CHECKABLE), min_length=1)
+    forbidden: list[EvidenceKind] = Field(default_factory=lambda: list(UNCHECKABLE))
     shortcuts: list[str] = Field(default_factory=list)
 
 
 class Rubric(_Strict):
     """An adversarial-frame rubric for critics, adversaries and judges."""
 
-    applies_to: list[Literal["critic", "adversary", "judges"]] = Field(
-        default_factory=lambda: ["critic", "adversary", "judges"], min_length=1
-    )
+    applies_to: list[RubricRole] = Field(default_factory=lambda: list(RUBRIC_ROLES), min_length=1)
     default_verdict: Literal["no"] = "no"
     properties: list[RubricProperty] = Field(min_length=1)
 
@@ -156,10 +153,15 @@ class Spec(_Strict):
     rubric: Rubric | None = None
 
     @property
+    def protocol_class(self) -> type[Protocol]:
+        """The registered protocol this spec names (validation refuses any other)."""
+        return PROTOCOLS[self.debate.protocol]
+
+    @property
     def max_rounds(self) -> int:
         if self.debate.max_rounds is not None:
             return self.debate.max_rounds
-        return DEFAULT_ROUNDS.get(self.debate.protocol, 2)
+        return self.protocol_class.default_rounds
 
     def debater(self, debater_id: str) -> Debater:
         for d in self.debaters:
@@ -172,26 +174,8 @@ class Spec(_Strict):
         return [d.id for d in self.debaters]
 
     @property
-    def phases(self) -> list[str]:
-        if self.debate.phases is not None:
-            return list(self.debate.phases)
-        if self.debate.protocol == "adversary":
-            return ["proposal", "critique"]
-        if self.debate.protocol == "challenge":
-            return ["challenge", "defense"]
-        if self.debate.protocol == "refine":
-            return ["author_a", "critique", "author_b", "synthesis", "judging"]
-        return list(DEBATE_PHASES)
-
-    @property
     def voters(self) -> list[str]:
-        if self.debate.protocol == "adversary":
-            return [self.debate.proposer or "", self.debate.critic or ""]
-        if self.debate.protocol == "challenge":
-            return [self.debate.adversary or ""]
-        if self.debate.protocol == "refine":
-            return list(self.debate.judges or [])
-        return self.ids
+        return self.protocol_class.voters(self)
 
     @property
     def threshold(self) -> int:
@@ -248,22 +232,59 @@ def _secret_problems(node: Any, loc: tuple[Any, ...] = ()) -> list[str]:
 
 
 def _rule_problems(raw: dict[str, Any]) -> list[str]:
-    """Cross-key rules, checked on the raw data so they report alongside type errors."""
-    problems: list[str] = []
-    debate = raw.get("debate") if isinstance(raw.get("debate"), dict) else {}
-    debaters = raw.get("debaters") if isinstance(raw.get("debaters"), list) else []
-    entries = [d for d in debaters if isinstance(d, dict)]
-    ids = [d.get("id") for d in entries if isinstance(d.get("id"), str)]
+    """Cross-key rules, checked on the raw data so they report alongside type errors.
 
-    protocol = debate.get("protocol", "debate")
-    if isinstance(protocol, str) and protocol not in PROTOCOLS:
+    The generic rules live here; each protocol's own rules come from its class,
+    found by name in the registry.
+    """
+    rs = RawSpec.of(raw)
+    name = rs.debate.get("protocol", "debate")
+    protocol = PROTOCOLS.get(name) if isinstance(name, str) else None
+    problems: list[str] = []
+    if isinstance(name, str) and protocol is None:
         problems.append(
-            f"debate.protocol: unknown protocol {protocol!r}; expected one of "
-            + ", ".join(PROTOCOLS)
+            f"debate.protocol: unknown protocol {name!r}; expected one of " + ", ".join(PROTOCOLS)
+        )
+    problems += _debater_problems(raw.get("debaters"), rs.debate.get("votes", DEFAULT_VOTES))
+
+    votes = rs.debate.get("votes")
+    if isinstance(votes, list) and len(set(map(str, votes))) != len(votes):
+        problems.append("debate.votes: duplicate vote names")
+
+    if isinstance(name, str):
+        used = protocol.role_keys if protocol is not None else frozenset()
+        for key in sorted(set(rs.debate) & _ALL_ROLE_KEYS - used):
+            problems.append(f"debate.{key}: not used by the {name} protocol")
+    if protocol is not None:
+        problems += protocol.spec_problems(rs)
+    problems += _rubric_problems(raw.get("rubric"))
+
+    threshold = rs.debate.get("consensus_threshold")
+    voters = protocol.voter_count(rs) if protocol is not None else len(rs.entries)
+    if isinstance(threshold, int) and not isinstance(threshold, bool) and threshold > voters:
+        problems.append(
+            f"debate.consensus_threshold: {threshold} is larger than the number of voters ({voters})"
         )
 
+    if rs.debate.get("cross_family", "warn") == "require" and protocol is not None:
+        for critic, proposer in protocol.critique_pairs(rs):
+            fc = family(critic)
+            if fc is not None and fc == family(proposer):
+                problems.append(
+                    f"debate.cross_family: require, but critic {critic.get('id')!r} and "
+                    f"proposer {proposer.get('id')!r} are both family {fc!r}"
+                )
+    return problems
+
+
+_ALL_ROLE_KEYS = frozenset().union(*(p.role_keys for p in PROTOCOLS.values()))
+
+
+def _debater_problems(debaters: Any, votes: Any) -> list[str]:
+    """Per-debater rules: unique ids, scripts only when scripted, no credentials."""
+    problems: list[str] = []
     seen: dict[str, int] = {}
-    for i, d in enumerate(debaters):
+    for i, d in enumerate(debaters if isinstance(debaters, list) else []):
         if not isinstance(d, dict):
             continue
         did = d.get("id")
@@ -289,147 +310,13 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
                 f"debaters[{i}].api_key_env: must name an environment variable "
                 "(letters, digits, underscores), not hold a key"
             )
-        votes = debate.get("votes", list(DEFAULT_VOTES))
         script = d.get("script")
-        if isinstance(script, dict) and isinstance(votes, list):
+        if isinstance(script, dict) and isinstance(votes, list | tuple):
             for j, v in enumerate(script.get("votes", []) or []):
                 if isinstance(v, str) and v not in votes:
                     problems.append(
                         f"debaters[{i}].script.votes[{j}]: {v!r} is not one of debate.votes"
                     )
-
-    phases = debate.get("phases")
-    if protocol == "debate" and isinstance(phases, list):
-        for j, ph in enumerate(phases):
-            if isinstance(ph, str) and ph not in DEBATE_PHASES:
-                problems.append(
-                    f"debate.phases[{j}]: unknown phase {ph!r}; expected one of "
-                    + ", ".join(DEBATE_PHASES)
-                )
-        if not phases:
-            problems.append("debate.phases: needs at least one phase")
-    if protocol == "adversary" and phases is not None:
-        problems.append("debate.phases: the adversary protocol has fixed phases")
-
-    votes = debate.get("votes")
-    if isinstance(votes, list) and len(set(map(str, votes))) != len(votes):
-        problems.append("debate.votes: duplicate vote names")
-
-    for key in sorted(set(debate) & ALL_ROLE_KEYS):
-        if key not in ROLE_KEYS.get(protocol, set()):
-            problems.append(f"debate.{key}: not used by the {protocol} protocol")
-    if protocol in ("challenge", "refine") and phases is not None:
-        problems.append(f"debate.phases: the {protocol} protocol has fixed phases")
-    if protocol == "adversary":
-        problems += _pair_problems(debate, ids, "proposer", "critic")
-    elif protocol == "challenge":
-        problems += _pair_problems(debate, ids, "defender", "adversary")
-        if not debate.get("artifact"):
-            problems.append("debate.artifact: required for the challenge protocol")
-    elif protocol == "refine":
-        problems += _refine_problems(debate, ids)
-    elif protocol == "debate":
-        has_critique = phases is None or (isinstance(phases, list) and "critique" in phases)
-        if has_critique and len(entries) == 1:
-            problems.append(
-                "debaters: a debate with a critique phase needs at least two debaters; "
-                "one debater would critique itself, and self-critique is refused"
-            )
-    problems += _rubric_problems(raw.get("rubric"))
-
-    threshold = debate.get("consensus_threshold")
-    judges = debate.get("judges")
-    voters = {
-        "adversary": 2,
-        "challenge": 1,
-        "refine": len(judges) if isinstance(judges, list) else 0,
-    }.get(protocol, len(entries))
-    if isinstance(threshold, int) and not isinstance(threshold, bool) and threshold > voters:
-        problems.append(
-            f"debate.consensus_threshold: {threshold} is larger than the number of voters ({voters})"
-        )
-
-    policy = debate.get("cross_family", "warn")
-    if policy == "require":
-        for critic, proposer in _critique_pairs(protocol, debate, entries):
-            fc, fp = _family(critic), _family(proposer)
-            if fc is not None and fc == fp:
-                problems.append(
-                    f"debate.cross_family: require, but critic {critic.get('id')!r} and "
-                    f"proposer {proposer.get('id')!r} are both family {fc!r}"
-                )
-    return problems
-
-
-ROLE_KEYS: dict[str, set[str]] = {
-    "debate": set(),
-    "adversary": {"proposer", "critic"},
-    "challenge": {"defender", "adversary", "mode"},
-    "refine": {
-        "authors",
-        "critic",
-        "synthesizer",
-        "judges",
-        "convergence",
-        "seed",
-        "position_swap",
-    },
-}
-ALL_ROLE_KEYS = set().union(*ROLE_KEYS.values())
-
-
-def _pair_problems(debate: dict[str, Any], ids: list[str], author: str, critic: str) -> list[str]:
-    """Both roles named, both debaters, and never the same one (no self-critique)."""
-    problems = []
-    protocol = debate.get("protocol")
-    for key in (author, critic):
-        val = debate.get(key)
-        if val is None:
-            problems.append(f"debate.{key}: required for the {protocol} protocol")
-        elif isinstance(val, str) and val not in ids:
-            problems.append(f"debate.{key}: {val!r} is not a debater id")
-    a, c = debate.get(author), debate.get(critic)
-    if a is not None and a == c:
-        problems.append(f"debate.{critic}: {c!r} is also the {author}; self-critique is refused")
-    return problems
-
-
-def _refine_problems(debate: dict[str, Any], ids: list[str]) -> list[str]:
-    problems = []
-    authors = debate.get("authors")
-    if not isinstance(authors, list) or len(authors) != 2:
-        problems.append("debate.authors: name exactly two debaters, author A and author B")
-        authors = authors if isinstance(authors, list) else []
-    for i, a in enumerate(authors):
-        if isinstance(a, str) and a not in ids:
-            problems.append(f"debate.authors[{i}]: {a!r} is not a debater id")
-    for key in ("critic", "synthesizer"):
-        val = debate.get(key)
-        if val is None:
-            problems.append(f"debate.{key}: required for the refine protocol")
-        elif isinstance(val, str) and val not in ids:
-            problems.append(f"debate.{key}: {val!r} is not a debater id")
-    if debate.get("critic") in [*authors, debate.get("synthesizer")]:
-        problems.append(
-            f"debate.critic: {debate.get('critic')!r} also writes candidates (author or "
-            "synthesizer); self-critique is refused"
-        )
-    judges = debate.get("judges")
-    if not isinstance(judges, list) or not judges:
-        problems.append("debate.judges: required for the refine protocol (an odd panel of 3 to 7)")
-        return problems
-    if len(judges) % 2 == 0 or not 3 <= len(judges) <= 7:
-        problems.append(f"debate.judges: an odd panel of 3 to 7 judges, not {len(judges)}")
-    if len(set(map(str, judges))) != len(judges):
-        problems.append("debate.judges: a judge is named twice")
-    makers = {*(a for a in authors if isinstance(a, str)), debate.get("synthesizer")}
-    for i, j in enumerate(judges):
-        if isinstance(j, str) and j not in ids:
-            problems.append(f"debate.judges[{i}]: {j!r} is not a debater id")
-        if j in makers:
-            problems.append(
-                f"debate.judges[{i}]: {j!r} wrote a candidate; a judge may not judge its own work"
-            )
     return problems
 
 
@@ -455,43 +342,6 @@ def _rubric_problems(rubric: Any) -> list[str]:
                     f"rubric.properties[{i}].forbidden: {', '.join(both)} also listed as admissible"
                 )
     return problems
-
-
-def _family(entry: dict[str, Any]) -> str | None:
-    fam = entry.get("family")
-    if isinstance(fam, str):
-        return fam
-    model = entry.get("model")
-    return family_of(model) if isinstance(model, str) else None
-
-
-def _critique_pairs(
-    protocol: Any, debate: dict[str, Any], entries: list[dict[str, Any]]
-) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Who critiques or judges whose work, as far as the raw spec lets us tell."""
-    by_id = {e.get("id"): e for e in entries}
-
-    def pairs(critics: list[Any], authors: list[Any]) -> list[tuple[dict, dict]]:
-        out = []
-        for c in critics:
-            for a in authors:
-                ce, ae = by_id.get(c), by_id.get(a)
-                if ce and ae and ce is not ae:
-                    out.append((ce, ae))
-        return out
-
-    if protocol == "adversary":
-        return pairs([debate.get("critic")], [debate.get("proposer")])
-    if protocol == "challenge":
-        return pairs([debate.get("adversary")], [debate.get("defender")])
-    if protocol == "refine":
-        authors = debate.get("authors") if isinstance(debate.get("authors"), list) else []
-        judges = debate.get("judges") if isinstance(debate.get("judges"), list) else []
-        makers = [*authors, debate.get("synthesizer")]
-        return pairs([debate.get("critic")], authors[:1]) + pairs(judges, makers)
-    if len(entries) < 2:
-        return []
-    return [(entries[i], entries[(i + 1) % len(entries)]) for i in range(len(entries))]
 
 
 def validate_spec(raw: dict[str, Any], source: str = "spec") -> Spec:
@@ -531,12 +381,10 @@ def spec_warnings(spec: Spec) -> list[str]:
     """Things that run but weaken the result: same-family critics under ``warn``."""
     if spec.debate.cross_family != "warn":
         return []
-    raw = spec.model_dump()
-    pairs = _critique_pairs(spec.debate.protocol, raw["debate"], raw["debaters"])
     out = []
-    for critic, proposer in pairs:
-        fam = _family(critic)
-        if fam is not None and fam == _family(proposer):
+    for critic, proposer in spec.protocol_class.critique_pairs(RawSpec.of(spec.model_dump())):
+        fam = family(critic)
+        if fam is not None and fam == family(proposer):
             out.append(
                 f"{critic['id']!r} judges the work of {proposer['id']!r} and both are family "
                 f'{fam!r}: a weak adversarial pass (cross_family = "warn")'

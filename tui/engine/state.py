@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.engine import tally as tally_rules
 from tui.engine.records import Turn
-from tui.engine.spec import Spec
+
+if TYPE_CHECKING:  # spec.py reads the protocol registry, which imports this module
+    from tui.engine.spec import Spec
 
 MAX_NOTES_SHOWN = 5
 

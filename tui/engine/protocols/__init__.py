@@ -1,21 +1,27 @@
-"""Protocols by name."""
+"""Protocols by name: the one registry that spec validation and the engine both read.
+
+A protocol is one module here (a ``Protocol`` subclass: its roles, rounds,
+voters, spec rules, critique pairs and run-time bookkeeping) plus its entry below.
+"""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from tui.engine.protocols.adversary import AdversaryProtocol
 from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.challenge import ChallengeProtocol
 from tui.engine.protocols.debate import DebateProtocol
 from tui.engine.protocols.refine import RefineProtocol
-from tui.engine.spec import Spec
 
-PROTOCOL_CLASSES: dict[str, type[Protocol]] = {
-    "debate": DebateProtocol,
-    "adversary": AdversaryProtocol,
-    "challenge": ChallengeProtocol,
-    "refine": RefineProtocol,
+if TYPE_CHECKING:
+    from tui.engine.spec import Spec
+
+PROTOCOLS: dict[str, type[Protocol]] = {
+    p.name: p for p in (DebateProtocol, AdversaryProtocol, ChallengeProtocol, RefineProtocol)
 }
 
 
 def protocol_for(spec: Spec) -> Protocol:
-    return PROTOCOL_CLASSES[spec.debate.protocol](spec)
+    """A fresh run-time protocol for a validated spec."""
+    return PROTOCOLS[spec.debate.protocol](spec)

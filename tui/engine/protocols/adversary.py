@@ -2,18 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.engine.events import Slot
 from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn
 from tui.engine.state import DebateState, Decision
+from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
+
+if TYPE_CHECKING:
+    from tui.engine.spec import Spec
 
 
 class AdversaryProtocol(Protocol):
     """The critic's routing decides: release ends, revise loops, escalate stops."""
 
     name = "adversary"
+    default_rounds = 3
+    role_keys = frozenset({"proposer", "critic"})
+
+    @classmethod
+    def voters(cls, spec: Spec) -> list[str]:
+        return [spec.debate.proposer or "", spec.debate.critic or ""]
+
+    @classmethod
+    def voter_count(cls, raw: RawSpec) -> int:
+        return 2
+
+    @classmethod
+    def critique_pairs(cls, raw: RawSpec) -> list[tuple[Entry, Entry]]:
+        return raw.pairs([raw.debate.get("critic")], [raw.debate.get("proposer")])
+
+    @classmethod
+    def spec_problems(cls, raw: RawSpec) -> list[str]:
+        return super().spec_problems(raw) + raw.pair_problems(cls.name, "proposer", "critic")
 
     @property
     def proposer(self) -> str:
@@ -28,8 +51,12 @@ class AdversaryProtocol(Protocol):
 
     def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]:
         if phase == "critique":
-            return [Slot(start, round_no, phase, self.critic, "adversary_critique", self.proposer)]
-        return [Slot(start, round_no, phase, self.proposer, "position")]
+            return [
+                Slot(
+                    start, round_no, phase, self.critic, TurnKind.ADVERSARY_CRITIQUE, self.proposer
+                )
+            ]
+        return [Slot(start, round_no, phase, self.proposer, TurnKind.POSITION)]
 
     def context(self, state: DebateState, slot: Slot) -> list[ContextItem]:
         items = self.motion_items()
@@ -49,7 +76,7 @@ class AdversaryProtocol(Protocol):
         self, state: DebateState, round_no: int, phase: str, turns: list[Turn]
     ) -> Decision | None:
         if any(t.invalid for t in turns):
-            return Decision("escalate", "invalid_turn")
+            return Decision(ESCALATE, DecisionRule.INVALID_TURN)
         if phase != "critique":
             return None
         routing = turns[-1].content.get("routing")
@@ -57,16 +84,20 @@ class AdversaryProtocol(Protocol):
         if routing == "release" and rubric is not None and not rubric["pass"]:
             # Default no: a release the evidence does not support goes to the operator.
             return Decision(
-                "escalate", "rubric_failed", extra={"missing_evidence": rubric["missing_evidence"]}
+                ESCALATE,
+                DecisionRule.RUBRIC_FAILED,
+                extra={"missing_evidence": rubric["missing_evidence"]},
             )
         if routing == "release":
-            return Decision("release", "critic_release")
-        if routing == "escalate":
-            return Decision("escalate", "critic_escalation")
+            return Decision("release", DecisionRule.CRITIC_RELEASE)
+        if routing == ESCALATE:
+            return Decision(ESCALATE, DecisionRule.CRITIC_ESCALATION)
         return None
 
     def report(self, state: DebateState) -> dict[str, Any]:
-        critique = next((t for t in reversed(state.turns) if t.kind == "adversary_critique"), None)
+        critique = next(
+            (t for t in reversed(state.turns) if t.kind == TurnKind.ADVERSARY_CRITIQUE), None
+        )
         proposal = state.latest_position.get(self.proposer)
         out: dict[str, Any] = {
             "proposer_id": self.proposer,
@@ -74,7 +105,7 @@ class AdversaryProtocol(Protocol):
             # Self-critique never runs: the critic is a different debater (checked
             # at validation and again before every critique call).
             "self_critique_skipped": all(
-                t.speaker != t.target for t in state.turns if t.kind == "adversary_critique"
+                t.speaker != t.target for t in state.turns if t.kind == TurnKind.ADVERSARY_CRITIQUE
             ),
             "revisions": sum(
                 1 for t in state.turns if t.speaker == self.proposer and t.phase == "revision"
@@ -91,7 +122,7 @@ class AdversaryProtocol(Protocol):
                 weakness_count=len(weaknesses),
                 critique_score=c.get("score", 0),
                 verdict=c.get("verdict", "invalid" if critique.invalid else ""),
-                routing_decision=c.get("routing", "escalate"),
+                routing_decision=c.get("routing", ESCALATE),
             )
             if critique.cross_family_held is not None:
                 out["cross_family_held"] = critique.cross_family_held

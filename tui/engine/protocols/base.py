@@ -3,23 +3,67 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tui.engine.events import Slot
-from tui.engine.records import VERIFIER_KINDS, Turn
-from tui.engine.spec import Spec
+from tui.engine.protocols.raw import Entry, RawSpec
+from tui.engine.records import Turn
 from tui.engine.state import DebateState, Decision
+from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, TurnKind
+
+if TYPE_CHECKING:  # spec.py reads the protocol registry: a runtime import would cycle
+    from tui.engine.spec import Spec
 
 ContextItem = tuple[str, str, str]  # (saw-label, heading, text)
+_RUBRIC_ROLES: dict[str, str] = {
+    TurnKind.CRITIQUE: "critic",
+    TurnKind.ADVERSARY_CRITIQUE: "critic",
+    TurnKind.CANDIDATE_CRITIQUE: "critic",
+    TurnKind.CHALLENGE_REPORT: "adversary",
+    TurnKind.JUDGMENT: "judges",
+}
 
 
 class Protocol(ABC):
-    """A protocol is pure bookkeeping over DebateState; it never calls a model."""
+    """A protocol is pure bookkeeping over DebateState; it never calls a model.
 
-    name: str = ""
+    The class also carries what the spec needs to know before any run (its role
+    keys, default rounds, voters, rules and critique pairs), so that a protocol
+    lives in one module and spec.py only dispatches to it by name.
+    """
+
+    name: ClassVar[str]
+    default_rounds: ClassVar[int]
+    # Keys of [debate] that only this protocol reads; any other protocol refuses them.
+    role_keys: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
+
+    # ------------------------------------------------- the spec, before a run
+    @classmethod
+    @abstractmethod
+    def voters(cls, spec: Spec) -> list[str]:
+        """Who votes; the default consensus threshold is a majority of them."""
+
+    @classmethod
+    @abstractmethod
+    def voter_count(cls, raw: RawSpec) -> int:
+        """How many voters the raw spec implies, for the threshold check."""
+
+    @classmethod
+    @abstractmethod
+    def critique_pairs(cls, raw: RawSpec) -> list[tuple[Entry, Entry]]:
+        """(critic, author) tables: who critiques or judges whose work (cross_family)."""
+
+    @classmethod
+    def spec_problems(cls, raw: RawSpec) -> list[str]:
+        """This protocol's rules on the raw spec, by key path; by default phases are fixed."""
+        if raw.debate.get("phases") is not None:
+            return [f"debate.phases: the {cls.name} protocol has fixed phases"]
+        return []
+
+    # ------------------------------------------------------------ the run
 
     @abstractmethod
     def phases(self, round_no: int) -> list[str]: ...
@@ -36,7 +80,7 @@ class Protocol(ABC):
     ) -> Decision | None: ...
 
     def exhausted(self, state: DebateState) -> Decision:
-        return Decision("escalate", "max_rounds_exhausted")
+        return Decision(ESCALATE, DecisionRule.MAX_ROUNDS_EXHAUSTED)
 
     def report(self, state: DebateState) -> dict[str, Any]:
         return {}
@@ -57,13 +101,7 @@ class Protocol(ABC):
 
     def rubric_role(self, slot: Slot) -> str | None:
         """Which rubric role (critic, adversary, judges) a slot plays, if any."""
-        return {
-            "critique": "critic",
-            "adversary_critique": "critic",
-            "candidate_critique": "critic",
-            "challenge_report": "adversary",
-            "judgment": "judges",
-        }.get(slot.kind)
+        return _RUBRIC_ROLES.get(slot.kind)
 
     def slot_schema(self, state: DebateState, slot: Slot, schema: dict[str, Any]) -> dict[str, Any]:
         """The JSON schema sent for this slot: the kind's schema, tightened by state.

@@ -6,14 +6,18 @@ adversary's assessments, and decides release, deadlock or hand-over itself.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.engine.events import Slot
 from tui.engine.parsing import TurnParseError
 from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn, inline_refs
-from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
+from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
+
+if TYPE_CHECKING:
+    from tui.engine.spec import Spec
 
 UNRESOLVED = ("open", "unaddressed")
 
@@ -22,6 +26,28 @@ class ChallengeProtocol(Protocol):
     """Rounds of challenge then defense; blocking or advisory release."""
 
     name = "challenge"
+    default_rounds = 3
+    role_keys = frozenset({"defender", "adversary", "mode"})
+
+    @classmethod
+    def voters(cls, spec: Spec) -> list[str]:
+        return [spec.debate.adversary or ""]
+
+    @classmethod
+    def voter_count(cls, raw: RawSpec) -> int:
+        return 1
+
+    @classmethod
+    def critique_pairs(cls, raw: RawSpec) -> list[tuple[Entry, Entry]]:
+        return raw.pairs([raw.debate.get("adversary")], [raw.debate.get("defender")])
+
+    @classmethod
+    def spec_problems(cls, raw: RawSpec) -> list[str]:
+        """Distinct defender and adversary, and an artifact to challenge."""
+        problems = super().spec_problems(raw) + raw.pair_problems(cls.name, "defender", "adversary")
+        if not raw.debate.get("artifact"):
+            problems.append("debate.artifact: required for the challenge protocol")
+        return problems
 
     def __init__(self, spec: Spec) -> None:
         super().__init__(spec)
@@ -56,8 +82,12 @@ class ChallengeProtocol(Protocol):
 
     def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]:
         if phase == "challenge":
-            return [Slot(start, round_no, phase, self.adversary, "challenge_report", self.defender)]
-        return [Slot(start, round_no, phase, self.defender, "defense", self.adversary)]
+            return [
+                Slot(
+                    start, round_no, phase, self.adversary, TurnKind.CHALLENGE_REPORT, self.defender
+                )
+            ]
+        return [Slot(start, round_no, phase, self.defender, TurnKind.DEFENSE, self.adversary)]
 
     def context(self, state: DebateState, slot: Slot) -> list[ContextItem]:
         items: list[ContextItem] = [("motion", "What the artifact is for", self.spec.debate.motion)]
@@ -89,8 +119,9 @@ class ChallengeProtocol(Protocol):
 
     def slot_schema(self, state: DebateState, slot: Slot, schema: dict[str, Any]) -> dict[str, Any]:
         """Exactly the challenge ids this turn must assess or answer, as an enum."""
-        key = "assessments" if slot.kind == "challenge_report" else "responses"
-        ids = self.awaiting_assessment() if slot.kind == "challenge_report" else self.unresolved()
+        reports = slot.kind == TurnKind.CHALLENGE_REPORT
+        key = "assessments" if reports else "responses"
+        ids = self.awaiting_assessment() if reports else self.unresolved()
         out = inline_refs(schema)
         arr = out["properties"][key]
         arr["minItems"] = arr["maxItems"] = len(ids)
@@ -101,7 +132,7 @@ class ChallengeProtocol(Protocol):
 
     # ----------------------------------------------------------- validation
     def check(self, state: DebateState, slot: Slot, content: Any) -> None:
-        if slot.kind == "challenge_report":
+        if slot.kind == TurnKind.CHALLENGE_REPORT:
             known = set(self.challenges)
             seen = {a.challenge_id for a in content.assessments}
             unknown = sorted(seen - known)
@@ -112,7 +143,7 @@ class ChallengeProtocol(Protocol):
                 raise TurnParseError(
                     f"assess every earlier challenge; missing {', '.join(missing)}"
                 )
-        elif slot.kind == "defense":
+        elif slot.kind == TurnKind.DEFENSE:
             seen = {r.challenge_id for r in content.responses}
             unknown = sorted(seen - set(self.challenges))
             if unknown:
@@ -122,7 +153,7 @@ class ChallengeProtocol(Protocol):
                 raise TurnParseError(f"answer every challenge; missing {', '.join(missing)}")
 
     def annotate(self, state: DebateState, slot: Slot, turn: Turn) -> None:
-        if slot.kind == "challenge_report":
+        if slot.kind == TurnKind.CHALLENGE_REPORT:
             n = len(turn.content.get("challenges", []))
             turn.derived["challenge_ids"] = [f"C{slot.round}.{i + 1}" for i in range(n)]
 
@@ -132,7 +163,7 @@ class ChallengeProtocol(Protocol):
     ) -> Decision | None:
         turn = turns[-1]
         if turn.invalid:
-            return Decision("escalate", "invalid_turn")
+            return Decision(ESCALATE, DecisionRule.INVALID_TURN)
         if phase == "defense":
             for r in turn.content.get("responses", []):
                 c = self.challenges.get(r["challenge_id"])
@@ -159,25 +190,29 @@ class ChallengeProtocol(Protocol):
         self.convergence = content.get("convergence", "continue")
         self.round_verdicts.append(content.get("verdict", ""))
         if self.convergence == "deadlock":
-            return Decision("escalate", "adversary_deadlock", extra=self._open_extra())
+            return Decision(ESCALATE, DecisionRule.ADVERSARY_DEADLOCK, extra=self._open_extra())
         rubric = turn.derived.get("rubric")
         if content.get("verdict") == "no_objections" and rubric is not None and not rubric["pass"]:
             return Decision(
-                "escalate", "rubric_failed", extra={"missing_evidence": rubric["missing_evidence"]}
+                ESCALATE,
+                DecisionRule.RUBRIC_FAILED,
+                extra={"missing_evidence": rubric["missing_evidence"]},
             )
         if content.get("verdict") == "no_objections" and not self.unresolved():
             if self.spec.debate.mode == "advisory":
                 return Decision(
-                    "escalate", "advisory_review", extra={"adversary_recommendation": "release"}
+                    ESCALATE,
+                    DecisionRule.ADVISORY_REVIEW,
+                    extra={"adversary_recommendation": "release"},
                 )
-            return Decision("release", "no_objections")
+            return Decision("release", DecisionRule.NO_OBJECTIONS)
         return None
 
     def _open_extra(self) -> dict[str, Any]:
         return {"unresolved_challenges": self.unresolved()}
 
     def exhausted(self, state: DebateState) -> Decision:
-        return Decision("escalate", "max_rounds_exhausted", extra=self._open_extra())
+        return Decision(ESCALATE, DecisionRule.MAX_ROUNDS_EXHAUSTED, extra=self._open_extra())
 
     def operator_veto(self, state: DebateState, vote: str) -> str | None:
         critical = self.unresolved("critical")
@@ -213,7 +248,7 @@ class ChallengeProtocol(Protocol):
         by_sev = {s: 0 for s in ("critical", "significant", "minor")}
         for c in self.challenges.values():
             by_sev[c["severity"]] = by_sev.get(c["severity"], 0) + 1
-        last = next((t for t in reversed(state.turns) if t.kind == "challenge_report"), None)
+        last = next((t for t in reversed(state.turns) if t.kind == TurnKind.CHALLENGE_REPORT), None)
         out: dict[str, Any] = {
             "defender_id": self.defender,
             "adversary_id": self.adversary,

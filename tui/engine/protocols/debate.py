@@ -2,30 +2,79 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tui.engine import tally as tally_rules
 from tui.engine.events import Slot
 from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn
 from tui.engine.schedule import critique_target, round_order
 from tui.engine.state import DebateState, Decision
+from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
+
+if TYPE_CHECKING:
+    from tui.engine.spec import Spec
+
+PHASES = ("proposal", "critique", "revision", "consensus")
 
 
 class DebateProtocol(Protocol):
     """Every debater speaks once per phase; each critiques the next in order."""
 
     name = "debate"
+    default_rounds = 2
+
+    @classmethod
+    def voters(cls, spec: Spec) -> list[str]:
+        return spec.ids
+
+    @classmethod
+    def voter_count(cls, raw: RawSpec) -> int:
+        return len(raw.entries)
+
+    @classmethod
+    def critique_pairs(cls, raw: RawSpec) -> list[tuple[Entry, Entry]]:
+        """Each debater critiques the next in registration order."""
+        e = raw.entries
+        if len(e) < 2:
+            return []
+        return [(e[i], e[(i + 1) % len(e)]) for i in range(len(e))]
+
+    @classmethod
+    def spec_problems(cls, raw: RawSpec) -> list[str]:
+        """Phases, when given, are known ones; a critique phase needs two debaters."""
+        problems = []
+        phases = raw.debate.get("phases")
+        if isinstance(phases, list):
+            for j, ph in enumerate(phases):
+                if isinstance(ph, str) and ph not in PHASES:
+                    problems.append(
+                        f"debate.phases[{j}]: unknown phase {ph!r}; expected one of "
+                        + ", ".join(PHASES)
+                    )
+            if not phases:
+                problems.append("debate.phases: needs at least one phase")
+        has_critique = phases is None or (isinstance(phases, list) and "critique" in phases)
+        if has_critique and len(raw.entries) == 1:
+            problems.append(
+                "debaters: a debate with a critique phase needs at least two debaters; "
+                "one debater would critique itself, and self-critique is refused"
+            )
+        return problems
 
     def phases(self, round_no: int) -> list[str]:
-        return self.spec.phases
+        chosen = self.spec.debate.phases
+        return list(chosen if chosen is not None else PHASES)
 
     def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]:
         order = round_order(self.spec.ids, round_no, self.spec.debate.rotate)
         if phase == "critique":
             return [
-                Slot(start + i, round_no, phase, s, "critique", critique_target(order, s))
+                Slot(start + i, round_no, phase, s, TurnKind.CRITIQUE, critique_target(order, s))
                 for i, s in enumerate(order)
             ]
-        return [Slot(start + i, round_no, phase, s, "position") for i, s in enumerate(order)]
+        return [Slot(start + i, round_no, phase, s, TurnKind.POSITION) for i, s in enumerate(order)]
 
     def context(self, state: DebateState, slot: Slot) -> list[ContextItem]:
         items = self.motion_items()
@@ -58,7 +107,7 @@ class DebateProtocol(Protocol):
     ) -> Decision | None:
         winner = tally_rules.consensus(state.tally(), self.spec.threshold)
         if winner is not None:
-            return Decision(winner, "threshold_vote")
+            return Decision(winner, DecisionRule.THRESHOLD_VOTE)
         if self.spec.debate.on_invalid == "escalate" and any(t.invalid for t in turns):
-            return Decision("escalate", "invalid_turn")
+            return Decision(ESCALATE, DecisionRule.INVALID_TURN)
         return None

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.engine.events import Slot
 from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn
-from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
+from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
+
+if TYPE_CHECKING:
+    from tui.engine.spec import Spec
 
 INCUMBENT_FIRST, CHALLENGER_FIRST = "incumbent-first", "challenger-first"
 
@@ -43,6 +47,67 @@ class RefineProtocol(Protocol):
     """The incumbent defends its place each round; N wins in a row converge."""
 
     name = "refine"
+    default_rounds = 8
+    role_keys = frozenset(
+        {"authors", "critic", "synthesizer", "judges", "convergence", "seed", "position_swap"}
+    )
+
+    @classmethod
+    def voters(cls, spec: Spec) -> list[str]:
+        return list(spec.debate.judges or [])
+
+    @classmethod
+    def voter_count(cls, raw: RawSpec) -> int:
+        return len(raw.listed("judges"))
+
+    @classmethod
+    def critique_pairs(cls, raw: RawSpec) -> list[tuple[Entry, Entry]]:
+        """The critic attacks author A's candidate; every judge weighs every maker's."""
+        authors = raw.listed("authors")
+        makers = [*authors, raw.debate.get("synthesizer")]
+        return raw.pairs([raw.debate.get("critic")], authors[:1]) + raw.pairs(
+            raw.listed("judges"), makers
+        )
+
+    @classmethod
+    def spec_problems(cls, raw: RawSpec) -> list[str]:
+        """Two authors, a critic who writes no candidate, an odd panel judging no own work."""
+        problems = super().spec_problems(raw)
+        authors = raw.debate.get("authors")
+        if not isinstance(authors, list) or len(authors) != 2:
+            problems.append("debate.authors: name exactly two debaters, author A and author B")
+        authors = raw.listed("authors")
+        for i, a in enumerate(authors):
+            if isinstance(a, str) and a not in raw.ids:
+                problems.append(f"debate.authors[{i}]: {a!r} is not a debater id")
+        problems += raw.role_problems(cls.name, "critic") + raw.role_problems(
+            cls.name, "synthesizer"
+        )
+        critic, synthesizer = raw.debate.get("critic"), raw.debate.get("synthesizer")
+        if critic is not None and critic in [*authors, synthesizer]:
+            problems.append(
+                f"debate.critic: {critic!r} also writes candidates (author or "
+                "synthesizer); self-critique is refused"
+            )
+        judges = raw.debate.get("judges")
+        if not isinstance(judges, list) or not judges:
+            problems.append(
+                "debate.judges: required for the refine protocol (an odd panel of 3 to 7)"
+            )
+            return problems
+        if len(judges) % 2 == 0 or not 3 <= len(judges) <= 7:
+            problems.append(f"debate.judges: an odd panel of 3 to 7 judges, not {len(judges)}")
+        if len(set(map(str, judges))) != len(judges):
+            problems.append("debate.judges: a judge is named twice")
+        makers = {*(a for a in authors if isinstance(a, str)), synthesizer}
+        for i, j in enumerate(judges):
+            if isinstance(j, str) and j not in raw.ids:
+                problems.append(f"debate.judges[{i}]: {j!r} is not a debater id")
+            if j in makers:
+                problems.append(
+                    f"debate.judges[{i}]: {j!r} wrote a candidate; a judge may not judge its own work"
+                )
+        return problems
 
     def __init__(self, spec: Spec) -> None:
         super().__init__(spec)
@@ -64,18 +129,25 @@ class RefineProtocol(Protocol):
 
     def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]:
         if phase == "author_a":
-            return [Slot(start, round_no, phase, self.author_a, "candidate")]
+            return [Slot(start, round_no, phase, self.author_a, TurnKind.CANDIDATE)]
         if phase == "critique":
             return [
-                Slot(start, round_no, phase, self.critic, "candidate_critique", self._inc_author())
+                Slot(
+                    start,
+                    round_no,
+                    phase,
+                    self.critic,
+                    TurnKind.CANDIDATE_CRITIQUE,
+                    self._inc_author(),
+                )
             ]
         if phase == "author_b":
-            return [Slot(start, round_no, phase, self.author_b, "candidate")]
+            return [Slot(start, round_no, phase, self.author_b, TurnKind.CANDIDATE)]
         if phase == "synthesis":
-            return [Slot(start, round_no, phase, self.synthesizer, "candidate")]
+            return [Slot(start, round_no, phase, self.synthesizer, TurnKind.CANDIDATE)]
         pairs = judge_orders(self.seed, round_no, self.judges, self.spec.debate.position_swap)
         return [
-            Slot(start + i, round_no, phase, judge, "judgment", variant=order)
+            Slot(start + i, round_no, phase, judge, TurnKind.JUDGMENT, variant=order)
             for i, (judge, order) in enumerate(pairs)
         ]
 
@@ -112,14 +184,14 @@ class RefineProtocol(Protocol):
         return items + self.note_items(state)
 
     def cross_family_against(self, slot: Slot) -> list[str]:
-        if slot.kind == "judgment":
+        if slot.kind == TurnKind.JUDGMENT:
             return [self.author_a, self.author_b, self.synthesizer]
-        if slot.kind == "candidate_critique":
+        if slot.kind == TurnKind.CANDIDATE_CRITIQUE:
             return [self._inc_author()]
         return []
 
     def annotate(self, state: DebateState, slot: Slot, turn: Turn) -> None:
-        if slot.kind == "judgment":
+        if slot.kind == TurnKind.JUDGMENT:
             turn.derived["picked"] = resolve_pick(turn.content["pick"], slot.variant or "")
 
     # ------------------------------------------------------------ decisions
@@ -129,7 +201,7 @@ class RefineProtocol(Protocol):
         if phase != "judging":
             turn = turns[-1]
             if turn.invalid:
-                return Decision("escalate", "invalid_turn")
+                return Decision(ESCALATE, DecisionRule.INVALID_TURN)
             key = {"author_a": "a", "critique": "critique", "author_b": "b", "synthesis": "c"}[
                 phase
             ]
@@ -146,7 +218,7 @@ class RefineProtocol(Protocol):
         picks: dict[str, dict[str, Any]] = {}
         for judge, ts in by_judge.items():
             valid = [t for t in ts if not t.invalid]
-            resolved = {t.derived.get("picked") for t in valid}
+            resolved = {p for t in valid if isinstance(p := t.derived.get("picked"), str)}
             if len(valid) != len(ts) or not valid:
                 pick = "none"  # an invalid judgement expresses no preference
             elif len(resolved) == 1:
@@ -185,7 +257,7 @@ class RefineProtocol(Protocol):
         )
         self.candidates = {}
         if self.streak >= self.spec.debate.convergence:
-            return Decision("release", "judge_convergence")
+            return Decision("release", DecisionRule.JUDGE_CONVERGENCE)
         return None
 
     def report(self, state: DebateState) -> dict[str, Any]:
@@ -219,7 +291,9 @@ class RefineProtocol(Protocol):
         converged = self.streak >= self.spec.debate.convergence
         out["convergence_round"] = self.rounds[-1]["round"] if converged and self.rounds else None
         judged = [
-            t for t in state.turns if t.kind == "judgment" and t.cross_family_held is not None
+            t
+            for t in state.turns
+            if t.kind == TurnKind.JUDGMENT and t.cross_family_held is not None
         ]
         if judged:
             out["cross_family_held"] = all(t.cross_family_held for t in judged)
