@@ -121,6 +121,7 @@ def _validate(path: str) -> int:
 
 def _new(path: str, protocol: str) -> int:
     from tui.engine.errors import MootInputError
+    from tui.engine.safeio import FileRefused, write_new
     from tui.templates import TEMPLATES
 
     if protocol not in TEMPLATES:
@@ -128,26 +129,30 @@ def _new(path: str, protocol: str) -> int:
             "--protocol", [f"unknown protocol {protocol!r}; expected one of {', '.join(TEMPLATES)}"]
         )
     target = Path(path)
-    if target.exists():
-        raise MootInputError(path, ["a file already exists there; not overwriting it"])
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(TEMPLATES[protocol].format(name=target.name), encoding="utf-8")
+    try:  # never over an existing file, never through a symlink
+        write_new(target, TEMPLATES[protocol].format(name=target.name).encode("utf-8"))
+    except FileRefused as err:
+        raise MootInputError(path, [str(err)]) from None
     print(f"wrote {path}")
     return ExitCode.DECIDED
 
 
 def _export(session: str, fmt: str, output: str | None) -> int:
     from tui.engine.errors import MootInputError
+    from tui.engine.safeio import FileRefused, write_new
     from tui.engine.session import load_session
     from tui.export import to_json, to_markdown
 
     data = load_session(session)
+    for warning in data.warnings:  # a torn tail was dropped: say so, even on success
+        _err(f"moot: warning: {session}: {warning}")
     text = to_json(data) if fmt == "json" else to_markdown(data)
     if output:
-        target = Path(output)
-        if target.exists():
-            raise MootInputError(output, ["a file already exists there; not overwriting it"])
-        target.write_text(text + "\n", encoding="utf-8")
+        try:  # never over an existing file, never through a symlink
+            write_new(output, (text + "\n").encode("utf-8"))
+        except FileRefused as err:
+            raise MootInputError(output, [str(err)]) from None
     else:
         sys.stdout.write(text + "\n")
     return ExitCode.DECIDED

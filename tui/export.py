@@ -8,6 +8,7 @@ from typing import Any
 
 from tui.engine.protocols.refine import handoff
 from tui.engine.records import Turn
+from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
 
 
@@ -205,5 +206,6 @@ def write_beside(session: str | Path, fmt: str) -> Path:
     """Write ``<session>.md`` or ``<session>.json`` next to the session file."""
     data = load_session(session)
     out = Path(session).with_suffix(".md" if fmt == "markdown" else ".json")
-    out.write_text((to_markdown(data) if fmt == "markdown" else to_json(data)) + "\n", "utf-8")
+    text = (to_markdown(data) if fmt == "markdown" else to_json(data)) + "\n"
+    replace_file(out, text.encode("utf-8"))  # a link planted at ``out`` is replaced, not followed
     return out

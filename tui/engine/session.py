@@ -1,8 +1,12 @@
 """Session files: append-only TOML, fsynced after every turn and operator action.
 
-Each record is appended with one ``write`` ending in a commit marker line, so a
-process killed mid-write leaves a torn tail that loading detects and drops. The
-whole file is rewritten (atomically) only when a ``[result]`` is set or cleared.
+Each record is appended in full (short writes are retried) ending in a commit
+marker line, so a process killed mid-write leaves a torn tail that loading
+detects and drops; a write that fails (disk full, I/O error) is undone and
+stops the run with a message. The whole file is rewritten (through a fresh
+temp file, never through a symlink) only when a ``[result]`` is set or cleared.
+The lock is held on the session file itself, so every path to the same file
+(symlink, hard link) meets the same lock.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import shutil
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,9 +25,22 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from tui import __version__
+from tui.engine.bounded import SESSION_BYTES, toml_limit
 from tui.engine.errors import SessionError, SessionLockedError, SpecError
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.records import Turn
+from tui.engine.safeio import (
+    FileRefused,
+    WriteFn,
+    create_new,
+    describe,
+    fsync_dir,
+    read_fd,
+    read_regular,
+    temp_beside,
+    write_all,
+    write_new,
+)
 from tui.engine.spec import Spec, validate_spec
 
 SESSIONS_ENV = "MOOT_SESSIONS_DIR"
@@ -103,36 +120,76 @@ def _record_chunk(name: str, record: dict[str, Any]) -> str:
     return text + COMMIT
 
 
-def _lock_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.lock")
+_BOM = b"\xef\xbb\xbf"
+_MARK = COMMIT.rstrip("\n").encode()
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_RECORD_HEAD = re.compile(r"^\[\[?\s*([\w.]+)\s*\]\]?", re.M)
+_RECORD_INDEX = re.compile(r"^index\s*=\s*(\d{1,9})", re.M)
+
+
+def _encode(text: str) -> bytes:
+    """UTF-8 for the file; a lone surrogate (undecodable model output) becomes U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
+def _committed_length(data: bytes) -> int:
+    """Bytes up to the end of the last commit marker line (LF or CRLF); 0 if none."""
+    end = len(data)
+    while (at := data.rfind(_MARK, 0, end)) != -1:
+        line_start = at == 0 or data[at - 1 : at] == b"\n" or data[:at] == _BOM
+        after = data[at + len(_MARK) : at + len(_MARK) + 2]
+        if line_start and after[:1] == b"\n":
+            return at + len(_MARK) + 1
+        if line_start and after == b"\r\n":
+            return at + len(_MARK) + 2
+        end = at
+    return 0
+
+
+def _torn_warning(tail: bytes) -> str:
+    """Name what an unfinished write left behind, so the user knows what was dropped."""
+    text = tail.decode("utf-8", "replace")
+    head = _RECORD_HEAD.search(text)
+    what = f"an unfinished [{head.group(1)}] record" if head else "an unfinished record"
+    if index := _RECORD_INDEX.search(text):
+        what += f" (index {index.group(1)})"
+    return (
+        f"dropped a torn tail of {len(tail):,} bytes after the last complete record: "
+        f"{what}, left by a write that did not finish"
+    )
 
 
 def load_session(path: str | Path) -> SessionData:
     """Read a session file without changing it; SessionError lists what is wrong."""
     p = Path(path)
     try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise SessionError(str(p), ["file not found"]) from None
-    except OSError as err:
-        raise SessionError(str(p), [f"cannot read: {err.strerror}"]) from None
+        data = read_regular(p, SESSION_BYTES)
+    except FileRefused as err:
+        raise SessionError(str(p), [str(err)]) from None
+    return _parse(p, data)
+
+
+def _parse(p: Path, data: bytes) -> SessionData:
+    good = _committed_length(data)
+    if good == 0:
+        raise SessionError(str(p), ["no complete record: not a moot session file"])
+    body = data[len(_BOM) if data.startswith(_BOM) else 0 : good]
     try:
-        text = data.decode("utf-8")
+        text = body.decode("utf-8")
     except UnicodeDecodeError as err:
         raise SessionError(str(p), [f"not UTF-8 text at byte {err.start}"]) from None
-    cut = text.rfind(COMMIT)
-    if cut == -1:
-        raise SessionError(str(p), ["no complete record: not a moot session file"])
-    good = text[: cut + len(COMMIT)]
     warnings = []
-    tail = text[len(good) :]
+    tail = data[good:]
     if tail.strip():
-        warnings.append(
-            f"dropped a torn tail of {len(tail.encode('utf-8'))} bytes (an unfinished write)"
-        )
+        warnings.append(_torn_warning(tail))
+    if limit := toml_limit(text):
+        raise SessionError(str(p), [f"refused before parsing: {limit}"])
     try:
-        doc = tomllib.loads(good)
-    except tomllib.TOMLDecodeError as err:
+        doc = tomllib.loads(text)
+    except ValueError as err:  # TOMLDecodeError is a ValueError
         raise SessionError(str(p), [f"not valid TOML: {err}"]) from None
     problems: list[str] = []
     if doc.get("schema") != SCHEMA:
@@ -171,7 +228,10 @@ def load_session(path: str | Path) -> SessionData:
         turns.append(turn)
     actions: list[dict[str, Any]] = []
     raw_actions = doc.get("operator_actions", [])
-    for i, rec in enumerate(raw_actions if isinstance(raw_actions, list) else []):
+    if not isinstance(raw_actions, list):
+        problems.append("operator_actions: must be an array of tables")
+        raw_actions = []
+    for i, rec in enumerate(raw_actions):
         try:
             actions.append(_ActionRecord.model_validate(rec).model_dump())
         except ValidationError as err:
@@ -193,43 +253,97 @@ def load_session(path: str | Path) -> SessionData:
         actions=actions,
         result=result,
         warnings=warnings,
-        good_length=len(good.encode("utf-8")),
+        good_length=good,
     )
+
+
+def _lock(fd: int, shown: Path) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise SessionLockedError(
+            str(shown), ["another moot process is running this session"]
+        ) from None
+
+
+def _open_locked(shown: Path, real: Path) -> int:
+    """Open and lock the file at ``real``, making sure the lock is on the file now there.
+
+    A process that rewrites the session locks the new file before it takes the
+    name, so whoever locked the old one finds the name moved on and looks again.
+    """
+    for _ in range(8):
+        try:
+            fd = os.open(
+                real, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            )
+        except FileNotFoundError:
+            raise SessionError(str(shown), ["file not found"]) from None
+        except OSError as err:
+            raise SessionError(str(shown), [f"cannot open for writing: {describe(err)}"]) from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            raise SessionError(
+                str(shown), ["not a regular file (a FIFO, device or folder is refused)"]
+            )
+        _lock(fd, shown)
+        try:
+            now = os.stat(real, follow_symlinks=False)
+        except OSError:
+            now = None
+        if now is not None and (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino):
+            return fd
+        os.close(fd)
+    raise SessionLockedError(str(shown), ["another moot process is rewriting this session"])
+
+
+def _keep_backup(real: Path, data: bytes) -> Path:
+    """Copy the file as it was into a new ``.bak`` beside it; never replaces one."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    backup = real.with_name(f"{real.name}.torn-{stamp}.bak")
+    n = 2
+    while os.path.lexists(backup):  # never replace (or write through) an earlier one
+        backup = real.with_name(f"{real.name}.torn-{stamp}-{n}.bak")
+        n += 1
+    write_new(backup, data)
+    return backup
 
 
 class SessionStore:
     """Owns one session file while a debate runs: lock, appends, final rewrite."""
 
-    def __init__(self, path: Path, header: dict[str, Any], lock_fd: int) -> None:
+    write_fn: WriteFn = os.write  # the one place bytes reach the file (tests inject faults)
+
+    def __init__(self, path: Path, real: Path, header: dict[str, Any], fd: int) -> None:
         self.path = path
+        self._real = real  # symlinks resolved: the file that is locked and written
         self._header = header
-        self._lock_fd = lock_fd
+        self._fd: int | None = fd
+        self._failed: SessionError | None = None
         self._turns: list[dict[str, Any]] = []
         self._actions: list[dict[str, Any]] = []
         self._result: dict[str, Any] | None = None
-        self._fd: int | None = None
 
     # ---------------------------------------------------------------- opening
-    @staticmethod
-    def _lock(path: Path) -> int:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise SessionLockedError(
-                str(path), ["another moot process is running this session"]
-            ) from None
-        return fd
-
     @classmethod
     def create(
         cls, path: str | Path, spec_raw: dict[str, Any], spec_source: str | None = None
     ) -> SessionStore:
-        """Start a new session file holding the spec; refuses to replace a file."""
+        """Start a new session file holding the spec; refuses to replace a file or link."""
         p = Path(path)
-        lock_fd = cls._lock(p)
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            real = Path(os.path.realpath(p.parent)) / p.name
+            fd = create_new(real)
+        except FileExistsError:
+            raise SessionError(
+                str(p), ["a file (or link) already exists there; not overwriting it"]
+            ) from None
+        except OSError as err:
+            raise SessionError(str(p), [f"cannot create: {describe(err)}"]) from None
+        _lock(fd, p)
         header: dict[str, Any] = {
             "schema": SCHEMA,
             "session": {
@@ -241,71 +355,104 @@ class SessionStore:
         }
         if spec_source:
             header["session"]["spec_source"] = spec_source
-        store = cls(p, header, lock_fd)
+        store = cls(p, real, header, fd)
         try:
-            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        except FileExistsError:
+            store._append(_chunk(header))
+        except SessionError:
             store.close()
-            raise SessionError(
-                str(p), ["a file already exists there; not overwriting it"]
-            ) from None
-        store._fd = fd
-        store._write(_chunk(header))
-        _fsync_dir(p.parent)
+            real.unlink(missing_ok=True)  # ours, and holding nothing worth keeping
+            raise
+        fsync_dir(real.parent)
         return store
 
     @classmethod
     def open_existing(cls, path: str | Path) -> tuple[SessionStore, SessionData]:
         """Lock and load a session to continue it; a torn tail is backed up and dropped."""
         p = Path(path)
-        lock_fd = cls._lock(p)
+        real = Path(os.path.realpath(p))
+        fd = _open_locked(p, real)
         try:
-            data = load_session(p)
+            raw = read_fd(fd, SESSION_BYTES)
+            data = _parse(p, raw)
+            if data.warnings:
+                backup = _keep_backup(real, raw)
+                os.ftruncate(fd, data.good_length)
+                os.fsync(fd)
+                data.warnings.append(f"the original file was kept as {backup.name}")
+        except FileRefused as err:
+            os.close(fd)
+            raise SessionError(str(p), [str(err)]) from None
+        except OSError as err:
+            os.close(fd)
+            raise SessionError(str(p), [f"cannot repair: {describe(err)}"]) from None
         except BaseException:
-            os.close(lock_fd)
+            os.close(fd)
             raise
         header = {"schema": SCHEMA, "session": data.meta, "spec": data.spec_raw}
-        store = cls(p, header, lock_fd)
+        store = cls(p, real, header, fd)
         store._turns = [t.to_record() for t in data.turns]
         store._actions = [dict(a) for a in data.actions]
         store._result = data.result
-        if data.warnings:
-            stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-            backup = p.with_name(f"{p.name}.torn-{stamp}.bak")
-            n = 2
-            while backup.exists():  # never replace an earlier backup
-                backup = p.with_name(f"{p.name}.torn-{stamp}-{n}.bak")
-                n += 1
-            shutil.copyfile(p, backup)
-            with open(p, "r+b") as fh:
-                fh.truncate(data.good_length)
-                fh.flush()
-                os.fsync(fh.fileno())
-            data.warnings.append(f"the original file was kept as {backup.name}")
-        store._fd = os.open(p, os.O_WRONLY | os.O_APPEND)
         return store, data
 
     # ---------------------------------------------------------------- writing
-    def _write(self, text: str) -> None:
-        assert self._fd is not None, "session store is closed"
-        os.write(self._fd, text.encode("utf-8"))
-        os.fsync(self._fd)
+    def _failure(self, err: OSError) -> SessionError:
+        self._failed = SessionError(
+            str(self.path),
+            [
+                f"could not save: {describe(err)}; the file keeps every record up to the "
+                f"last complete one: free space and continue with `moot resume {self.path}`"
+            ],
+        )
+        return self._failed
+
+    def _usable_fd(self) -> int:
+        if self._failed is not None:
+            raise self._failed
+        if self._fd is None:
+            raise SessionError(str(self.path), ["the session file is closed"])
+        return self._fd
+
+    def _append(self, text: str) -> None:
+        fd = self._usable_fd()
+        try:
+            size = os.fstat(fd).st_size
+        except OSError as err:
+            raise self._failure(err) from None
+        try:
+            write_all(fd, _encode(text), self.write_fn)
+            os.fsync(fd)
+        except OSError as err:
+            try:  # leave no partial record behind (the loader would drop it anyway)
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            except OSError:
+                pass
+            raise self._failure(err) from None
 
     def append_turn(self, turn: Turn) -> None:
         record = turn.to_record()
         self._turns.append(record)
-        self._append_or_rewrite(_record_chunk("turns", record))
+        try:
+            self._append_or_rewrite(_record_chunk("turns", record))
+        except SessionError:
+            self._turns.pop()
+            raise
 
     def append_action(self, action: dict[str, Any]) -> None:
         self._actions.append(dict(action))
-        self._append_or_rewrite(_record_chunk("operator_actions", dict(action)))
+        try:
+            self._append_or_rewrite(_record_chunk("operator_actions", dict(action)))
+        except SessionError:
+            self._actions.pop()
+            raise
 
     def _append_or_rewrite(self, chunk: str) -> None:
         # After a [result], records must stay before it: rewrite (rare: post-end actions).
         if self._result is not None:
             self._rewrite()
         else:
-            self._write(chunk)
+            self._append(chunk)
 
     def clear_result(self) -> None:
         """The debate goes on (the operator added a round): the old result no longer holds."""
@@ -323,31 +470,35 @@ class SessionStore:
         return self._result
 
     def _rewrite(self) -> None:
+        old = self._usable_fd()
         parts = [_chunk(self._header)]
         parts += [_record_chunk("turns", t) for t in self._turns]
         parts += [_record_chunk("operator_actions", a) for a in self._actions]
         if self._result is not None:
             parts.append(_chunk({"result": self._result}))
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write("".join(parts))
-            fh.flush()
-            os.fsync(fh.fileno())
-        if self._fd is not None:
-            os.close(self._fd)
-        os.replace(tmp, self.path)
-        _fsync_dir(self.path.parent)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            fd, tmp = temp_beside(self._real)
+        except OSError as err:
+            raise self._failure(err) from None
+        try:
+            write_all(fd, _encode("".join(parts)), self.write_fn)
+            os.fsync(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # locked before it takes the name
+            os.replace(tmp, self._real)  # replaces a planted link itself, never its target
+        except OSError as err:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise self._failure(err) from None
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
+        self._fd = fd
+        os.close(old)
+        fsync_dir(self._real.parent)
 
     def close(self) -> None:
+        """Release the file and its lock."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-        if self._lock_fd >= 0:
-            # The lock file stays: unlinking it would let a waiting process lock a
-            # fresh inode while another still holds the old one.
-            os.close(self._lock_fd)
-            self._lock_fd = -1
 
 
 def _toml_safe(value: Any) -> Any:
@@ -357,14 +508,3 @@ def _toml_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_toml_safe(v) for v in value if v is not None]
     return value
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -1,0 +1,65 @@
+"""Limits checked on TOML and JSON text before a parser sees it.
+
+``tomllib`` and ``json`` recurse per nesting level, take quadratic time on deep
+dotted keys and refuse integers over 4,300 digits with a ValueError, so hostile
+input could crash or stall them. These scans run at C speed on the text with
+its strings removed and name the first limit exceeded.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import accumulate
+
+SPEC_BYTES = 1_000_000
+SESSION_BYTES = 32_000_000
+REPLY_CHARS = 2_000_000
+MAX_NESTING = 32  # arrays and inline tables (TOML), arrays and objects (JSON)
+MAX_KEY_PARTS = 32  # segments of one dotted key or table header
+MAX_DIGITS = 100  # digits in one number
+
+_TOML_STRINGS = re.compile(
+    r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""(?:"{1,2})?'
+    r"|'''(?:[^']|'(?!''))*'''(?:'{1,2})?"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'[^'\n]*'"
+    r"|(#[^\n]*)"
+)
+_JSON_STRINGS = re.compile(r'"(?:[^"\\]|\\[\s\S])*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_LONG_NUMBER = re.compile(rf"[0-9_]{{{MAX_DIGITS + 1}}}")
+_DEEP_KEY = re.compile(rf"\.(?:[ \t]*[\w-]*[ \t]*\.){{{MAX_KEY_PARTS - 1}}}")
+_DEPTH = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _string_or_comment(match: re.Match[str]) -> str:
+    return "" if match.group(1) is not None else "s"  # a quoted key stays one key part
+
+
+def _nesting(skeleton: str) -> int:
+    brackets = _NOT_BRACKET.sub("", skeleton)
+    return max(accumulate(map(_DEPTH.__getitem__, brackets)), default=0)
+
+
+def toml_limit(text: str) -> str | None:
+    """The first limit the TOML text exceeds, in words; None when it is within all."""
+    skeleton = _TOML_STRINGS.sub(_string_or_comment, text)
+    if _LONG_NUMBER.search(skeleton):
+        return f"a number longer than {MAX_DIGITS} digits (limit)"
+    if _DEEP_KEY.search(skeleton):
+        return f"a dotted key or table name of more than {MAX_KEY_PARTS} parts (limit)"
+    if _nesting(skeleton) > MAX_NESTING:
+        return f"arrays or inline tables nested more than {MAX_NESTING} deep (limit)"
+    return None
+
+
+def json_limit(text: str) -> str | None:
+    """The first limit a model's JSON answer exceeds; None when it is within all."""
+    if len(text) > REPLY_CHARS:
+        return f"the answer is longer than {REPLY_CHARS:,} characters (limit)"
+    skeleton = _JSON_STRINGS.sub("s", text)
+    if _LONG_NUMBER.search(skeleton):
+        return f"a number longer than {MAX_DIGITS} digits (limit)"
+    if _nesting(skeleton) > MAX_NESTING:
+        return f"arrays or objects nested more than {MAX_NESTING} deep (limit)"
+    return None
