@@ -9,8 +9,9 @@ import pytest
 
 from tests.helpers import SCRIPTED, debate_raw, with_script
 from tui.engine import Engine, validate_spec
-from tui.engine.events import TurnCompleted, TurnStarted
-from tui.engine.ports import TurnReply, TurnRequest
+from tui.engine.events import Slot, TurnCompleted, TurnStarted
+from tui.engine.ports import ProviderError, TurnReply, TurnRequest
+from tui.engine.turns import FailureAction, FailureChoice
 
 
 class Recording:
@@ -138,8 +139,8 @@ async def test_provider_failure_choices() -> None:
     raw = with_script(sequential(max_rounds=1, phases=["proposal"]), "b", fail=[1])
     spec = validate_spec(raw)
 
-    async def escalate(slot, err):  # noqa: ANN001
-        return "escalate"
+    async def escalate(slot: Slot, err: ProviderError) -> FailureChoice:
+        return FailureChoice(FailureAction.ESCALATE)
 
     engine = Engine(spec, lambda d: SCRIPTED, on_failure=escalate)
     d = await engine.run()
@@ -147,8 +148,8 @@ async def test_provider_failure_choices() -> None:
     assert engine.result()["failed_speaker"] == "b"
     assert len(engine.state.turns) == 1  # the failed turn is not recorded; resume retries it
 
-    async def skip(slot, err):  # noqa: ANN001
-        return "skip"
+    async def skip(slot: Slot, err: ProviderError) -> FailureChoice:
+        return FailureChoice(FailureAction.SKIP)
 
     engine = Engine(spec, lambda d: SCRIPTED, on_failure=skip)
     await engine.run()
@@ -156,9 +157,9 @@ async def test_provider_failure_choices() -> None:
 
     calls = []
 
-    async def replace(slot, err):  # noqa: ANN001
+    async def replace(slot: Slot, err: ProviderError) -> FailureChoice:
         calls.append(slot.speaker)
-        return ("replace", "scripted")
+        return FailureChoice(FailureAction.REPLACE, "scripted")
 
     engine = Engine(spec, lambda d: SCRIPTED, on_failure=replace)
     seen: list[str] = []
@@ -169,3 +170,11 @@ async def test_provider_failure_choices() -> None:
     assert calls == ["b"] and seen == ["a", "b", "c"]
     assert not engine.state.turns[1].invalid
     assert engine.actions[-1]["action"] == "replace_model"
+
+
+def test_a_failure_choice_names_a_model_only_to_replace() -> None:
+    assert FailureChoice(FailureAction.REPLACE, "local").model == "local"
+    with pytest.raises(ValueError):
+        FailureChoice(FailureAction.REPLACE)
+    with pytest.raises(ValueError):
+        FailureChoice(FailureAction.RETRY, "local")

@@ -136,7 +136,7 @@ def test_rubric_is_part_of_the_schema_and_prompt() -> None:
     from tui.engine import Engine, validate_spec
 
     engine = Engine(validate_spec(raw), lambda d: SCRIPTED)
-    schema = engine._schemas["adversary_critique"]
+    schema = engine.player.schemas["adversary_critique"]
     assert "rubric" in schema["required"]
     from tui.engine.events import Slot
     from tui.engine.prompts import build_messages

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
@@ -117,7 +118,7 @@ def rubric_lines(prop: dict[str, Any]) -> Text:
     return out
 
 
-def report_table(result: dict[str, Any]) -> Table:
+def report_table(result: Mapping[str, Any]) -> Table:
     table = Table(title="Result", show_header=False, title_style="bold")
     table.add_column(style="dim")
     table.add_column()

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from tui.engine.records import Turn
+from tui.engine.vocab import DecidedBy, DecisionRule, RunStatus, TurnKind
+
+if TYPE_CHECKING:
+    from tui.engine.report import ResultRecord
 
 
 @dataclass(slots=True, frozen=True)
@@ -16,7 +21,7 @@ class Slot:
     round: int
     phase: str
     speaker: str
-    kind: str
+    kind: TurnKind
     target: str | None = None
     variant: str | None = None  # e.g. the X/Y order a judge is shown
 
@@ -63,9 +68,9 @@ class TallyChanged:
 @dataclass(slots=True, frozen=True)
 class DecisionReached:
     decision: str
-    rule: str
-    decided_by: str
-    result: dict[str, Any] = field(default_factory=dict)
+    rule: DecisionRule
+    decided_by: DecidedBy
+    result: ResultRecord
 
 
 @dataclass(slots=True, frozen=True)
@@ -84,7 +89,7 @@ class ProviderFailed:
 class StatusChanged:
     """LIVE / PAUSED / AWAITING_OPERATOR / ENDED, for headers and printers."""
 
-    status: str
+    status: RunStatus
 
 
 Event = (
@@ -99,3 +104,24 @@ Event = (
     | ProviderFailed
     | StatusChanged
 )
+
+
+Listener = Callable[[Event], None]
+
+
+class EventBus:
+    """Fans engine events out to subscribers; ``active`` lets hot paths skip building them."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    @property
+    def active(self) -> bool:
+        return bool(self._listeners)
+
+    def emit(self, event: Event) -> None:
+        for listener in self._listeners:
+            listener(event)

@@ -9,7 +9,7 @@ evidence is ``no`` whatever the model said.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
@@ -120,8 +120,8 @@ def assess(
 
 
 def _admit(
-    admissible: list[str],
-    forbidden: list[str],
+    admissible: Sequence[str],
+    forbidden: Sequence[str],
     kind: str,
     quote: str,
     artifact: str,

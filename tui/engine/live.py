@@ -13,9 +13,11 @@ from typing import Any
 
 from tui.engine.events import DecisionReached, Event, OperatorActed
 from tui.engine.ports import Provider
-from tui.engine.runner import Engine, FailureHandler, escalate_on_failure
+from tui.engine.runner import Engine
 from tui.engine.session import SessionData, SessionStore, new_session_path, sessions_dir
 from tui.engine.spec import Debater, Spec
+from tui.engine.turns import FailureHandler, escalate_on_failure
+from tui.engine.vocab import OperatorAction
 
 
 class LiveSession:
@@ -49,8 +51,10 @@ class LiveSession:
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, DecisionReached):
-            self.store.set_result(event.result)
-        elif isinstance(event, OperatorActed) and event.action.get("action") == "extend":
+            self.store.set_result(dict(event.result))
+        elif (
+            isinstance(event, OperatorActed) and event.action.get("action") == OperatorAction.EXTEND
+        ):
             self.store.clear_result()
 
     @classmethod

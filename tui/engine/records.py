@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tui.engine.vocab import TurnKind
+
 
 class _Content(BaseModel):
     """Model text is kept byte for byte; only blank answers are refused."""
@@ -157,25 +159,15 @@ class Judgment(_Content):
     reason: str = Field(min_length=1, description="The decisive reason, one or two sentences.")
 
 
-TurnKind = Literal[
-    "position",
-    "critique",
-    "adversary_critique",
-    "candidate",
-    "candidate_critique",
-    "challenge_report",
-    "defense",
-    "judgment",
-]
-CONTENT_MODELS: dict[str, type[_Content]] = {
-    "position": Position,
-    "critique": Critique,
-    "adversary_critique": AdversaryCritique,
-    "candidate": Candidate,
-    "candidate_critique": CandidateCritique,
-    "challenge_report": ChallengeReport,
-    "defense": Defense,
-    "judgment": Judgment,
+CONTENT_MODELS: dict[TurnKind, type[_Content]] = {
+    TurnKind.POSITION: Position,
+    TurnKind.CRITIQUE: Critique,
+    TurnKind.ADVERSARY_CRITIQUE: AdversaryCritique,
+    TurnKind.CANDIDATE: Candidate,
+    TurnKind.CANDIDATE_CRITIQUE: CandidateCritique,
+    TurnKind.CHALLENGE_REPORT: ChallengeReport,
+    TurnKind.DEFENSE: Defense,
+    TurnKind.JUDGMENT: Judgment,
 }
 
 
@@ -199,12 +191,6 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return walk(schema)
 
 
-# Kinds whose speaker passes judgement on someone else's work.
-VERIFIER_KINDS = frozenset(
-    {"critique", "adversary_critique", "candidate_critique", "challenge_report", "judgment"}
-)
-
-
 @dataclass(slots=True)
 class Turn:
     """One completed turn as the session file records it."""
@@ -213,7 +199,7 @@ class Turn:
     round: int
     phase: str
     speaker: str
-    kind: str
+    kind: TurnKind
     model: str
     family: str
     content: dict[str, Any] = field(default_factory=dict)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from tui.engine import tally as tally_rules
 from tui.engine.records import Turn
+from tui.engine.vocab import DecidedBy, DecisionRule, TurnKind
 
 if TYPE_CHECKING:  # spec.py reads the protocol registry, which imports this module
     from tui.engine.spec import Spec
@@ -16,9 +17,11 @@ MAX_NOTES_SHOWN = 5
 
 @dataclass(slots=True)
 class Decision:
+    """How a debate ended: the outcome (a vote or ``escalate``), by which rule, by whom."""
+
     decision: str
-    rule: str
-    decided_by: str = "rule"
+    rule: DecisionRule
+    decided_by: DecidedBy = DecidedBy.RULE
     rationale: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -43,7 +46,7 @@ class DebateState:
         self.turns.append(turn)
         if turn.invalid:
             return
-        if turn.kind == "position":
+        if turn.kind == TurnKind.POSITION:
             self.latest_position[turn.speaker] = turn
         elif turn.target is not None:
             self.critiques_of.setdefault(turn.target, {})[turn.speaker] = turn

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
@@ -19,7 +20,7 @@ JUNK = "I would rather not answer in the requested format."
 _TOKEN = re.compile(r"\S+\s*|\s+")
 
 
-def _pick(items: list[T], n: int, default: T) -> T:
+def _pick(items: Sequence[T], n: int, default: T) -> T:
     return items[(n - 1) % len(items)] if items else default
 
 

@@ -41,6 +41,7 @@ from tui.engine.events import (
 )
 from tui.engine.ports import Provider, ProviderError
 from tui.engine.spec import Debater, Spec
+from tui.engine.turns import FailureAction, FailureChoice
 from tui.textsafe import clean_line, shorten
 
 FLUSH_INTERVAL = 1 / 12  # seconds between display updates of streaming text (~12 fps)
@@ -171,8 +172,8 @@ class LiveScreen(DebateScreen):
     def _post_flush(self) -> None:
         self.post_message(TokensArrived())
 
-    async def _on_failure(self, slot: Slot, error: ProviderError) -> Any:
-        choice: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    async def _on_failure(self, slot: Slot, error: ProviderError) -> FailureChoice:
+        choice: asyncio.Future[FailureChoice] = asyncio.get_running_loop().create_future()
         self.post_message(ProviderFailure(slot, error.kind, error.message, choice))
         return await choice
 
@@ -319,10 +320,11 @@ class LiveScreen(DebateScreen):
         pane.show_failure(message.kind, message.message)
         self.timeline.mark(slot.index, "failed")
 
-        def chosen(choice: Any) -> None:
+        def chosen(picked: FailureChoice | None) -> None:
+            choice = picked or FailureChoice(FailureAction.ESCALATE)
             if not message.choice.done():
-                message.choice.set_result(choice if choice is not None else "escalate")
-            if choice != "escalate":
+                message.choice.set_result(choice)
+            if choice.action != FailureAction.ESCALATE:
                 pane.clear_failure()
 
         self.app.push_screen(

@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
+from tui.engine.turns import FailureAction, FailureChoice
 from tui.textsafe import clean_line, shorten
 
 DecideResult = tuple[str, str, str] | tuple[str] | None
@@ -179,20 +180,20 @@ class FailureModal(_Modal):
         self.query_one("#retry", Button).focus()
 
     def action_cancel(self) -> None:
-        self.dismiss("escalate")
+        self.dismiss(FailureChoice(FailureAction.ESCALATE))
 
     @on(Button.Pressed)
     def chosen(self, event: Button.Pressed) -> None:
-        choice = event.button.id
-        if choice == "replace":
+        action = FailureAction(str(event.button.id))
+        if action == FailureAction.REPLACE:
             model = self.query_one("#model", Input).value.strip()
             if not model:
                 self.query_one("#model", Input).focus()
                 self.notify("Type the model to use first.", severity="warning", markup=False)
                 return
-            self.dismiss(("replace", model))
+            self.dismiss(FailureChoice(action, model))
             return
-        self.dismiss(choice)
+        self.dismiss(FailureChoice(action))
 
 
 class JumpModal(_Modal):

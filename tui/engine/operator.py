@@ -1,0 +1,180 @@
+"""The operator log: controls, the journal of operator actions, and their replay on resume.
+
+Every control the operator uses is journalled (to the session file through the
+sink) at the turn count it happened after, so a resumed run re-applies notes,
+extra rounds and model swaps at exactly the turn they first took effect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+from typing import Protocol as TypingProtocol
+
+from tui.engine.events import EventBus, OperatorActed, StatusChanged
+from tui.engine.protocols.base import Protocol
+from tui.engine.records import Turn
+from tui.engine.roster import Roster
+from tui.engine.spec import Spec
+from tui.engine.state import DebateState, Decision
+from tui.engine.vocab import ESCALATE, DecidedBy, DecisionRule, OperatorAction, RunStatus
+
+
+class TurnSink(TypingProtocol):
+    """Where completed turns and operator actions are persisted (the session store)."""
+
+    def append_turn(self, turn: Turn) -> None: ...
+
+    def append_action(self, action: dict[str, Any]) -> None: ...
+
+
+def now() -> str:
+    """A timestamp as session files record it."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class OperatorLog:
+    """The run's status, pause gate and stop request, moved only by journalled controls."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        protocol: Protocol,
+        state: DebateState,
+        roster: Roster,
+        bus: EventBus,
+        *,
+        sink: TurnSink | None = None,
+        recorded_actions: Iterable[dict[str, Any]] = (),
+    ) -> None:
+        self.spec = spec
+        self.protocol = protocol
+        self.state = state
+        self.roster = roster
+        self.actions: list[dict[str, Any]] = []
+        self.status = RunStatus.READY
+        self.stop: Decision | None = None  # set to end the run at the next turn boundary
+        self.gate = asyncio.Event()  # cleared while paused
+        self.gate.set()
+        self.inflight: set[asyncio.Task[Any]] = set()
+        self._bus = bus
+        self._sink = sink
+        self._pending = sorted(
+            (dict(a) for a in recorded_actions), key=lambda a: a.get("after_turn", 0)
+        )
+
+    # ------------------------------------------------------------- run state
+    def set_status(self, status: RunStatus) -> None:
+        if status != self.status:
+            self.status = status
+            self._bus.emit(StatusChanged(status))
+
+    @property
+    def paused(self) -> bool:
+        return not self.gate.is_set()
+
+    @property
+    def running(self) -> bool:
+        return self.status in (RunStatus.LIVE, RunStatus.PAUSED)
+
+    def halt(self, decision: Decision, keep: asyncio.Task[Any] | None = None) -> None:
+        """End the run with ``decision`` at the next boundary; cancel calls in flight."""
+        self.stop = decision
+        for task in list(self.inflight):
+            if task is not keep and not task.done():
+                task.cancel()
+
+    # --------------------------------------------------------------- journal
+    def record(self, action: OperatorAction, **fields: Any) -> dict[str, Any]:
+        """Journal an action after the turns so far (None fields are left out)."""
+        entry: dict[str, Any] = {
+            "at": now(),
+            "action": action,
+            "after_turn": len(self.state.turns),
+        }
+        entry.update({k: v for k, v in fields.items() if v is not None})
+        self.actions.append(entry)
+        if self._sink is not None:
+            self._sink.append_action(entry)
+        self._bus.emit(OperatorActed(entry))
+        return entry
+
+    def replay(self) -> None:
+        """On resume, re-apply recorded notes, extends and model swaps at their turn."""
+        done = len(self.state.turns)
+        while self._pending and self._pending[0].get("after_turn", 0) <= done:
+            a = self._pending.pop(0)
+            self.actions.append(a)
+            kind = a.get("action")
+            if kind == OperatorAction.NOTE:
+                self.state.notes.append(str(a.get("text", "")))
+            elif kind == OperatorAction.EXTEND:
+                self.state.max_rounds += 1
+            elif kind == OperatorAction.REPLACE_MODEL:
+                self.roster.swap_model(str(a.get("speaker")), str(a.get("model")))
+            elif kind == OperatorAction.DECIDE:  # written, then the process died before the result
+                self.stop = Decision(
+                    str(a.get("vote")),
+                    DecisionRule.OPERATOR_DECISION,
+                    DecidedBy.OPERATOR,
+                    str(a.get("rationale")),
+                )
+            elif kind == OperatorAction.ESCALATE:
+                self.stop = Decision(
+                    ESCALATE, DecisionRule.OPERATOR_ESCALATION, decided_by=DecidedBy.OPERATOR
+                )
+            self._bus.emit(OperatorActed(a))
+
+    # -------------------------------------------------------------- controls
+    def pause(self) -> None:
+        if self.gate.is_set():
+            self.gate.clear()
+            self.record(OperatorAction.PAUSE)
+            if self.status == RunStatus.LIVE:
+                self.set_status(RunStatus.PAUSED)
+
+    def resume(self) -> None:
+        if not self.gate.is_set():
+            self.gate.set()
+            self.record(OperatorAction.RESUME)
+            if self.status == RunStatus.PAUSED:
+                self.set_status(RunStatus.LIVE)
+
+    def note(self, text: str) -> None:
+        """Shown to debaters from the next turn on."""
+        text = text.strip()
+        if not text:
+            raise ValueError("a note needs text")
+        self.state.notes.append(text)
+        self.record(OperatorAction.NOTE, text=text)
+
+    def escalate(self, reason: str | None = None) -> None:
+        """Stop at the next turn boundary, unresolved, and hand over to the operator."""
+        self.record(OperatorAction.ESCALATE, rationale=reason)
+        self.gate.set()
+        self.halt(
+            Decision(ESCALATE, DecisionRule.OPERATOR_ESCALATION, decided_by=DecidedBy.OPERATOR)
+        )
+
+    def decide(self, vote: str, rationale: str) -> Decision:
+        """The operator's final call, checked and journalled; the caller applies it."""
+        if vote not in self.spec.debate.votes:
+            raise ValueError(f"{vote!r} is not one of {', '.join(self.spec.debate.votes)}")
+        if not rationale.strip():
+            raise ValueError("a decision needs a rationale")
+        veto = self.protocol.operator_veto(self.state, vote)
+        if veto:
+            raise ValueError(veto)
+        self.record(OperatorAction.DECIDE, vote=vote, rationale=rationale.strip())
+        return Decision(vote, DecisionRule.OPERATOR_DECISION, DecidedBy.OPERATOR, rationale.strip())
+
+    def extend(self) -> None:
+        """One more round after an unresolved end."""
+        self.state.max_rounds += 1
+        self.record(OperatorAction.EXTEND, max_rounds=self.state.max_rounds)
+
+    def replace_model(self, speaker: str, model: str) -> None:
+        self.roster.swap_model(speaker, model)
+        self.record(OperatorAction.REPLACE_MODEL, speaker=speaker, model=model)

@@ -1,0 +1,247 @@
+"""The turn player: one slot in, one validated turn record out.
+
+It builds the prompt from what the slot may see, calls the provider, asks again
+when the answer does not validate, applies the provider-failure policy, and
+assesses rubric answers. Whether the turn counts is decided here, not by a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from tui.engine.events import EventBus, ProviderFailed, Slot, TokenReceived, TurnStarted
+from tui.engine.evidence import assess, rubric_schema, with_rubric
+from tui.engine.operator import OperatorLog, now
+from tui.engine.parsing import TurnParseError, parse_turn
+from tui.engine.ports import Provider, ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.prompts import build_messages, reask_message
+from tui.engine.protocols.base import Protocol
+from tui.engine.records import CONTENT_MODELS, Turn
+from tui.engine.redact import redact
+from tui.engine.roster import Roster
+from tui.engine.spec import Debater, Spec
+from tui.engine.state import DebateState, Decision
+from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, OperatorAction, TurnKind
+
+# Context labels that are not the work under assessment: rubric evidence must quote the work.
+NOT_ARTIFACT = ("note:", "critique:", "challenges:", "responses:")
+
+
+class FailureAction(StrEnum):
+    """What to do when a provider call fails."""
+
+    RETRY = "retry"
+    SKIP = "skip"
+    ESCALATE = "escalate"
+    REPLACE = "replace"
+
+
+@dataclass(frozen=True, slots=True)
+class FailureChoice:
+    """The answer to a provider failure; ``model`` names the replacement for REPLACE."""
+
+    action: FailureAction
+    model: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.action == FailureAction.REPLACE) != bool(self.model):
+            raise ValueError("a model is given with replace, and only with replace")
+
+
+FailureHandler = Callable[[Slot, ProviderError], Awaitable[FailureChoice]]
+
+
+async def escalate_on_failure(slot: Slot, error: ProviderError) -> FailureChoice:
+    """Headless default: a provider failure ends the debate unresolved."""
+    return FailureChoice(FailureAction.ESCALATE)
+
+
+class TurnPlayer:
+    """Plays live slots for one engine; recorded turns never reach it."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        protocol: Protocol,
+        state: DebateState,
+        roster: Roster,
+        operator: OperatorLog,
+        bus: EventBus,
+        provider_for: Callable[[Debater], Provider],
+        on_failure: FailureHandler,
+    ) -> None:
+        self.spec = spec
+        self.protocol = protocol
+        self.state = state
+        self.roster = roster
+        self.operator = operator
+        self._bus = bus
+        self._provider_for = provider_for
+        self._on_failure = on_failure
+        self._models: dict[TurnKind, type[Any]] = dict(CONTENT_MODELS)
+        self._rubric_kinds: set[TurnKind] = set()
+        if spec.rubric is not None:
+            applies = set(spec.rubric.applies_to)
+            for kind in VERIFIER_KINDS:
+                probe = Slot(0, 1, "", "", kind)
+                if protocol.rubric_role(probe) in applies:
+                    self._models[kind] = with_rubric(CONTENT_MODELS[kind], spec.rubric)
+                    self._rubric_kinds.add(kind)
+        self.schemas = {k: m.model_json_schema() for k, m in self._models.items()}
+        for kind in self._rubric_kinds:  # one answer per property, named by its id
+            self.schemas[kind] = rubric_schema(self.schemas[kind], spec.rubric)
+
+    def refusal(self, slot: Slot) -> Decision | None:
+        """A verifier slot judging its own speaker's work is refused on record."""
+        against = self.protocol.cross_family_against(slot)
+        own = slot.speaker in against if against else slot.speaker == slot.target
+        if slot.kind in VERIFIER_KINDS and own:
+            return Decision(
+                ESCALATE,
+                DecisionRule.SELF_CRITIQUE_REFUSED,
+                extra={"refused_speaker": slot.speaker, "refused_slot": slot.index},
+            )
+        return None
+
+    async def play(self, slot: Slot) -> Turn | None:
+        """The turn for ``slot``; None when the run was stopped before it finished."""
+        if not self.operator.gate.is_set():
+            await self.operator.gate.wait()
+        if self.operator.stop is not None:
+            return None
+        debater = self.roster[slot.speaker]
+        items = self.protocol.context(self.state, slot)
+        schema = self.protocol.slot_schema(self.state, slot, self.schemas[slot.kind])
+        votes = list(self.spec.debate.votes)
+        messages = build_messages(self.spec, debater, slot, items, schema, votes)
+        content_model = self._models[slot.kind]
+        started_at, t0 = now(), time.perf_counter()
+        tokens_in = tokens_out = 0
+        cost = 0.0
+        attempts = 0
+        last_text, last_error = "", ""
+        content = None
+        on_token = self._token_sink(slot) if self._bus.active else None
+        while attempts <= self.spec.debate.retries:
+            attempts += 1
+            request = TurnRequest(
+                debater=debater,
+                slot=slot,
+                messages=messages,
+                schema_name=content_model.__name__,
+                json_schema=schema,
+                votes=votes,
+                attempt=attempts,
+                speaker_turn=self.state.speaker_turns.get(slot.speaker, 0) + 1,
+            )
+            if self._bus.active:
+                self._bus.emit(TurnStarted(slot, debater.model, attempts))
+            reply = await self._call(request, on_token)
+            if reply is None or isinstance(reply, Turn):
+                return reply  # stopped, or skipped after a provider failure
+            tokens_in += reply.tokens_in
+            tokens_out += reply.tokens_out
+            cost += reply.cost
+            last_text = reply.text
+            debater = self.roster[slot.speaker]
+            try:
+                content = parse_turn(reply.text, content_model, votes)
+                self.protocol.check(self.state, slot, content)
+                break
+            except TurnParseError as err:
+                content = None
+                last_error = str(err)
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": reply.text},
+                    reask_message(last_error),
+                ]
+        turn = self.new_turn(slot, started_at)
+        turn.saw = [label for label, _, _ in items]
+        turn.attempts = attempts
+        turn.elapsed_ms = round((time.perf_counter() - t0) * 1000, 3)
+        turn.tokens_in, turn.tokens_out, turn.cost = tokens_in, tokens_out, cost
+        if content is None:
+            turn.invalid = True
+            turn.raw = last_text
+            turn.error = last_error
+        else:
+            turn.content = content.model_dump()
+            turn.vote = turn.content.get("routing") or turn.content.get("vote") or None
+        against = self.protocol.cross_family_against(slot)
+        if against:
+            mine = self.roster.family[slot.speaker]
+            turn.cross_family_held = all(mine != self.roster.family[a] for a in against)
+        if content is not None:
+            if slot.kind in self._rubric_kinds and self.spec.rubric is not None:
+                turn.derived["rubric"] = assess(
+                    self.spec.rubric,
+                    turn.content.get("rubric", []),
+                    [text for label, _, text in items if not label.startswith(NOT_ARTIFACT)],
+                    (t.content for t in self.state.turns),
+                )
+            self.protocol.annotate(self.state, slot, turn)
+        return turn
+
+    def _token_sink(self, slot: Slot) -> TokenSink:
+        return lambda text: self._bus.emit(TokenReceived(slot, text))
+
+    async def _call(
+        self, request: TurnRequest, on_token: TokenSink | None
+    ) -> TurnReply | Turn | None:
+        """One provider call; failures go to the failure handler, never up as tracebacks."""
+        slot = request.slot
+        while True:
+            provider = self._provider_for(self.roster[slot.speaker])
+            try:
+                return await provider.complete(request, on_token)
+            except asyncio.CancelledError:
+                raise
+            except ProviderError as err:
+                error = ProviderError(err.kind, redact(err.message))
+            except Exception as err:  # a provider bug must not crash the console
+                error = ProviderError("internal", redact(f"{type(err).__name__}: {err}"))
+            self._bus.emit(ProviderFailed(slot, error.kind, error.message))
+            choice = await self._on_failure(slot, error)
+            if choice.action == FailureAction.RETRY:
+                continue
+            if choice.action == FailureAction.REPLACE and choice.model:
+                self.operator.replace_model(slot.speaker, choice.model)
+                request.debater = self.roster[slot.speaker]
+                continue
+            if choice.action == FailureAction.SKIP:
+                self.operator.record(OperatorAction.SKIP, speaker=slot.speaker, error=error.message)
+                turn = self.new_turn(slot, now())
+                turn.invalid = True
+                turn.error = f"provider failure ({error.kind}): {error.message}"
+                return turn
+            failure = f"{error.kind}: {error.message}"
+            self.operator.halt(
+                Decision(
+                    ESCALATE,
+                    DecisionRule.PROVIDER_FAILURE,
+                    extra={"failed_speaker": slot.speaker, "failure": failure},
+                ),
+                keep=asyncio.current_task(),
+            )
+            return None
+
+    def new_turn(self, slot: Slot, started_at: str) -> Turn:
+        """A turn for a slot, with the speaker's current model and family."""
+        return Turn(
+            index=slot.index,
+            round=slot.round,
+            phase=slot.phase,
+            speaker=slot.speaker,
+            kind=TurnKind(slot.kind),
+            model=self.roster[slot.speaker].model,
+            family=self.roster.family[slot.speaker],
+            target=slot.target,
+            variant=slot.variant,
+            started_at=started_at,
+        )
