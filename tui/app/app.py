@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App
@@ -33,6 +33,8 @@ from tui.exitcodes import ExitCode
 from tui.textsafe import shorten
 
 if TYPE_CHECKING:  # the engine and the debate screens load when a debate starts
+    from types import ModuleType
+
     from tui.app.screens.debate import DebateScreen
     from tui.engine.ports import Provider
     from tui.engine.spec import Debater
@@ -46,18 +48,25 @@ class _Providers:
     """
 
     def __init__(self) -> None:
-        self.registry: Any = None
+        self.registry: ModuleType | None = None
+        self._looked = False
         self._scripted: Provider | None = None
 
-    def __call__(self, debater: Debater) -> Provider:
-        if self.registry is None:
+    def _registry(self) -> ModuleType | None:
+        if not self._looked:
+            self._looked = True
             try:
                 from tui.providers import registry
             except ImportError:
-                registry = False
+                return None
             self.registry = registry
-        if self.registry:
-            return self.registry.provider_for(debater)
+        return self.registry
+
+    def __call__(self, debater: Debater) -> Provider:
+        registry = self._registry()
+        if registry is not None:
+            provider: Provider = registry.provider_for(debater)
+            return provider
         if debater.model == "scripted":
             if self._scripted is None:
                 from tui.providers.scripted import ScriptedProvider
@@ -69,10 +78,8 @@ class _Providers:
         raise ProviderError("not_found", f"no provider available for model {debater.model!r}")
 
     async def close(self) -> None:
-        if self.registry:
-            close_all = getattr(self.registry, "close_all", None)
-            if close_all is not None:
-                await close_all()
+        if self.registry is not None:
+            await self.registry.close_all()
 
 
 class MootApp(App[int]):

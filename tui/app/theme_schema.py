@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-FALLBACK_COLORS = ("#7aa2f7", "#9ece6a", "#ff9e64", "#bb9af7", "#7dcfff", "#f7768e")
+from tui.app.themes import FALLBACK_COLORS
 
 
 def _color(value: str) -> str:

@@ -115,12 +115,12 @@ class DebateScreen(Screen[None]):
     def refresh_verify(self, protocol: Protocol | None, turns: Sequence[Turn]) -> None:
         """Redraw the verification views from the protocol's state and the turns so far."""
         if protocol is not None:
-            for panel in self.query(ChallengePanel):
-                panel.update_from(protocol, self.spec.debate.mode)
-            for panel in self.query(JudgePanel):
-                panel.update_from(protocol, turns)
-        for panel in self.query(RubricPanel):
-            panel.update_from(turns, self.spec)
+            for challenges in self.query(ChallengePanel):
+                challenges.update_from(protocol, self.spec.debate.mode)
+            for judges in self.query(JudgePanel):
+                judges.update_from(protocol, turns)
+        for rubric in self.query(RubricPanel):
+            rubric.update_from(turns, self.spec)
 
     def pane(self, speaker: str) -> DebaterPane:
         return self.query_one(f"#pane-{speaker}", DebaterPane)

@@ -6,6 +6,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -18,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from tui.app.messages import SessionChosen
+from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.textsafe import shorten
 
 MAX_SESSIONS = 300
@@ -71,6 +73,12 @@ def _date(path: Path) -> str:
     return ""
 
 
+def _table(doc: dict[str, Any], key: str) -> dict[str, Any]:
+    """``doc[key]`` when it is a table, else an empty one (a peek never raises)."""
+    value = doc.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def list_sessions(directory: Path) -> list[SessionRow]:
     """Newest first; read without validating every turn (fast), damaged files flagged."""
     if not directory.is_dir():
@@ -81,17 +89,16 @@ def list_sessions(directory: Path) -> list[SessionRow]:
     for path in files[:MAX_SESSIONS]:
         try:
             text = path.read_text(encoding="utf-8")
-            cut = text.rfind("# moot:commit\n")
-            doc = tomllib.loads(text[: cut + 14] if cut >= 0 else text)
+            cut = text.rfind(COMMIT)
+            doc = tomllib.loads(text[: cut + len(COMMIT)] if cut >= 0 else text)
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             rows.append(SessionRow(path, path.stem, "?", "damaged", _date(path), 0))
             continue
-        if doc.get("schema") != "moot.session/1":
+        if doc.get("schema") != SCHEMA:
             continue
-        spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
-        debate = spec.get("debate") if isinstance(spec.get("debate"), dict) else {}
+        debate = _table(_table(doc, "spec"), "debate")
         result = doc.get("result") if isinstance(doc.get("result"), dict) else None
-        turns = doc.get("turns") if isinstance(doc.get("turns"), list) else []
+        turns = doc.get("turns")
         if result is None:
             decision = "in progress"
         elif result.get("decision") == "escalate":
@@ -105,7 +112,7 @@ def list_sessions(directory: Path) -> list[SessionRow]:
                 str(debate.get("protocol", "debate")),
                 decision,
                 _date(path),
-                len(turns),
+                len(turns) if isinstance(turns, list) else 0,
             )
         )
     return rows

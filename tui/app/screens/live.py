@@ -24,7 +24,7 @@ from tui.app.messages import (
     TurnFinished,
 )
 from tui.app.screens.debate import DebateScreen
-from tui.app.screens.modals import DecideModal, FailureModal, NoteModal
+from tui.app.screens.modals import DecideModal, DecideResult, FailureModal, NoteModal
 from tui.engine.events import (
     DecisionReached,
     Event,
@@ -41,7 +41,6 @@ from tui.engine.events import (
 )
 from tui.engine.ports import Provider, ProviderError
 from tui.engine.spec import Debater, Spec
-from tui.engine.turns import FailureAction, FailureChoice
 from tui.textsafe import clean_line, shorten
 
 FLUSH_INTERVAL = 1 / 12  # seconds between display updates of streaming text (~12 fps)
@@ -172,8 +171,8 @@ class LiveScreen(DebateScreen):
     def _post_flush(self) -> None:
         self.post_message(TokensArrived())
 
-    async def _on_failure(self, slot: Slot, error: ProviderError) -> FailureChoice:
-        choice: asyncio.Future[FailureChoice] = asyncio.get_running_loop().create_future()
+    async def _on_failure(self, slot: Slot, error: ProviderError) -> Any:
+        choice: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.post_message(ProviderFailure(slot, error.kind, error.message, choice))
         return await choice
 
@@ -320,11 +319,10 @@ class LiveScreen(DebateScreen):
         pane.show_failure(message.kind, message.message)
         self.timeline.mark(slot.index, "failed")
 
-        def chosen(picked: FailureChoice | None) -> None:
-            choice = picked or FailureChoice(FailureAction.ESCALATE)
+        def chosen(choice: Any) -> None:
             if not message.choice.done():
-                message.choice.set_result(choice)
-            if choice.action != FailureAction.ESCALATE:
+                message.choice.set_result(choice if choice is not None else "escalate")
+            if choice != "escalate":
                 pane.clear_failure()
 
         self.app.push_screen(
@@ -418,11 +416,11 @@ class LiveScreen(DebateScreen):
             return str(err)
         return None
 
-    def _decided(self, result: Any) -> None:
+    def _decided(self, result: DecideResult | None) -> None:
         self._decide_open = False
-        if not result:
+        if result is None:
             return
-        if result[0] == "extend":
+        if result.extend:
             if self.engine.status != "AWAITING_OPERATOR":
                 return
             self.engine.extend()
@@ -430,8 +428,7 @@ class LiveScreen(DebateScreen):
             self.tally_panel.set_decision(None)
             self.moot.outcome = "running"
             self.drive()
-            return
-        # ("decided", vote, rationale): the modal already applied it through the engine
+        # otherwise the modal has already applied the decision through the engine
 
     def action_note(self) -> None:
         if self.engine is None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -13,13 +14,21 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
-from tui.engine.turns import FailureAction, FailureChoice
 from tui.textsafe import clean_line, shorten
 
-DecideResult = tuple[str, str, str] | tuple[str] | None
+R = TypeVar("R")
 
 
-class _Modal(ModalScreen[Any]):
+@dataclass(frozen=True)
+class DecideResult:
+    """The decide modal's answer: a decision the engine has accepted, or one more round."""
+
+    vote: str = ""
+    rationale: str = ""
+    extend: bool = False
+
+
+class _Modal(ModalScreen[R]):
     DEFAULT_CSS = """
     _Modal { align: center middle; }
     _Modal > Vertical { width: 72; height: auto; max-height: 90%; border: thick $accent;
@@ -37,7 +46,7 @@ class _Modal(ModalScreen[Any]):
         self.dismiss(None)
 
 
-class DecideModal(_Modal):
+class DecideModal(_Modal[DecideResult | None]):
     """The operator's call: one of the spec's votes and a rationale (required)."""
 
     AUTO_FOCUS = "#rationale"  # always start in the rationale (not the first focusable)
@@ -49,7 +58,7 @@ class DecideModal(_Modal):
         unresolved: bool = False,
         allow_extend: bool = False,
         summary: str = "",
-        apply: Callable[[str, str], str | None] | None = None,
+        apply: Callable[[str, str], str | None],
     ) -> None:
         super().__init__()
         self.refused: str | None = None
@@ -96,26 +105,23 @@ class DecideModal(_Modal):
             self.query_one("#rationale", Input).focus()
             return
         vote = self.chosen_vote()
-        if self.apply is not None:
-            refusal = self.apply(vote, rationale)
-            if refusal:  # e.g. blocking mode vetoes release: say why, keep the modal open
-                self.refused = refusal
-                self.query_one("#decide-error", Static).update(Content(shorten(refusal, 400)))
-                return
-            self.dismiss(("decided", vote, rationale))
+        refusal = self.apply(vote, rationale)
+        if refusal:  # e.g. blocking mode vetoes release: say why, keep the modal open
+            self.refused = refusal
+            self.query_one("#decide-error", Static).update(Content(shorten(refusal, 400)))
             return
-        self.dismiss(("decide", vote, rationale))
+        self.dismiss(DecideResult(vote, rationale))
 
     @on(Button.Pressed, "#extend")
     def extend(self) -> None:
-        self.dismiss(("extend",))
+        self.dismiss(DecideResult(extend=True))
 
     @on(Button.Pressed, "#cancel")
     def cancel(self) -> None:
         self.dismiss(None)
 
 
-class NoteModal(_Modal):
+class NoteModal(_Modal[str | None]):
     """A note the debaters see from their next turn on."""
 
     def compose(self) -> ComposeResult:
@@ -138,7 +144,7 @@ class NoteModal(_Modal):
         self.dismiss(None)
 
 
-class FailureModal(_Modal):
+class FailureModal(_Modal[Any]):
     """A provider call failed: retry, skip the turn, replace the model, or escalate."""
 
     BINDINGS = [Binding("escape", "cancel", "Escalate")]
@@ -180,23 +186,23 @@ class FailureModal(_Modal):
         self.query_one("#retry", Button).focus()
 
     def action_cancel(self) -> None:
-        self.dismiss(FailureChoice(FailureAction.ESCALATE))
+        self.dismiss("escalate")
 
     @on(Button.Pressed)
     def chosen(self, event: Button.Pressed) -> None:
-        action = FailureAction(str(event.button.id))
-        if action == FailureAction.REPLACE:
+        choice = event.button.id
+        if choice == "replace":
             model = self.query_one("#model", Input).value.strip()
             if not model:
                 self.query_one("#model", Input).focus()
                 self.notify("Type the model to use first.", severity="warning", markup=False)
                 return
-            self.dismiss(FailureChoice(action, model))
+            self.dismiss(("replace", model))
             return
-        self.dismiss(FailureChoice(action))
+        self.dismiss(choice)
 
 
-class JumpModal(_Modal):
+class JumpModal(_Modal[int | None]):
     """Replay: go to turn N."""
 
     def __init__(self, total: int) -> None:
