@@ -3,7 +3,7 @@
 Each view draws from engine-owned facts only: the protocol instance's state
 (``ChallengeProtocol.challenges``, ``RefineProtocol.rounds``) and the turns'
 ``derived`` tables (``rubric``, ``picked``). Live, the screen hands over the
-running engine's protocol; in replay, :func:`protocol_at` rebuilds the same
+running engine's protocol; in replay, :func:`tui.engine.replay.protocol_at` rebuilds the same
 protocol from the recorded turns, so both screens show exactly what the engine
 decided. Every string from a model or a spec is cleaned and never parsed as markup.
 """
@@ -21,7 +21,6 @@ from textual.widgets import Static
 from tui.textsafe import clean_line, shorten
 
 if TYPE_CHECKING:
-    from tui.engine.protocols.base import Protocol
     from tui.engine.records import Turn
     from tui.engine.spec import Spec
 
@@ -42,36 +41,6 @@ STATUS_STYLE = {
 }
 PICK_STYLE = {"incumbent": "bold $primary", "challenger": "bold $accent", "none": "$text-muted"}
 ORDER_LABEL = {"incumbent-first": "X=inc", "challenger-first": "X=chal"}
-
-
-def protocol_at(spec: Spec, turns: Sequence[Turn]) -> Protocol:
-    """The protocol as it stood after ``turns``: recorded turns fed through its own rules.
-
-    Phases are closed (``after_phase``) only when every slot the protocol schedules
-    for them has a turn, exactly as the engine does, so a replay cursor in the
-    middle of a phase shows that phase as still open.
-    """
-    from tui.engine.protocols import protocol_for
-    from tui.engine.state import DebateState
-
-    protocol = protocol_for(spec)
-    state = DebateState(spec, spec.max_rounds)
-    group: list[Turn] = []
-    expected = 0
-    for turn in turns:
-        if not group:
-            slots = protocol.slots(state, turn.round, turn.phase, turn.index)
-            expected = max(1, len(slots))
-        state.add(turn)
-        group.append(turn)
-        if len(group) >= expected:
-            state.phase_sequence.append(turn.phase)
-            try:
-                protocol.after_phase(state, turn.round, turn.phase, group)
-            except Exception:  # a damaged record must not take the screen down
-                pass
-            group = []
-    return protocol
 
 
 def latest_rubric(turns: Sequence[Turn]) -> Turn | None:

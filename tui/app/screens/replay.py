@@ -6,10 +6,10 @@ from textual.binding import Binding
 from textual.timer import Timer
 
 from tui.app.components.pane import MAX_CARDS, DebaterPane
-from tui.app.components.verify import protocol_at
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.modals import JumpModal
 from tui.engine import tally as tally_rules
+from tui.engine.replay import protocol_at
 from tui.engine.session import SessionData
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
