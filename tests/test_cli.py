@@ -351,15 +351,25 @@ challenges = [{ category = "data", concern = "Loses a day of writes.", evidence 
     [
         (
             "scripted-challenge.toml",
-            ["| C1.1 | critical |", "**C1.1** critical", "Revised artifact:"],
+            [
+                "| C1.1 | critical |",
+                "- **C1.1** critical — reliability:",
+                "  - recommendation: Make the migration reversible.",
+                "- **C1.1** addressed — ",
+                "> **Revised artifact:** ",
+            ],
         ),
-        ("scripted-refine.toml", ["Winning candidate:", "round 1:", "Picked **"]),
+        (
+            "scripted-refine.toml",
+            ["Winning candidate:", "round 1:", "Pick: **X = challenger**", "> **Reason:** "],
+        ),
         (
             "scripted-rubric.toml",
             [
-                "| property | evidence | rationale | verdict |",
-                "not found verbatim in the artifact",
-                "no (claimed yes)",
+                "Rubric: **fail** · Missing evidence: **2**",
+                "(refused: not found verbatim in the artifact)",
+                "  - verdict: no (claimed yes)",
+                "Rubric (last assessed turn):",
             ],
         ),
     ],

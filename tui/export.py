@@ -10,6 +10,7 @@ from tui.engine.protocols.refine import handoff
 from tui.engine.records import Turn
 from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
+from tui.present import Emphasis, Item, Section, present, rubric_items
 
 
 def to_json(data: SessionData) -> str:
@@ -35,77 +36,40 @@ def _md(text: Any) -> str:
     return out.replace("\n", "\n> ")
 
 
-def _content_md(t: Turn) -> list[str]:
-    c = t.content
-    if t.invalid:
-        return [f"**Invalid turn** — {_md(t.error or '')}", "", f"> {_md(t.raw or '')}", ""]
-    if t.kind == "position":
-        return [
-            f"> **Stance:** {_md(c.get('stance', ''))}",
-            ">",
-            f"> **Rationale:** {_md(c.get('rationale', ''))}",
-            "",
-        ]
-    if t.kind == "candidate":
-        return [f"> {_md(c.get('candidate', ''))}", ""]
-    if t.kind == "judgment":
-        return [
-            f"Picked **{c.get('pick')}** = {t.derived.get('picked', '?')} "
-            f"(shown {t.variant}): {_md(c.get('reason', ''))}",
-            "",
-        ]
-    if t.kind == "challenge_report":
-        lines = [f"Verdict **{c.get('verdict')}**, convergence {c.get('convergence')}", ""]
-        lines += [
-            f"- assessed {a.get('challenge_id')}: **{a.get('status')}** {_md(a.get('note', ''))}"
-            for a in c.get("assessments", [])
-        ]
-        ids = t.derived.get("challenge_ids", [])
-        for cid, ch in zip(ids, c.get("challenges", []), strict=False):
-            lines.append(
-                f"- **{cid}** {ch.get('severity')} / {_md(ch.get('category'))}: "
-                f"{_md(ch.get('concern'))} — evidence: {_md(ch.get('evidence'))} — "
-                f"recommendation: {_md(ch.get('recommendation'))}"
-            )
-        return [*lines, ""]
-    if t.kind == "defense":
-        lines = [
-            f"- {r.get('challenge_id')} **{r.get('status')}**: {_md(r.get('answer'))}"
-            for r in c.get("responses", [])
-        ]
-        return [*lines, "", "Revised artifact:", "", f"> {_md(c.get('revised_artifact', ''))}", ""]
-    lines = [
-        f"Verdict: **{c.get('verdict', '')}**"
-        + (f", score {c['score']}, routing **{c.get('routing')}**" if "score" in c else ""),
-        "",
-    ]
-    lines += [f"- weakness: {_md(w)}" for w in c.get("weaknesses", [])]
-    lines += [f"- suggestion: {_md(s)}" for s in c.get("suggestions", [])]
-    return [*lines, ""]
+def _inline(text: Any) -> str:
+    """Model text on one line of a list or table: escaped, line breaks kept as ``<br>``."""
+    out = str(text).replace("\r", "").replace("&", "&amp;").replace("<", "&lt;")
+    return out.replace("|", "\\|").replace("\n", "<br>")
 
 
-def _rubric_md(props: list[dict[str, Any]]) -> list[str]:
-    lines = ["| property | evidence | rationale | verdict |", "| --- | --- | --- | --- |"]
-    for p in props:
-        ev = (
-            "<br>".join(
-                f"{e['kind']}: “{_md(e['quote'])}” ({'admitted' if e['admitted'] else _md(e['why'])})"
-                for e in p.get("evidence", [])
-            )
-            or "none"
-        )
-        verdict = p["verdict"] + (" (claimed yes)" if p["claimed"] == "yes" != p["verdict"] else "")
-        lines.append(f"| {p['property']} | {ev} | {_md(p.get('rationale', ''))} | {verdict} |")
-    return [*lines, ""]
+def _title(label: str) -> str:
+    return _inline(label[:1].upper() + label[1:])
+
+
+def _section_md(section: Section) -> list[str]:
+    if section.emphasis is Emphasis.FACTS:
+        return [" · ".join(f"{_title(f.label)}: **{_inline(f.value)}**" for f in section.facts), ""]
+    if section.emphasis in (Emphasis.LEAD, Emphasis.TEXT):
+        return [f"> **{_title(section.label)}:** {_md(section.text)}", ""]
+    return [f"{_title(section.label)}:", "", *map(_item_md, section.items), ""]
+
+
+def _item_md(item: Item) -> str:
+    head = " ".join(x for x in (item.tag and f"**{_inline(item.tag)}**", _inline(item.status)) if x)
+    line = "- " + " — ".join(x for x in (head, _inline(item.text)) if x)
+    return "\n".join([line, *(f"  - {_inline(f.label)}: {_inline(f.value)}" for f in item.details)])
 
 
 def _turn_md(t: Turn) -> list[str]:
-    head = f"### Turn {t.index + 1} · round {t.round} · {t.phase} · `{t.speaker}`"
+    shown = present(t)
+    head = f"### Turn {shown.number} · round {t.round} · {t.phase} · `{t.speaker}`"
     if t.target:
         head += f" → `{t.target}`"
-    lines = [head, "", *_content_md(t)]
-    if "rubric" in t.derived:
-        lines += _rubric_md(t.derived["rubric"]["properties"])
+    if t.invalid:
+        head += " · **invalid**"
+    lines = [head, ""]
+    for section in shown.sections:
+        lines += _section_md(section)
     meta = f"model `{t.model}` ({t.family}), saw: {', '.join(t.saw) or 'nothing'}"
     if t.vote:
         meta = f"vote **{t.vote}** · " + meta
@@ -139,7 +103,7 @@ def _protocol_md(r: dict[str, Any]) -> list[str]:
             "| --- | --- | --- | --- | --- |",
         ]
         lines += [
-            f"| {c['id']} | {c['severity']} | {_md(c['concern'])} | {c['status']} | "
+            f"| {c['id']} | {c['severity']} | {_inline(c['concern'])} | {c['status']} | "
             f"{' → '.join(c.get('history', []))} |"
             for c in r["challenges"]
         ]
@@ -156,7 +120,7 @@ def _protocol_md(r: dict[str, Any]) -> list[str]:
     if r.get("minority_dissent"):
         lines += ["", "Minority dissent:"] + [f"- {_md(k)}" for k in r["minority_dissent"]]
     if r.get("rubric"):
-        lines += ["", "Rubric (last assessed turn):", "", *_rubric_md(r["rubric"])]
+        lines += ["", "Rubric (last assessed turn):", "", *map(_item_md, rubric_items(r["rubric"]))]
     return lines
 
 

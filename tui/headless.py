@@ -15,7 +15,8 @@ from tui.engine.live import LiveSession
 from tui.engine.records import Turn
 from tui.engine.spec import spec_warnings
 from tui.exitcodes import ExitCode
-from tui.textsafe import bound, clean
+from tui.present import Emphasis, Section, Tone, present
+from tui.textsafe import bound, clean, clean_line
 
 SHOWN_CHARS = 4000
 
@@ -24,98 +25,65 @@ def printable(text: str, limit: int) -> str:
     return bound(clean(text), limit)
 
 
+TONE_STYLE = {
+    Tone.PLAIN: "",
+    Tone.STRONG: "bold",
+    Tone.MUTED: "dim",
+    Tone.GOOD: "green",
+    Tone.WARN: "yellow",
+    Tone.BAD: "red",
+    Tone.ACCENT: "cyan",
+}
+
+
 def turn_text(turn: Turn) -> Text:
     """One turn as Rich Text; model text is appended as plain text, never as markup."""
-    head = Text()
-    head.append(f"r{turn.round} {turn.phase:<9} ", style="dim")
-    head.append(turn.speaker, style="bold")
+    out = Text()
+    out.append(f"r{turn.round} {clean_line(turn.phase):<9} ", style="dim")
+    out.append(clean_line(turn.speaker), style="bold")
     if turn.target:
-        head.append(f" → {turn.target}", style="dim")
-    head.append(f"  ({turn.model})", style="dim")
+        out.append(f" → {clean_line(turn.target)}", style="dim")
+    out.append(f"  ({clean_line(turn.model)})", style="dim")
     if turn.invalid:
-        head.append("  INVALID", style="bold red")
+        out.append("  INVALID", style="bold red")
     elif turn.vote:
-        head.append("  vote: ", style="dim")
-        head.append(turn.vote, style="bold cyan")
-    body = Text()
-    c = turn.content
-    if turn.invalid:
-        body.append("\n  " + printable(turn.error or "", SHOWN_CHARS), style="red")
-        if turn.raw:
-            body.append("\n  raw: " + printable(turn.raw, SHOWN_CHARS), style="dim")
-    elif turn.kind == "position":
-        body.append("\n  " + printable(str(c.get("stance", "")), SHOWN_CHARS))
-        body.append("\n  why: " + printable(str(c.get("rationale", "")), SHOWN_CHARS), style="dim")
-    elif turn.kind == "candidate":
-        body.append("\n  " + printable(str(c.get("candidate", "")), SHOWN_CHARS))
-    elif turn.kind == "judgment":
-        picked = turn.derived.get("picked", "?")
-        body.append(f"\n  picked {c.get('pick')} = {picked} ({turn.variant}): ", style="yellow")
-        body.append(printable(str(c.get("reason", "")), SHOWN_CHARS))
-    elif turn.kind == "challenge_report":
-        body.append(
-            f"\n  verdict: {c.get('verdict')}  convergence: {c.get('convergence')}", style="yellow"
-        )
-        for a in c.get("assessments", []):
-            body.append(f"\n  {a.get('challenge_id')}: {a.get('status')}", style="dim")
-        ids = turn.derived.get("challenge_ids", [])
-        for cid, ch in zip(ids, c.get("challenges", []), strict=False):
-            body.append(f"\n  [{cid}] {ch.get('severity')} / ", style="bold")
-            body.append(printable(f"{ch.get('category')}: {ch.get('concern')}", SHOWN_CHARS))
-            body.append(
-                "\n      evidence: " + printable(str(ch.get("evidence")), SHOWN_CHARS), style="dim"
-            )
-    elif turn.kind == "defense":
-        for r in c.get("responses", []):
-            body.append(f"\n  {r.get('challenge_id')} {r.get('status')}: ", style="bold")
-            body.append(printable(str(r.get("answer", "")), SHOWN_CHARS))
-        body.append(
-            "\n  revised: " + printable(str(c.get("revised_artifact", "")), SHOWN_CHARS),
-            style="dim",
-        )
-    else:
-        body.append(f"\n  verdict: {c.get('verdict', '')}", style="yellow")
-        if "score" in c:
-            body.append(f"  score: {c['score']}  routing: {c.get('routing', '')}", style="yellow")
-        for w in c.get("weaknesses", []):
-            body.append("\n  - " + printable(str(w), SHOWN_CHARS))
-        for s in c.get("suggestions", []):
-            body.append("\n  + " + printable(str(s), SHOWN_CHARS), style="dim")
-    rubric = turn.derived.get("rubric")
-    if rubric:
-        verdicts = ", ".join(f"{p['property']}={p['verdict']}" for p in rubric["properties"])
-        body.append(
-            f"\n  rubric: {'pass' if rubric['pass'] else 'fail'} ({verdicts}; "
-            f"{rubric['missing_evidence']} without admitted evidence)",
-            style="magenta",
-        )
-        for prop in rubric["properties"]:
-            body.append_text(rubric_lines(prop))
+        out.append("  vote: ", style="dim")
+        out.append(clean_line(turn.vote), style="bold cyan")
+    for section in present(turn).sections:
+        _section(out, section)
     if turn.tokens_in or turn.tokens_out or turn.cost:
-        body.append(
+        out.append(
             f"\n  tokens {turn.tokens_in}/{turn.tokens_out}  cost ${turn.cost:.4f}", style="dim"
         )
-    return head + body
-
-
-def rubric_lines(prop: dict[str, Any]) -> Text:
-    """One property: evidence first, then rationale, then the verdict the engine gave."""
-    out = Text(f"\n    {prop['property']}:", style="magenta")
-    for ev in prop.get("evidence", []):
-        mark = "admitted" if ev["admitted"] else f"refused: {ev['why']}"
-        out.append(f"\n      evidence {ev['kind']}: ", style="dim")
-        out.append(printable(str(ev["quote"]), 400))
-        out.append(f" ({mark})", style="green" if ev["admitted"] else "red")
-    if not prop.get("evidence"):
-        out.append("\n      evidence: none", style="dim")
-    out.append("\n      rationale: ", style="dim")
-    out.append(printable(str(prop.get("rationale", "")), 600))
-    forced = prop["claimed"] == "yes" and prop["verdict"] == "no"
-    out.append(
-        f"\n      verdict: {prop['verdict']}" + (" (claimed yes: forced)" if forced else ""),
-        style="bold",
-    )
     return out
+
+
+def _section(out: Text, section: Section) -> None:
+    if section.emphasis is Emphasis.FACTS:
+        out.append("\n")
+        for fact in section.facts:
+            out.append(f"  {clean_line(fact.label)}: ", style="dim")
+            out.append(clean_line(fact.value), style=TONE_STYLE[fact.tone] or "bold")
+    elif section.emphasis is Emphasis.LEAD:
+        out.append("\n  " + printable(section.text, SHOWN_CHARS), style="bold")
+    elif section.emphasis is Emphasis.TEXT:
+        out.append(f"\n  {clean_line(section.label)}: ", style="dim")
+        out.append(printable(section.text, SHOWN_CHARS), style=TONE_STYLE[section.tone])
+    else:
+        out.append(f"\n  {clean_line(section.label)}:", style="dim")
+        for item in section.items:
+            out.append("\n  - ", style=TONE_STYLE[section.tone])
+            if item.tag:
+                out.append(clean_line(item.tag) + " ", style="bold")
+            if item.status:
+                out.append(clean_line(item.status) + " ", style=TONE_STYLE[item.tone] or "bold")
+            if item.text:
+                out.append(
+                    ("— " if item.tag or item.status else "") + printable(item.text, SHOWN_CHARS)
+                )
+            for fact in item.details:
+                out.append(f"\n      {clean_line(fact.label)}: ", style="dim")
+                out.append(printable(fact.value, SHOWN_CHARS), style=TONE_STYLE[fact.tone])
 
 
 def report_table(result: Mapping[str, Any]) -> Table:

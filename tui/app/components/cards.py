@@ -1,4 +1,8 @@
-"""One widget per completed turn: a position card or a critique card."""
+"""One widget per completed turn: the presenter's sections as console text.
+
+What a turn says is decided in :mod:`tui.present`; this module only styles it
+and neutralises untrusted text (never markup) for the terminal.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +10,32 @@ from textual.content import Content
 from textual.widgets import Static
 
 from tui.engine.records import Turn
+from tui.engine.vocab import TurnKind
+from tui.present import Emphasis, Item, Section, Tone, present, turn_number
 from tui.textsafe import CARD_LIMIT, bound, clean, clean_line
 
-VERDICT_LABEL = {"defects_found": "defects found", "no_defect_found": "no defect found"}
+Part = tuple[str, str] | str
+
+TONE_STYLE = {
+    Tone.PLAIN: "",
+    Tone.STRONG: "bold",
+    Tone.MUTED: "$text-muted",
+    Tone.GOOD: "$success",
+    Tone.WARN: "$warning",
+    Tone.BAD: "$error",
+    Tone.ACCENT: "$accent",
+}
+ITEM_LIMIT, DETAIL_LIMIT, MAX_ITEMS = 1200, 600, 20
 
 
-def _p(text: object, limit: int = CARD_LIMIT) -> str:
-    return bound(clean(text), limit)
+def _strong(tone: Tone) -> str:
+    """A short value's style: its tone's colour, in bold."""
+    return f"bold {TONE_STYLE[tone]}".strip()
 
 
-def turn_heading(turn: Turn) -> list[tuple[str, str] | str]:
-    parts: list[tuple[str, str] | str] = [
-        (f"#{turn.index + 1} r{turn.round} {clean_line(turn.phase)}", "$text-muted")
+def turn_heading(turn: Turn) -> list[Part]:
+    parts: list[Part] = [
+        (f"#{turn_number(turn)} r{turn.round} {clean_line(turn.phase)}", "$text-muted")
     ]
     if turn.target:
         parts.append((f" → {clean_line(turn.target)}", "$text-muted"))
@@ -26,109 +44,55 @@ def turn_heading(turn: Turn) -> list[tuple[str, str] | str]:
     return parts
 
 
-def turn_body(turn: Turn, limit: int = CARD_LIMIT) -> list[tuple[str, str] | str]:
+def turn_body(turn: Turn, limit: int = CARD_LIMIT) -> list[Part]:
     """The readable parts of a turn, as (text, style) pairs; never markup."""
-    c = turn.content or {}
-    parts: list[tuple[str, str] | str] = []
-    if turn.invalid:
-        if turn.error:
-            parts.append((f"\n{_p(turn.error, 600)}", "$error"))
-        if turn.raw:
-            parts.append(("\nraw reply: ", "$text-muted"))
-            parts.append(_p(turn.raw, limit))
-        return parts
-    kind = turn.kind
-    if kind == "position":
-        parts.append((f"\n{_p(c.get('stance', ''), limit)}", "bold"))
-        if c.get("rationale"):
-            parts.append(f"\n{_p(c.get('rationale', ''), limit)}")
-    elif kind == "candidate":
-        parts.append((f"\n{_p(c.get('candidate', ''), limit)}", "bold"))
-        if c.get("rationale"):
-            parts.append(f"\n{_p(c.get('rationale', ''), limit)}")
-    elif kind in ("critique", "adversary_critique", "candidate_critique"):
-        parts += _critique(c)
-    elif kind == "challenge_report":
-        parts += _challenges(c)
-    elif kind == "defense":
-        for r in list(c.get("responses") or [])[:20]:
-            style = "$success" if r.get("status") == "addressed" else "$warning"
-            parts.append((f"\n {clean_line(r.get('challenge_id', ''))} ", "bold"))
-            parts.append((clean_line(r.get("status", "")), style))
-            parts.append(f" {_p(r.get('answer', ''), 1200)}")
-        if c.get("revised_artifact"):
-            parts.append(("\nrevised artifact\n", "$text-muted"))
-            parts.append(_p(c.get("revised_artifact", ""), limit))
-    elif kind == "judgment":
-        parts.append((f"\npick {clean_line(c.get('pick', ''))}", "bold $accent"))
-        picked = (turn.derived or {}).get("picked")
-        if picked:
-            parts.append((f" = {clean_line(picked)}", "$text-muted"))
-        parts.append(f"  {_p(c.get('reason', ''), 1200)}")
-    else:  # a kind this console does not know yet: every field, literally
-        for key, value in c.items():
-            parts.append((f"\n{clean_line(key)}: ", "$text-muted"))
-            parts.append(_p(value, 1200))
-    rubric = (turn.derived or {}).get("rubric")
-    if isinstance(rubric, dict):
-        passed = bool(rubric.get("pass"))
-        parts.append(("\nrubric ", "$text-muted"))
-        parts.append(("pass" if passed else "fail", "bold $success" if passed else "bold $error"))
-        parts.append(
-            (f" · {clean_line(rubric.get('missing_evidence', 0))} missing evidence", "$text-muted")
-        )
+    shown = [s for s in present(turn).sections if not s.full_only]
+    parts: list[Part] = []
+    for section in shown:
+        parts += _section(section, limit)
     if turn.vote:
         parts.append(("\nvote ", "$text-muted"))
         parts.append((f" {clean_line(turn.vote)} ", "bold $text on $primary-muted"))
     return parts
 
 
-def _critique(c: dict) -> list[tuple[str, str] | str]:
-    parts: list[tuple[str, str] | str] = []
-    verdict = str(c.get("verdict", ""))
-    style = "bold $success" if verdict == "no_defect_found" else "bold $warning"
-    parts.append((f"\nverdict: {VERDICT_LABEL.get(verdict, clean_line(verdict))}", style))
-    weaknesses = c.get("weaknesses") or []
-    if weaknesses:
-        parts.append(("\nweaknesses", "$text-muted"))
-        for w in list(weaknesses)[:20]:
-            parts.append(("\n • ", "$error"))
-            parts.append(_p(w, 1200))
-    suggestions = c.get("suggestions") or []
-    if suggestions:
-        parts.append(("\nsuggestions", "$text-muted"))
-        for s in list(suggestions)[:20]:
-            parts.append(("\n → ", "$success"))
-            parts.append(_p(s, 1200))
-    if "score" in c:
-        parts.append((f"\nscore {clean_line(c.get('score'))}/100", "$text-muted"))
-        parts.append((f"  routing: {clean_line(c.get('routing', ''))}", "bold"))
+def _section(section: Section, limit: int) -> list[Part]:
+    text = bound(clean(section.text), limit)
+    if section.emphasis is Emphasis.LEAD:
+        return [(f"\n{text}", "bold")]
+    if section.emphasis is Emphasis.FACTS:
+        parts: list[Part] = ["\n"]
+        for i, fact in enumerate(section.facts):
+            parts.append((("  " if i else "") + f"{clean_line(fact.label)}: ", "$text-muted"))
+            parts.append((clean_line(fact.value), _strong(fact.tone)))
+        return parts
+    label = (f"\n{clean_line(section.label)}", "$text-muted")
+    if section.emphasis is Emphasis.TEXT:  # a text of several lines starts on its own
+        return [
+            (label[0] + (":\n" if "\n" in text else ": "), label[1]),
+            (text, TONE_STYLE[section.tone]),
+        ]
+    parts = [label]
+    for item in section.items[:MAX_ITEMS]:
+        parts += _item(item, TONE_STYLE[section.tone] or "$text-muted")
+    if len(section.items) > MAX_ITEMS:
+        parts.append((f"\n … {len(section.items) - MAX_ITEMS} more", "$text-muted"))
     return parts
 
 
-SEVERITY_STYLE = {"critical": "bold $error", "significant": "bold $warning", "minor": "$text-muted"}
-
-
-def _challenges(c: dict) -> list[tuple[str, str] | str]:
-    parts: list[tuple[str, str] | str] = []
-    verdict = str(c.get("verdict", ""))
-    style = "bold $success" if verdict == "no_objections" else "bold $warning"
-    parts.append((f"\nverdict: {clean_line(verdict).replace('_', ' ')}", style))
-    parts.append((f"  convergence: {clean_line(c.get('convergence', ''))}", "$text-muted"))
-    for ch in list(c.get("challenges") or [])[:20]:
-        severity = str(ch.get("severity", ""))
-        parts.append((f"\n [{clean_line(severity)}] ", SEVERITY_STYLE.get(severity, "")))
-        parts.append((clean_line(ch.get("category", "")) + ": ", "bold"))
-        parts.append(_p(ch.get("concern", ""), 600))
-        parts.append(("\n   evidence: ", "$text-muted"))
-        parts.append(_p(ch.get("evidence", ""), 600))
-        parts.append(("\n   → ", "$success"))
-        parts.append(_p(ch.get("recommendation", ""), 600))
-    for a in list(c.get("assessments") or [])[:20]:
-        parts.append((f"\n {clean_line(a.get('challenge_id', ''))}: ", "bold"))
-        parts.append(clean_line(a.get("status", "")))
-        if a.get("note"):
-            parts.append(f" {_p(a.get('note', ''), 400)}")
+def _item(item: Item, bullet: str) -> list[Part]:
+    parts: list[Part] = [("\n • ", bullet)]
+    if item.tag:
+        parts.append((clean_line(item.tag) + " ", "bold"))
+    if item.status:
+        parts.append((clean_line(item.status) + " ", _strong(item.tone)))
+    if item.text:
+        parts.append(
+            ("— " if item.tag or item.status else "") + bound(clean(item.text), ITEM_LIMIT)
+        )
+    for fact in item.details:
+        parts.append((f"\n   {clean_line(fact.label)}: ", "$text-muted"))
+        parts.append((bound(clean(fact.value), DETAIL_LIMIT), TONE_STYLE[fact.tone]))
     return parts
 
 
@@ -148,7 +112,7 @@ class TurnCard(Static):
     def __init__(self, turn: Turn) -> None:
         super().__init__(turn_content(turn), markup=False)
         self.turn = turn
-        if turn.kind != "position":
+        if turn.kind != TurnKind.POSITION:
             self.add_class("-critique")
         if turn.invalid:
             self.add_class("-invalid")

@@ -1,0 +1,153 @@
+"""The presenter: every turn kind as labelled sections, and three thin outputs over it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from functools import cache
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES
+from tests.helpers import run_engine
+from tui.app.components.cards import turn_content
+from tui.engine.records import Turn
+from tui.engine.spec import read_spec_file
+from tui.engine.vocab import TurnKind
+from tui.export import _turn_md
+from tui.headless import turn_text
+from tui.present import Emphasis, Presentation, Section, present, words
+
+SCRIPTED = ["consensus", "adversary", "challenge", "refine", "rubric"]
+
+
+@cache
+def _turns(name: str) -> tuple[Turn, ...]:
+    spec, _ = read_spec_file(EXAMPLES / f"scripted-{name}.toml")
+    engine, _ = run_engine(spec)
+    return tuple(engine.state.turns)
+
+
+def _all_turns() -> list[Turn]:
+    return [t for name in SCRIPTED for t in _turns(name)]
+
+
+def _shown_text(shown: Presentation) -> str:
+    """Everything a presentation says, flattened for substring checks."""
+    out: list[str] = []
+    for s in shown.sections:
+        out += [s.label, s.text]
+        out += [f"{f.label} {f.value}" for f in s.facts]
+        for item in s.items:
+            out += [item.tag, item.status, item.text]
+            out += [f"{f.label} {f.value}" for f in item.details]
+    return "\n".join(out)
+
+
+def _leaves(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [str(value)]
+
+
+def test_the_examples_cover_every_turn_kind() -> None:
+    assert {t.kind for t in _all_turns()} == set(TurnKind)
+
+
+@pytest.mark.parametrize("name", SCRIPTED)
+def test_every_field_a_model_filled_is_presented(name: str) -> None:
+    for turn in _turns(name):
+        shown = _shown_text(present(turn))
+        content = {k: v for k, v in turn.content.items() if k != "vote"}  # the vote is the turn's
+        for leaf in _leaves(content):
+            assert leaf in shown or words(leaf) in shown, (turn.kind, leaf)
+
+
+def test_engine_facts_are_presented() -> None:
+    challenge = next(t for t in _turns("challenge") if t.derived.get("challenge_ids"))
+    tags = [i.tag for s in present(challenge).sections for i in s.items]
+    assert tags == challenge.derived["challenge_ids"]
+    judgment = next(t for t in _turns("refine") if t.kind == TurnKind.JUDGMENT)
+    assert f"= {judgment.derived['picked']}" in _shown_text(present(judgment))
+    assert judgment.variant and judgment.variant in _shown_text(present(judgment))
+
+
+def test_rubric_shows_evidence_then_rationale_then_the_verdict_given() -> None:
+    failed = next(t for t in _turns("rubric") if t.derived.get("rubric", {}).get("pass") is False)
+    sections = {s.label: s for s in present(failed).sections}
+    summary = {f.label: f.value for f in sections["rubric"].facts}
+    assert summary == {
+        "rubric": "fail",
+        "missing evidence": str(failed.derived["rubric"]["missing_evidence"]),
+    }
+    props = sections["rubric properties"]
+    assert props.full_only  # the console's rubric panel shows them; the card does not
+    for item, prop in zip(props.items, failed.derived["rubric"]["properties"], strict=True):
+        labels = [f.label for f in item.details]
+        assert labels[-2:] == ["rationale", "verdict"]
+        assert all(label.startswith("evidence") for label in labels[:-2])
+        assert item.details[-1].value == "no (claimed yes)"  # claimed yes, no admitted evidence
+        assert "refused: " in item.details[0].value and prop["evidence"][0]["why"] in (
+            item.details[0].value
+        )
+
+
+def test_invalid_turn_shows_the_error_and_the_raw_reply_only() -> None:
+    turn = Turn(0, 1, "proposal", "a", "position", "m", "f", invalid=True, error="bad", raw="{x")
+    sections = present(turn).sections
+    assert [(s.label, s.text) for s in sections] == [("error", "bad"), ("raw reply", "{x")]
+
+
+def test_an_unknown_kind_shows_every_field_literally() -> None:
+    turn = Turn(4, 1, "p", "a", "future_kind", "m", "f", content={"claim": "c", "n": 3})
+    shown = present(turn)
+    assert shown.number == 5
+    assert [(s.label, s.emphasis, s.text) for s in shown.sections] == [
+        ("claim", Emphasis.TEXT, "c"),
+        ("n", Emphasis.TEXT, "3"),
+    ]
+
+
+def _visible(section: Section) -> list[str]:
+    """What every output must show of a section: its values (labels may be styled apart)."""
+    if section.emphasis is Emphasis.FACTS:
+        return [f.value for f in section.facts]
+    if section.emphasis is Emphasis.LIST:
+        return [x for i in section.items for x in (i.tag, i.status, i.text) if x]
+    return [section.text]
+
+
+@pytest.mark.parametrize("name", SCRIPTED)
+def test_the_three_outputs_show_what_the_presenter_says(name: str) -> None:
+    for turn in _turns(name):
+        card = turn_content(turn).plain
+        printed = turn_text(turn).plain
+        markdown = "\n".join(_turn_md(turn))
+        for section in present(turn).sections:
+            for value in _visible(section):
+                first_line = value.splitlines()[0]
+                if not section.full_only:
+                    assert first_line in card, (turn.kind, value)
+                assert first_line in printed, (turn.kind, value)
+                assert first_line.replace("|", "\\|") in markdown, (turn.kind, value)
+
+
+def test_outputs_escape_model_text_each_their_own_way() -> None:
+    hostile = "[bold]x[/] \x1b[31m <b>&"
+    turn = Turn(0, 1, "proposal", "a", "position", "m", "f", content={"stance": hostile})
+    assert "␛[31m" in turn_content(turn).plain  # the escape made visible, markup not parsed
+    assert "[bold]x[/]" in turn_text(turn).plain and "\x1b" not in turn_text(turn).plain
+    assert "&lt;b>&amp;" in "\n".join(_turn_md(turn))  # no HTML in the report
+
+
+def test_the_presenter_imports_no_ui_library() -> None:
+    probe = (
+        "import sys, tui.present\nprint(sorted(m for m in ('rich', 'textual') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "[]"

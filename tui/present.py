@@ -1,0 +1,277 @@
+"""What a recorded turn says, as labelled sections: the one place that knows turn kinds.
+
+The console cards, the headless printer and the Markdown export all show a turn
+through :func:`present`; each only formats and escapes the sections for its
+output. Text here is raw (model text included): escaping belongs to the output.
+Nothing here imports Textual or Rich, so every layer can use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from tui.engine.records import Turn
+from tui.engine.vocab import TurnKind
+
+
+class Emphasis(StrEnum):
+    """How a section is laid out; outputs map each to their own style."""
+
+    LEAD = "lead"  # the turn's main claim: first and strongest, unlabelled on a terminal
+    TEXT = "text"  # further model text under its label
+    FACTS = "facts"  # short values on one line (verdict, score, routing)
+    LIST = "list"  # labelled items (weaknesses, challenges, responses)
+
+
+class Tone(StrEnum):
+    """What a value means to the reader; outputs pick the colour or weight."""
+
+    PLAIN = "plain"
+    STRONG = "strong"
+    MUTED = "muted"
+    GOOD = "good"
+    WARN = "warn"
+    BAD = "bad"
+    ACCENT = "accent"
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A short labelled value, usually a word from a fixed vocabulary."""
+
+    label: str
+    value: str
+    tone: Tone = Tone.PLAIN
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One entry of a list: an optional id and status, its text, labelled details."""
+
+    text: str
+    tag: str = ""  # an id such as a challenge's C1.2, shown strong
+    status: str = ""  # a word from a fixed vocabulary, shown in ``tone``
+    tone: Tone = Tone.PLAIN
+    details: tuple[Fact, ...] = ()  # labelled lines under the item
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    label: str
+    emphasis: Emphasis
+    text: str = ""
+    tone: Tone = Tone.PLAIN
+    items: tuple[Item, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    full_only: bool = False  # detail the compact console card leaves to its panels
+
+
+@dataclass(frozen=True, slots=True)
+class Presentation:
+    """A turn ready to show: its number as on screen, then its sections in order."""
+
+    turn: Turn
+    number: int
+    sections: tuple[Section, ...]
+
+
+def turn_number(turn: Turn) -> int:
+    """The turn number every output shows (1-based)."""
+    return turn.index + 1
+
+
+def present(turn: Turn) -> Presentation:
+    """Every turn kind (and invalid turns, and rubric results) as labelled sections."""
+    if turn.invalid:
+        sections = [
+            Section("error", Emphasis.TEXT, turn.error or "", Tone.BAD),
+            *([Section("raw reply", Emphasis.TEXT, turn.raw, Tone.MUTED)] if turn.raw else []),
+        ]
+    else:
+        body = _BODIES.get(turn.kind, _fields)
+        sections = [*body(turn.content or {}, turn.derived or {}, turn.variant)]
+    rubric = (turn.derived or {}).get("rubric")
+    if isinstance(rubric, dict):
+        sections += rubric_sections(rubric)
+    return Presentation(turn, turn_number(turn), tuple(sections))
+
+
+def words(value: object) -> str:
+    """A vocabulary value for reading: ``no_defect_found`` becomes ``no defect found``."""
+    return str(value).replace("_", " ")
+
+
+def _text(label: str, value: object, tone: Tone = Tone.PLAIN) -> list[Section]:
+    return [Section(label, Emphasis.TEXT, str(value), tone)] if value else []
+
+
+def _facts(label: str, *facts: Fact, full_only: bool = False) -> Section:
+    return Section(label, Emphasis.FACTS, facts=facts, full_only=full_only)
+
+
+def _list(label: str, items: list[Item], tone: Tone = Tone.PLAIN) -> list[Section]:
+    return [Section(label, Emphasis.LIST, tone=tone, items=tuple(items))] if items else []
+
+
+Content = dict[str, Any]
+Body = Callable[[Content, Content, str | None], list[Section]]
+
+
+def _position(c: Content, derived: Content, variant: str | None) -> list[Section]:
+    return [
+        Section("stance", Emphasis.LEAD, str(c.get("stance", "")), Tone.STRONG),
+        *_text("rationale", c.get("rationale")),
+    ]
+
+
+def _candidate(c: Content, derived: Content, variant: str | None) -> list[Section]:
+    return [
+        Section("candidate", Emphasis.LEAD, str(c.get("candidate", "")), Tone.STRONG),
+        *_text("rationale", c.get("rationale")),
+    ]
+
+
+def _critique(c: Content, derived: Content, variant: str | None) -> list[Section]:
+    verdict = str(c.get("verdict", ""))
+    facts = [
+        Fact("verdict", words(verdict), Tone.GOOD if verdict == "no_defect_found" else Tone.WARN)
+    ]
+    if "score" in c:  # the adversary's critique also scores and routes
+        facts.append(Fact("score", f"{c['score']}/100", Tone.MUTED))
+        facts.append(Fact("routing", str(c.get("routing", "")), Tone.STRONG))
+    out = [_facts("verdict", *facts)]
+    out += _list("weaknesses", [Item(str(w)) for w in c.get("weaknesses") or []], Tone.BAD)
+    out += _list("suggestions", [Item(str(s)) for s in c.get("suggestions") or []], Tone.GOOD)
+    return out
+
+
+SEVERITY_TONE = {"critical": Tone.BAD, "significant": Tone.WARN, "minor": Tone.MUTED}
+STATUS_TONE = {"addressed": Tone.GOOD, "rejected": Tone.WARN, "unaddressed": Tone.WARN}
+
+
+def _challenge_report(c: Content, derived: Content, variant: str | None) -> list[Section]:
+    verdict = str(c.get("verdict", ""))
+    ids = list(derived.get("challenge_ids") or [])
+    challenges = [
+        Item(
+            f"{ch.get('category', '')}: {ch.get('concern', '')}",
+            tag=ids[i] if i < len(ids) else "",
+            status=str(ch.get("severity", "")),
+            tone=SEVERITY_TONE.get(str(ch.get("severity", "")), Tone.PLAIN),
+            details=(
+                Fact("evidence", str(ch.get("evidence", ""))),
+                Fact("recommendation", str(ch.get("recommendation", ""))),
+            ),
+        )
+        for i, ch in enumerate(c.get("challenges") or [])
+    ]
+    assessments = [
+        Item(
+            str(a.get("note", "")),
+            tag=str(a.get("challenge_id", "")),
+            status=str(a.get("status", "")),
+            tone=STATUS_TONE.get(str(a.get("status", "")), Tone.PLAIN),
+        )
+        for a in c.get("assessments") or []
+    ]
+    return [
+        _facts(
+            "verdict",
+            Fact("verdict", words(verdict), Tone.GOOD if verdict == "no_objections" else Tone.WARN),
+            Fact("convergence", str(c.get("convergence", "")), Tone.MUTED),
+        ),
+        *_list("assessments", assessments),
+        *_list("challenges", challenges),
+    ]
+
+
+def _defense(c: Content, derived: Content, variant: str | None) -> list[Section]:
+    responses = [
+        Item(
+            str(r.get("answer", "")),
+            tag=str(r.get("challenge_id", "")),
+            status=str(r.get("status", "")),
+            tone=STATUS_TONE.get(str(r.get("status", "")), Tone.PLAIN),
+        )
+        for r in c.get("responses") or []
+    ]
+    return [
+        *_list("responses", responses),
+        *_text("revised artifact", c.get("revised_artifact")),
+    ]
+
+
+def _judgment(c: Content, derived: Content, variant: str | None) -> list[Section]:
+    pick = str(c.get("pick", ""))
+    picked = derived.get("picked")
+    return [
+        _facts("pick", Fact("pick", f"{pick} = {picked}" if picked else pick, Tone.ACCENT)),
+        *([_facts("order", Fact("order shown", variant), full_only=True)] if variant else []),
+        *_text("reason", c.get("reason")),
+    ]
+
+
+def _fields(c: Content, derived: Content, variant: str | None) -> list[Section]:
+    """A kind no presenter knows yet: every field, literally."""
+    return [Section(str(k), Emphasis.TEXT, str(v)) for k, v in c.items()]
+
+
+_BODIES: dict[str, Body] = {
+    TurnKind.POSITION: _position,
+    TurnKind.CANDIDATE: _candidate,
+    TurnKind.CRITIQUE: _critique,
+    TurnKind.ADVERSARY_CRITIQUE: _critique,
+    TurnKind.CANDIDATE_CRITIQUE: _critique,
+    TurnKind.CHALLENGE_REPORT: _challenge_report,
+    TurnKind.DEFENSE: _defense,
+    TurnKind.JUDGMENT: _judgment,
+}
+
+
+def rubric_sections(rubric: Content) -> list[Section]:
+    """A rubric assessment: pass or fail, how much evidence is missing, then each property."""
+    passed = bool(rubric.get("pass"))
+    return [
+        _facts(
+            "rubric",
+            Fact("rubric", "pass" if passed else "fail", Tone.GOOD if passed else Tone.BAD),
+            Fact("missing evidence", str(rubric.get("missing_evidence", 0)), Tone.MUTED),
+        ),
+        Section(
+            "rubric properties",
+            Emphasis.LIST,
+            items=tuple(rubric_items(rubric.get("properties") or [])),
+            full_only=True,
+        ),
+    ]
+
+
+def rubric_items(properties: list[Content]) -> list[Item]:
+    """Per property, in the order the design asks for: evidence, rationale, verdict."""
+    items = []
+    for p in properties:
+        verdict = str(p.get("verdict", ""))
+        forced = p.get("claimed") == "yes" and verdict != "yes"
+        evidence = [
+            Fact(
+                f"evidence ({e.get('kind', '')})",
+                f"“{e.get('quote', '')}” "
+                + ("(admitted)" if e.get("admitted") else f"(refused: {e.get('why', '')})"),
+                Tone.PLAIN if e.get("admitted") else Tone.BAD,
+            )
+            for e in p.get("evidence") or []
+        ]
+        details = (
+            *(evidence or [Fact("evidence", "none", Tone.BAD)]),
+            Fact("rationale", str(p.get("rationale", ""))),
+            Fact(
+                "verdict",
+                verdict + (" (claimed yes)" if forced else ""),
+                Tone.GOOD if verdict == "yes" else Tone.BAD,
+            ),
+        )
+        items.append(Item("", tag=str(p.get("property", "")), details=details))
+    return items
