@@ -176,13 +176,14 @@ def _run_headless(args: argparse.Namespace) -> int:
 
 def _resume_headless(args: argparse.Namespace) -> int:
     from tui.engine.live import LiveSession
+    from tui.engine.vocab import ESCALATE
     from tui.headless import run_headless
     from tui.providers.registry import provider_for
 
     session = LiveSession.resume(args.session, provider_for)
     try:
         result = session.store.result
-        if result is not None and result.get("decision") != "escalate":
+        if result is not None and result.get("decision") != ESCALATE:
             print(f"{args.session}: already decided: {result.get('decision')}")
             return ExitCode.DECIDED
         return run_headless(session, args.on_unresolved)

@@ -14,6 +14,7 @@ from tui.engine.events import DecisionReached, Event, ProviderFailed, TurnComple
 from tui.engine.live import LiveSession
 from tui.engine.records import Turn
 from tui.engine.spec import spec_warnings
+from tui.engine.vocab import ESCALATE
 from tui.exitcodes import ExitCode
 from tui.present import Emphasis, Section, Tone, present
 from tui.textsafe import bound, clean, clean_line
@@ -139,7 +140,7 @@ class HeadlessPrinter:
                 + Text(printable(event.message, 1000))
             )
         elif isinstance(event, DecisionReached):
-            style = "bold yellow" if event.decision == "escalate" else "bold green"
+            style = "bold yellow" if event.decision == ESCALATE else "bold green"
             self.console.print(
                 Text(f"\ndecision: {event.decision}  ({event.rule}, by {event.decided_by})", style)
             )
@@ -183,7 +184,7 @@ def _ask_operator(session: LiveSession, console: Console) -> bool:
 async def _drive(session: LiveSession, console: Console, on_unresolved: str) -> None:
     while True:
         decision = await session.engine.run()
-        if decision.decision != "escalate" or on_unresolved != "prompt":
+        if decision.decision != ESCALATE or on_unresolved != "prompt":
             return
         if not await asyncio.to_thread(_ask_operator, session, console):
             return
@@ -213,4 +214,4 @@ def run_headless(
     result = session.engine.result()
     console.print(report_table(result))
     console.print(Text(f"saved: {session.path}", style="dim"))
-    return ExitCode.UNRESOLVED if result.get("decision") == "escalate" else ExitCode.DECIDED
+    return ExitCode.UNRESOLVED if result.get("decision") == ESCALATE else ExitCode.DECIDED
