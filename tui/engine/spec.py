@@ -252,8 +252,9 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
         problems.append("debate.votes: duplicate vote names")
 
     if isinstance(name, str):
+        role_keys = frozenset().union(*(p.role_keys for p in PROTOCOLS.values()))
         used = protocol.role_keys if protocol is not None else frozenset()
-        for key in sorted(set(rs.debate) & _ALL_ROLE_KEYS - used):
+        for key in sorted(set(rs.debate) & role_keys - used):
             problems.append(f"debate.{key}: not used by the {name} protocol")
     if protocol is not None:
         problems += protocol.spec_problems(rs)
@@ -275,9 +276,6 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
                     f"proposer {proposer.get('id')!r} are both family {fc!r}"
                 )
     return problems
-
-
-_ALL_ROLE_KEYS = frozenset().union(*(p.role_keys for p in PROTOCOLS.values()))
 
 
 def _debater_problems(debaters: Any, votes: Any) -> list[str]:

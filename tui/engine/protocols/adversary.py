@@ -15,10 +15,33 @@ if TYPE_CHECKING:
     from tui.engine.spec import Spec
 
 
+# The commented starting spec ``moot new --protocol adversary`` writes; it validates as written.
+TEMPLATE = """# A moot adversary spec: one proposer, one distinct critic.
+[debate]
+title = "Rollout plan review"
+motion = "Write the rollout plan for moving sessions from cookies to tokens."
+protocol = "adversary"
+proposer = "author"
+critic = "red-team"          # must differ from the proposer: self-critique is refused
+max_rounds = 3               # revise loops before escalating to the operator
+
+[[debaters]]
+id = "author"
+model = "local"
+role = "Writes a concrete, staged rollout plan."
+
+[[debaters]]
+id = "red-team"
+model = "local"
+role = "Finds every way the plan could fail in production."
+"""
+
+
 class AdversaryProtocol(Protocol):
     """The critic's routing decides: release ends, revise loops, escalate stops."""
 
     name = "adversary"
+    template = TEMPLATE
     default_rounds = 3
     role_keys = frozenset({"proposer", "critic"})
 

@@ -34,6 +34,7 @@ class Protocol(ABC):
 
     name: ClassVar[str]
     default_rounds: ClassVar[int]
+    template: ClassVar[str]  # the commented spec ``moot new`` writes ({name}: the file name)
     # Keys of [debate] that only this protocol reads; any other protocol refuses them.
     role_keys: ClassVar[frozenset[str]] = frozenset()
 

@@ -22,10 +22,45 @@ if TYPE_CHECKING:
 UNRESOLVED = ("open", "unaddressed")
 
 
+# The commented starting spec ``moot new --protocol challenge`` writes; it validates as written.
+TEMPLATE = '''# A moot challenge/defense spec: an adversary challenges an artifact, a defender answers.
+[debate]
+title = "Cache plan review"
+motion = "Plan to put a cache in front of the catalogue API."
+protocol = "challenge"
+defender = "owner"
+adversary = "reviewer"       # must differ from the defender
+mode = "blocking"            # blocking: unresolved critical challenges block release
+                             # advisory: the adversary informs, the operator decides
+max_rounds = 3
+artifact = """Cache every catalogue response for 24 hours.
+Invalidate nothing: prices change rarely."""
+
+[[debaters]]
+id = "owner"
+model = "local"
+role = "Owns the plan and defends it, or fixes it."
+
+[[debaters]]
+id = "reviewer"
+model = "local"
+role = "Challenges the plan with evidence quoted from it."
+
+# Evidence rubric (optional): verdicts need admitted evidence, default no.
+# [rubric]
+# applies_to = ["adversary"]
+# [[rubric.properties]]
+# id = "invalidation"
+# question = "Does the plan say how stale prices are invalidated?"
+# admissible = ["artifact_quote"]
+'''
+
+
 class ChallengeProtocol(Protocol):
     """Rounds of challenge then defense; blocking or advisory release."""
 
     name = "challenge"
+    template = TEMPLATE
     default_rounds = 3
     role_keys = frozenset({"defender", "adversary", "mode"})
 

@@ -19,10 +19,49 @@ if TYPE_CHECKING:
 PHASES = ("proposal", "critique", "revision", "consensus")
 
 
+# The commented starting spec ``moot new --protocol debate`` writes; it validates as written.
+TEMPLATE = """# A moot debate spec. Validate with: moot validate {name}
+[debate]
+title = "Adopt event sourcing for the order service?"
+motion = "Move the order service to event sourcing this quarter."
+protocol = "debate"          # debate | adversary | challenge | refine
+max_rounds = 2               # rounds before the debate escalates to the operator
+consensus_threshold = 2      # votes one option needs (and no tie) to decide
+# phases = ["proposal", "critique", "revision", "consensus"]
+# votes = ["release", "revise", "escalate"]
+# rotate = false             # rotate the speaking order by one each round
+# cross_family = "warn"      # off | warn | require: critics from another model family
+# retries = 1                # re-asks after an invalid turn before it is recorded invalid
+
+[[debaters]]
+id = "architect"
+model = "local"              # "local" (embedded), "scripted", or any LiteLLM model string
+role = "Argues for event sourcing: auditability and replay."
+
+[[debaters]]
+id = "operator-sre"
+model = "local"
+role = "Argues against: operational cost and migration risk."
+
+[[debaters]]
+id = "pragmatist"
+model = "local"
+role = "Looks for the smallest change that gets most of the benefit."
+
+# A real model, reading its key from an environment variable (never a literal key):
+# [[debaters]]
+# id = "claude"
+# model = "anthropic/claude-sonnet-4-5"
+# api_key_env = "ANTHROPIC_API_KEY"
+# temperature = 0.7
+"""
+
+
 class DebateProtocol(Protocol):
     """Every debater speaks once per phase; each critiques the next in order."""
 
     name = "debate"
+    template = TEMPLATE
     default_rounds = 2
 
     @classmethod

@@ -43,10 +43,56 @@ def resolve_pick(pick: str, order: str) -> str:
     return "incumbent" if (pick == "X") == x_is_incumbent else "challenger"
 
 
+# The commented starting spec ``moot new --protocol refine`` writes; it validates as written.
+TEMPLATE = """# A moot refine spec: author, critic, second author, synthesizer, blind judge panel.
+[debate]
+title = "Name the on-call tool"
+motion = "Propose a name and a one-line description for the on-call handover tool."
+protocol = "refine"
+authors = ["author-a", "author-b"]
+critic = "critic"            # may not be an author: self-critique is refused
+synthesizer = "synth"
+judges = ["judge-1", "judge-2", "judge-3"]   # an odd panel of 3 to 7, none an author
+convergence = 3              # incumbent wins in a row that end the loop
+position_swap = false        # true: ask each judge both ways; a flip is no preference
+# seed = 42                  # judge X/Y order; drawn and recorded when absent
+max_rounds = 6
+
+[[debaters]]
+id = "author-a"
+model = "local"
+
+[[debaters]]
+id = "author-b"
+model = "local"
+
+[[debaters]]
+id = "critic"
+model = "local"
+
+[[debaters]]
+id = "synth"
+model = "local"
+
+[[debaters]]
+id = "judge-1"
+model = "local"
+
+[[debaters]]
+id = "judge-2"
+model = "local"
+
+[[debaters]]
+id = "judge-3"
+model = "local"
+"""
+
+
 class RefineProtocol(Protocol):
     """The incumbent defends its place each round; N wins in a row converge."""
 
     name = "refine"
+    template = TEMPLATE
     default_rounds = 8
     role_keys = frozenset(
         {"authors", "critic", "synthesizer", "judges", "convergence", "seed", "position_swap"}
