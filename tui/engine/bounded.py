@@ -9,7 +9,9 @@ its strings removed and name the first limit exceeded.
 from __future__ import annotations
 
 import re
+import tomllib
 from itertools import accumulate
+from typing import Any
 
 SPEC_BYTES = 1_000_000
 SESSION_BYTES = 32_000_000
@@ -30,6 +32,10 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _LONG_NUMBER = re.compile(rf"[0-9_]{{{MAX_DIGITS + 1}}}")
 _DEEP_KEY = re.compile(rf"\.(?:[ \t]*[\w-]*[ \t]*\.){{{MAX_KEY_PARTS - 1}}}")
 _DEPTH = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+class TomlRefused(ValueError):
+    """TOML text that is not UTF-8, exceeds a limit, or does not parse; says which."""
 
 
 def _string_or_comment(match: re.Match[str]) -> str:
@@ -63,3 +69,17 @@ def json_limit(text: str) -> str | None:
     if _nesting(skeleton) > MAX_NESTING:
         return f"arrays or objects nested more than {MAX_NESTING} deep (limit)"
     return None
+
+
+def toml_document(data: bytes) -> dict[str, Any]:
+    """Parse UTF-8 TOML bytes (a BOM is allowed) only once they are within every limit."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise TomlRefused(f"not UTF-8 text at byte {err.start}") from None
+    if limit := toml_limit(text):
+        raise TomlRefused(f"refused before parsing: {limit}")
+    try:
+        return tomllib.loads(text)
+    except ValueError as err:  # TOMLDecodeError, or a number tomllib cannot convert
+        raise TomlRefused(f"not valid TOML: {err}") from None

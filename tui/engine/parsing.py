@@ -3,26 +3,45 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from tui.engine.bounded import json_limit
+
 MAX_OBJECT_STARTS = 64
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class TurnParseError(ValueError):
     """Model text that does not hold a valid turn; the message is fed back on re-ask."""
 
 
+def as_text(text: str) -> str:
+    """Model text with lone surrogates (undecodable bytes upstream) as U+FFFD.
+
+    Such a string cannot be encoded as UTF-8, so it could be neither printed nor
+    saved; it only arises from a provider's broken decoding or JSON escapes.
+    """
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def extract_json_object(text: str) -> dict[str, Any]:
-    """The first JSON object in ``text``, ignoring fences and prose around it."""
+    """The first JSON object in ``text``, ignoring fences and prose around it.
+
+    Limits are checked first: ``json`` recurses per nesting level and refuses
+    integers over 4,300 digits with a ValueError, and a reply is untrusted.
+    """
+    if limit := json_limit(text):
+        raise TurnParseError(limit)
     stripped = text.strip()
     if stripped.startswith("{"):
         try:
             value = json.loads(stripped)
             if isinstance(value, dict):
                 return value
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
             pass
     decoder = json.JSONDecoder()
     start = text.find("{")
@@ -31,7 +50,7 @@ def extract_json_object(text: str) -> dict[str, Any]:
         tries += 1
         try:
             value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
             start = text.find("{", start + 1)
             continue
         if isinstance(value, dict):
@@ -43,6 +62,10 @@ def extract_json_object(text: str) -> dict[str, Any]:
 def parse_turn(text: str, model: type[BaseModel], votes: list[str]) -> BaseModel:
     """Parse and validate one turn; raise TurnParseError saying what is wrong."""
     data = extract_json_object(text)
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise TurnParseError("the answer holds an unpaired surrogate (not text)") from None
     try:
         content = model.model_validate(data)
     except ValidationError as err:

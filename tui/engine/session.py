@@ -15,7 +15,6 @@ import fcntl
 import os
 import re
 import stat
-import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +24,7 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from tui import __version__
-from tui.engine.bounded import SESSION_BYTES, toml_limit
+from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.errors import SessionError, SessionLockedError, SpecError
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.records import Turn
@@ -42,6 +41,7 @@ from tui.engine.safeio import (
     write_new,
 )
 from tui.engine.spec import Spec, validate_spec
+from tui.engine.upgrade import upgrade_session
 
 SESSIONS_ENV = "MOOT_SESSIONS_DIR"
 
@@ -70,6 +70,7 @@ class SessionData:
     result: dict[str, Any] | None
     warnings: list[str] = field(default_factory=list)
     good_length: int = 0  # bytes up to the last commit marker
+    upgraded_from: str | None = None  # the moot version whose file was renumbered on load
 
     @property
     def title(self) -> str:
@@ -121,6 +122,7 @@ def _record_chunk(name: str, record: dict[str, Any]) -> str:
 
 
 _BOM = b"\xef\xbb\xbf"
+_NOT_REGULAR = "not a regular file (a FIFO, device or folder is refused)"
 _MARK = COMMIT.rstrip("\n").encode()
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _RECORD_HEAD = re.compile(r"^\[\[?\s*([\w.]+)\s*\]\]?", re.M)
@@ -176,21 +178,13 @@ def _parse(p: Path, data: bytes) -> SessionData:
     good = _committed_length(data)
     if good == 0:
         raise SessionError(str(p), ["no complete record: not a moot session file"])
-    body = data[len(_BOM) if data.startswith(_BOM) else 0 : good]
     try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise SessionError(str(p), [f"not UTF-8 text at byte {err.start}"]) from None
-    warnings = []
+        doc = toml_document(data[:good])
+    except TomlRefused as err:
+        raise SessionError(str(p), [str(err)]) from None
+    upgraded_from = upgrade_session(doc)
     tail = data[good:]
-    if tail.strip():
-        warnings.append(_torn_warning(tail))
-    if limit := toml_limit(text):
-        raise SessionError(str(p), [f"refused before parsing: {limit}"])
-    try:
-        doc = tomllib.loads(text)
-    except ValueError as err:  # TOMLDecodeError is a ValueError
-        raise SessionError(str(p), [f"not valid TOML: {err}"]) from None
+    warnings = [_torn_warning(tail)] if tail.strip() else []
     problems: list[str] = []
     if doc.get("schema") != SCHEMA:
         problems.append(f"schema: expected {SCHEMA!r}, found {doc.get('schema')!r}")
@@ -221,8 +215,8 @@ def _parse(p: Path, data: bytes) -> SessionData:
                 loc = ".".join(str(x) for x in e["loc"])
                 problems.append(f"turns[{i}].{loc}: {e['msg']}")
             continue
-        if turn.index != i:
-            problems.append(f"turns[{i}].index: expected {i}, found {turn.index}")
+        if turn.index != i + 1:
+            problems.append(f"turns[{i}].index: expected {i + 1}, found {turn.index}")
         if spec is not None and turn.speaker not in spec.ids:
             problems.append(f"turns[{i}].speaker: {turn.speaker!r} is not a debater")
         turns.append(turn)
@@ -254,6 +248,7 @@ def _parse(p: Path, data: bytes) -> SessionData:
         result=result,
         warnings=warnings,
         good_length=good,
+        upgraded_from=upgraded_from,
     )
 
 
@@ -280,14 +275,14 @@ def _open_locked(shown: Path, real: Path) -> int:
             )
         except FileNotFoundError:
             raise SessionError(str(shown), ["file not found"]) from None
+        except IsADirectoryError:
+            raise SessionError(str(shown), [_NOT_REGULAR]) from None
         except OSError as err:
             raise SessionError(str(shown), [f"cannot open for writing: {describe(err)}"]) from None
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             os.close(fd)
-            raise SessionError(
-                str(shown), ["not a regular file (a FIFO, device or folder is refused)"]
-            )
+            raise SessionError(str(shown), [_NOT_REGULAR])
         _lock(fd, shown)
         try:
             now = os.stat(real, follow_symlinks=False)
@@ -393,6 +388,12 @@ class SessionStore:
         store._turns = [t.to_record() for t in data.turns]
         store._actions = [dict(a) for a in data.actions]
         store._result = data.result
+        if data.upgraded_from:  # renumbered on load: the file takes the new numbering first
+            try:
+                store._rewrite()
+            except SessionError:
+                store.close()
+                raise
         return store, data
 
     # ---------------------------------------------------------------- writing

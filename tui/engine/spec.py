@@ -7,17 +7,18 @@ Validation reports every problem at once, each prefixed by its key path
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
 from tui.engine.errors import SpecError
 from tui.engine.family import family_of
 from tui.engine.protocols import PROTOCOLS
 from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.raw import RawSpec, family
+from tui.engine.safeio import FileRefused, read_regular
 
 EvidenceKind = Literal[
     "artifact_quote",
@@ -309,8 +310,9 @@ def _debater_problems(debaters: Any, votes: Any) -> list[str]:
                 "(letters, digits, underscores), not hold a key"
             )
         script = d.get("script")
-        if isinstance(script, dict) and isinstance(votes, list | tuple):
-            for j, v in enumerate(script.get("votes", []) or []):
+        scripted = script.get("votes") if isinstance(script, dict) else None
+        if isinstance(scripted, list) and isinstance(votes, list | tuple):
+            for j, v in enumerate(scripted):
                 if isinstance(v, str) and v not in votes:
                     problems.append(
                         f"debaters[{i}].script.votes[{j}]: {v!r} is not one of debate.votes"
@@ -362,16 +364,10 @@ def _dedupe(items: list[str]) -> list[str]:
 def read_spec_file(path: str | Path) -> tuple[Spec, dict[str, Any]]:
     """Read and validate a spec file; returns the model and the raw table."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(str(p), ["file not found"]) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise SpecError(str(p), [f"cannot read: {err}"]) from None
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise SpecError(str(p), [f"not valid TOML: {err}"]) from None
+    try:  # a regular file within the size, depth and number limits, or exit 2
+        raw = toml_document(read_regular(p, SPEC_BYTES))
+    except (FileRefused, TomlRefused) as err:
+        raise SpecError(str(p), [str(err)]) from None
     return validate_spec(raw, str(p)), raw
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from tui.engine.events import EventBus, ProviderFailed, Slot, TokenReceived, TurnStarted
 from tui.engine.evidence import assess, rubric_schema, with_rubric
 from tui.engine.operator import OperatorLog, now
-from tui.engine.parsing import TurnParseError, parse_turn
+from tui.engine.parsing import TurnParseError, as_text, parse_turn
 from tui.engine.ports import Provider, ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.prompts import build_messages, reask_message
 from tui.engine.protocols.base import Protocol
@@ -147,6 +147,7 @@ class TurnPlayer:
             tokens_in += reply.tokens_in
             tokens_out += reply.tokens_out
             cost += reply.cost
+            reply.text = as_text(reply.text)  # a lone surrogate can be neither printed nor saved
             last_text = reply.text
             debater = self.roster[slot.speaker]
             try:
@@ -189,7 +190,7 @@ class TurnPlayer:
         return turn
 
     def _token_sink(self, slot: Slot) -> TokenSink:
-        return lambda text: self._bus.emit(TokenReceived(slot, text))
+        return lambda text: self._bus.emit(TokenReceived(slot, as_text(text)))
 
     async def _call(
         self, request: TurnRequest, on_token: TokenSink | None
