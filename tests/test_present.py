@@ -104,7 +104,6 @@ def test_invalid_turn_shows_the_error_and_the_raw_reply_only() -> None:
 def test_an_unknown_kind_shows_every_field_literally() -> None:
     turn = Turn(4, 1, "p", "a", "future_kind", "m", "f", content={"claim": "c", "n": 3})
     shown = present(turn)
-    assert shown.number == 5
     assert [(s.label, s.emphasis, s.text) for s in shown.sections] == [
         ("claim", Emphasis.TEXT, "c"),
         ("n", Emphasis.TEXT, "3"),
@@ -133,6 +132,13 @@ def test_the_three_outputs_show_what_the_presenter_says(name: str) -> None:
                     assert first_line in card, (turn.kind, value)
                 assert first_line in printed, (turn.kind, value)
                 assert first_line.replace("|", "\\|") in markdown, (turn.kind, value)
+
+
+def test_card_and_report_show_the_presenters_turn_number() -> None:
+    for turn in _turns("consensus"):
+        number = present(turn).number
+        assert turn_content(turn).plain.startswith(f"#{number} r{turn.round} ")
+        assert _turn_md(turn)[0].startswith(f"### Turn {number} · ")
 
 
 def test_outputs_escape_model_text_each_their_own_way() -> None:
