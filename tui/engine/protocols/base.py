@@ -12,10 +12,10 @@ from tui.engine.state import DebateState, Decision
 from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, TurnKind
 
 if TYPE_CHECKING:  # spec.py reads the protocol registry: a runtime import would cycle
-    from tui.engine.spec import Spec
+    from tui.engine.spec import RubricRole, Spec
 
 ContextItem = tuple[str, str, str]  # (saw-label, heading, text)
-_RUBRIC_ROLES: dict[str, str] = {
+_RUBRIC_ROLES: dict[str, RubricRole] = {
     TurnKind.CRITIQUE: "critic",
     TurnKind.ADVERSARY_CRITIQUE: "critic",
     TurnKind.CANDIDATE_CRITIQUE: "critic",
@@ -100,7 +100,7 @@ class Protocol(ABC):
             return [slot.target]
         return []
 
-    def rubric_role(self, slot: Slot) -> str | None:
+    def rubric_role(self, slot: Slot) -> RubricRole | None:
         """Which rubric role (critic, adversary, judges) a slot plays, if any."""
         return _RUBRIC_ROLES.get(slot.kind)
 
