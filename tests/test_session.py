@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -257,3 +258,75 @@ def test_a_second_process_cannot_resume_a_running_session(tmp_path: Path) -> Non
         timeout=60,
     )
     assert r.returncode in (0, 3), r.stderr
+
+
+def _multibyte_session(tmp_path: Path) -> tuple[Path, bytes, list[int]]:
+    """A finished session whose turns hold multibyte text; returns its bytes and
+    the offsets where each record ends (header, turn 0, turn 1, result)."""
+    raw = with_script(
+        debate_raw({"a": ["release"], "b": ["revise"]}, consensus_threshold=2, max_rounds=1),
+        "b",
+        stances=["é—日本語 🚀 " * 20],
+    )
+    raw["debate"]["phases"] = ["proposal"]
+    p = tmp_path / "m.toml"
+    run_live(raw, p).close()
+    data = p.read_bytes()
+    marker = COMMIT.encode()
+    ends, at = [], 0
+    while (at := data.find(marker, at)) != -1:
+        at += len(marker)
+        ends.append(at)
+    assert len(ends) == 4
+    return p, data, ends
+
+
+def test_tear_at_any_byte_keeps_the_last_complete_record(tmp_path: Path) -> None:
+    p, data, ends = _multibyte_session(tmp_path)
+    whole = load_session(p)
+    assert len(whole.turns) == 2 and "日本語" in whole.turns[1].content["stance"]
+    for cut in range(ends[1], ends[3]):  # every byte of turn 1 and of the result
+        p.write_bytes(data[:cut])
+        torn = load_session(p)  # never refused, whatever byte the tear falls on
+        assert len(torn.turns) == (1 if cut < ends[2] else 2), cut
+        assert torn.result is None, cut
+        tail = data[:cut][torn.good_length :]
+        assert bool(torn.warnings) == bool(tail.strip()), cut
+    p.write_bytes(data[: ends[1] + 40])
+    assert "an unfinished [turns] record" in load_session(p).warnings[0]
+
+
+@pytest.mark.parametrize("variant", ["crlf", "bom", "bom+crlf"])
+def test_crlf_and_bom_accepted_and_resumable(tmp_path: Path, variant: str) -> None:
+    p, data, ends = _multibyte_session(tmp_path)
+    data = data[: ends[2]]  # two turns, no result yet
+    if "crlf" in variant:
+        data = data.replace(b"\n", b"\r\n")
+    if "bom" in variant:
+        data = b"\xef\xbb\xbf" + data
+    p.write_bytes(data)
+    loaded = load_session(p)
+    assert len(loaded.turns) == 2 and not loaded.warnings
+    p.write_bytes(data + b"[[turns]]\r\nindex = 2\r\n")  # and a torn tail after them
+    resumed = LiveSession.resume(p, lambda d: SCRIPTED)
+    assert resumed.resumed_from is not None and "torn tail" in resumed.resumed_from.warnings[0]
+    asyncio.run(resumed.engine.run())
+    resumed.close()
+    done = load_session(p)
+    assert len(done.turns) == 2 and done.result is not None and not done.warnings
+
+
+def test_reading_a_torn_file_warns_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tui.cli import main
+
+    p, data, ends = _multibyte_session(tmp_path)
+    p.write_bytes(data[: ends[1] + 60])
+    assert main(["export", str(p), "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert "warning" in err and "torn tail of 60 bytes" in err
+    assert re.search(r"an unfinished \[turns\] record \(index \d\)", err)
+    assert main(["resume", str(p), "--headless"]) in (0, 3)
+    err = capsys.readouterr().err
+    assert "torn tail" in err and "kept as m.toml.torn-" in err

@@ -238,6 +238,8 @@ class MootApp(App[int]):
                 )
             else:
                 data = load_session(path)
+                for warning in data.warnings:  # a torn tail was dropped: say what
+                    self.notify(shorten(warning, 600), severity="warning", markup=False)
                 start = self.replay_start if startup else 0
                 screen = ReplayScreen(data, start_at=start, speed=self.replay_speed)
         except (SpecError, SessionError) as err:
