@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tui.engine.protocols.refine import handoff
 from tui.engine.records import Turn
 from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
@@ -25,8 +24,9 @@ def to_json(data: SessionData) -> str:
         "turns": [t.to_record() for t in data.turns],
         "operator_actions": data.actions,
     }
-    if data.spec.debate.protocol == "refine" and data.result:
-        doc["handoff"] = handoff(data.result)
+    handoff = data.spec.protocol_class.handoff(data.result) if data.result else None
+    if handoff is not None:
+        doc["handoff"] = handoff
     return json.dumps(doc, indent=2, ensure_ascii=False)
 
 

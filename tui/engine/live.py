@@ -6,7 +6,6 @@ file as its ``[result]`` the moment it happens, so quitting never loses it.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -70,11 +69,10 @@ class LiveSession:
         on_failure: FailureHandler = escalate_on_failure,
     ) -> LiveSession:
         path = Path(out) if out else new_session_path(sessions_dir(directory), spec.debate.title)
-        if spec.debate.protocol == "refine" and spec.debate.seed is None:
-            # The judge order must be reproducible: draw the seed now and record it.
-            seed = secrets.randbelow(2**31)
-            spec_raw = {**spec_raw, "debate": {**spec_raw["debate"], "seed": seed}}
-            spec = spec.model_copy(update={"debate": spec.debate.model_copy(update={"seed": seed})})
+        drawn = spec.protocol_class.drawn_at_start(spec)  # recorded, so a replay draws alike
+        if drawn:
+            spec_raw = {**spec_raw, "debate": {**spec_raw["debate"], **drawn}}
+            spec = spec.model_copy(update={"debate": spec.debate.model_copy(update=drawn)})
         store = SessionStore.create(path, spec_raw, spec_source)
         return cls(spec, store, provider_for, on_failure=on_failure)
 

@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from tui.engine.spec import Spec
 
 
-VOTING_PROTOCOLS = frozenset({"debate", "adversary"})
-
-
 def grid_columns(n: int) -> int:
     if n <= 3:
         return max(1, n)
@@ -74,14 +71,14 @@ class DebateScreen(Screen[None]):
                     len(self.spec.voters),
                     self.spec.threshold,
                     id="tally",
-                    bars=d.protocol in VOTING_PROTOCOLS,
+                    bars=self.spec.protocol_class.shows_votes,
                 )
         yield Footer()
 
     @property
     def verifying(self) -> bool:
         """Whether this debate has verification views (challenge, refine or a rubric)."""
-        return self.spec.debate.protocol not in VOTING_PROTOCOLS or self.spec.rubric is not None
+        return not self.spec.protocol_class.shows_votes or self.spec.rubric is not None
 
     def on_mount(self) -> None:
         self.set_class(self.verifying, "-verify")

@@ -37,6 +37,8 @@ class Protocol(ABC):
     template: ClassVar[str]  # the commented spec ``moot new`` writes ({name}: the file name)
     # Keys of [debate] that only this protocol reads; any other protocol refuses them.
     role_keys: ClassVar[frozenset[str]] = frozenset()
+    # Whether debaters cast votes the console shows as bars (else only the verdicts count).
+    shows_votes: ClassVar[bool] = True
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
@@ -63,6 +65,16 @@ class Protocol(ABC):
         if raw.debate.get("phases") is not None:
             return [f"debate.phases: the {cls.name} protocol has fixed phases"]
         return []
+
+    @classmethod
+    def drawn_at_start(cls, spec: Spec) -> dict[str, Any]:
+        """``[debate]`` values to draw once when a session starts, so the file records them."""
+        return {}
+
+    @classmethod
+    def handoff(cls, result: dict[str, Any]) -> dict[str, Any] | None:
+        """What a next step needs from a finished ``[result]``; None: no handoff document."""
+        return None
 
     # ------------------------------------------------------------ the run
 

@@ -63,6 +63,7 @@ class ChallengeProtocol(Protocol):
     template = TEMPLATE
     default_rounds = 3
     role_keys = frozenset({"defender", "adversary", "mode"})
+    shows_votes = False
 
     @classmethod
     def voters(cls, spec: Spec) -> list[str]:

@@ -8,6 +8,7 @@ the engine maps their picks back, counts them and keeps the streak.
 from __future__ import annotations
 
 import random
+import secrets
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +98,25 @@ class RefineProtocol(Protocol):
     role_keys = frozenset(
         {"authors", "critic", "synthesizer", "judges", "convergence", "seed", "position_swap"}
     )
+    shows_votes = False
+
+    @classmethod
+    def drawn_at_start(cls, spec: Spec) -> dict[str, Any]:
+        """The judge order must be reproducible: draw the seed now, unless the spec sets it."""
+        return {"seed": secrets.randbelow(2**31)} if spec.debate.seed is None else {}
+
+    @classmethod
+    def handoff(cls, result: dict[str, Any]) -> dict[str, Any] | None:
+        """The refine handoff document: what a next step needs, nothing else."""
+        return {
+            "winning_candidate": result.get("winning_candidate"),
+            "convergence_round": result.get("convergence_round"),
+            "judge_agreement": result.get("judge_agreement"),
+            "key_arguments": result.get("key_arguments", []),
+            "minority_dissent": result.get("minority_dissent", []),
+            "decision": result.get("decision"),
+            "decision_rule": result.get("decision_rule"),
+        }
 
     @classmethod
     def voters(cls, spec: Spec) -> list[str]:
@@ -345,16 +365,3 @@ class RefineProtocol(Protocol):
             out["cross_family_held"] = all(t.cross_family_held for t in judged)
             out["weak_adversarial_pass"] = not out["cross_family_held"]
         return out
-
-
-def handoff(result: dict[str, Any]) -> dict[str, Any]:
-    """The refine handoff document: what a next step needs, nothing else."""
-    return {
-        "winning_candidate": result.get("winning_candidate"),
-        "convergence_round": result.get("convergence_round"),
-        "judge_agreement": result.get("judge_agreement"),
-        "key_arguments": result.get("key_arguments", []),
-        "minority_dissent": result.get("minority_dissent", []),
-        "decision": result.get("decision"),
-        "decision_rule": result.get("decision_rule"),
-    }
