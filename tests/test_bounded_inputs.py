@@ -228,3 +228,26 @@ def test_json_limits_named() -> None:
         extract_json_object('{"a": ' + "1" * 101 + "}")
     assert extract_json_object('{"a": "' + "[" * 400 + "1" * 400 + '"}')["a"].startswith("[[")
     assert extract_json_object('{"a": ' + "[" * 30 + "]" * 30 + "}")["a"]
+
+
+def test_list_where_a_refine_id_belongs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import EXAMPLES
+
+    text = (EXAMPLES / "scripted-refine.toml").read_text()
+    spec = tmp_path / "spec.toml"
+    spec.write_text(text.replace('synthesizer = "', 'synthesizer = []\nx_was = "', 1))
+    code, err, _ = _run_cli(capsys, "validate", str(spec))
+    assert code == 2 and "debate.synthesizer" in err and "internal error" not in err, err
+
+
+def test_toml_dates_refused_by_key_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "s.toml"
+    raw = debate_raw({"a": ["release"], "b": ["release"]}, consensus_threshold=2)
+    live = LiveSession.start(validate_spec(raw), raw, lambda d: SCRIPTED, out=out)
+    asyncio.run(live.engine.run())
+    live.close()
+    out.write_text(
+        out.read_text().replace('decided_by = "rule"', "decided_by = 1979-05-27T07:32:00Z")
+    )
+    code, err, _ = _run_cli(capsys, "export", str(out), "--format", "json")
+    assert code == 2 and "result.decided_by: a TOML date or time" in err, err

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from datetime import date, time
 from itertools import accumulate
 from typing import Any
 
@@ -80,6 +81,26 @@ def toml_document(data: bytes) -> dict[str, Any]:
     if limit := toml_limit(text):
         raise TomlRefused(f"refused before parsing: {limit}")
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(text)
     except ValueError as err:  # TOMLDecodeError, or a number tomllib cannot convert
         raise TomlRefused(f"not valid TOML: {err}") from None
+    if dated := _dated_keys(doc):
+        raise TomlRefused(
+            f"{', '.join(dated[:5])}: a TOML date or time; moot files hold times as quoted text"
+        )
+    return doc
+
+
+def _dated_keys(doc: dict[str, Any]) -> list[str]:
+    """Key paths of date/time values, which no moot file uses and JSON cannot hold."""
+    found: list[str] = []
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack += [(f"{path}.{k}" if path else str(k), v) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+        elif isinstance(value, date | time):  # datetime is a date
+            found.append(path)
+    return sorted(found)

@@ -117,6 +117,7 @@ class DebateSection(_Strict):
     on_invalid: Literal["escalate", "continue"] = "escalate"
     proposer: str | None = None
     critic: str | None = None
+    release_score: int = Field(default=80, ge=0, le=100)
     defender: str | None = None
     adversary: str | None = None
     mode: Literal["blocking", "advisory"] = "blocking"
@@ -346,12 +347,18 @@ def _rubric_problems(rubric: Any) -> list[str]:
 
 def validate_spec(raw: dict[str, Any], source: str = "spec") -> Spec:
     """Validate a spec dict; raise SpecError listing every problem by key path."""
-    problems = _secret_problems(raw) + _rule_problems(raw)
+    problems = _secret_problems(raw)
     spec: Spec | None = None
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as err:
         problems = _pydantic_problems(err) + problems
+    try:
+        problems += _rule_problems(raw)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        if spec is not None:  # well-typed input: a bug in a rule, not bad input
+            raise
+        # A list or table where a rule expected an id: the type errors above name it.
     if problems or spec is None:
         raise SpecError(source, _dedupe(problems))
     return spec
