@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from tui.app.messages import SessionChosen
+from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.fileformat import COMMIT, SCHEMA
+from tui.engine.safeio import FileRefused, read_regular
 from tui.textsafe import shorten
 
 MAX_SESSIONS = 300
@@ -87,11 +88,11 @@ def list_sessions(directory: Path) -> list[SessionRow]:
     files.sort(key=lambda p: (_date(p) or "", p.stat().st_mtime), reverse=True)
     rows: list[SessionRow] = []
     for path in files[:MAX_SESSIONS]:
-        try:
-            text = path.read_text(encoding="utf-8")
-            cut = text.rfind(COMMIT)
-            doc = tomllib.loads(text[: cut + len(COMMIT)] if cut >= 0 else text)
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        try:  # bounded, regular files only: a FIFO or a depth bomb must not hang the list
+            data = read_regular(path, SESSION_BYTES)
+            cut = data.rfind(COMMIT.encode())
+            doc = toml_document(data[: cut + len(COMMIT)] if cut >= 0 else data)
+        except (FileRefused, TomlRefused):
             rows.append(SessionRow(path, path.stem, "?", "damaged", _date(path), 0))
             continue
         if doc.get("schema") != SCHEMA:
