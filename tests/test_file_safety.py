@@ -244,3 +244,20 @@ def test_session_list_survives_a_fifo_and_a_depth_bomb(tmp_path: Path) -> None:
     assert time.perf_counter() - start < 2.0
     assert rows["fifo.toml"].decision == "damaged" and rows["bomb.toml"].decision == "damaged"
     assert rows["good.toml"].title == "Test debate"
+
+
+def test_config_save_ignores_a_planted_temp_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui.app.themes import load_config, save_config
+
+    monkeypatch.setenv("MOOT_CONFIG_DIR", str(tmp_path))
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (tmp_path / "config.toml.tmp").symlink_to(victim)  # the name the old save used
+    save_config({"theme": "moot-light"})
+    assert victim.read_text() == "keep me"
+    assert load_config() == {"theme": "moot-light"}
+    (tmp_path / "config.toml").unlink()
+    os.mkfifo(tmp_path / "config.toml")
+    assert load_config() == {}  # a FIFO is not read (it would block start-up)

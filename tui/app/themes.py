@@ -7,8 +7,6 @@ Shipped themes live in ``themes/``; a user may add more in
 
 from __future__ import annotations
 
-import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +14,8 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
+from tui.engine.safeio import FileRefused, read_regular, replace_file
 from tui.paths import config_dir, themes_dir
 
 DEFAULT_THEME = "moot-dark"
@@ -60,9 +60,9 @@ _KEYS = {
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+    try:  # bounded, regular files only, like specs
+        return toml_document(read_regular(path, SPEC_BYTES))
+    except (FileRefused, TomlRefused) as err:
         raise ValueError(f"{path.name}: {err}") from None
 
 
@@ -152,8 +152,8 @@ def config_path() -> Path:
 
 def load_config() -> dict[str, Any]:
     try:
-        data = tomllib.loads(config_path().read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = toml_document(read_regular(config_path(), SPEC_BYTES))
+    except (FileRefused, TomlRefused):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -167,8 +167,6 @@ def save_config(updates: dict[str, Any]) -> None:
     data.update(updates)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        replace_file(path, tomli_w.dumps(data).encode("utf-8"))  # fresh temp, no link followed
     except OSError:
         pass  # a read-only config dir must not break the console
