@@ -25,6 +25,19 @@ def debate_raw(votes: dict[str, list[str]], **debate: Any) -> dict[str, Any]:
 
 
 def adversary_raw(routings: list[str], **script: Any) -> dict[str, Any]:
+    """An adversary spec whose critic asks for ``routings`` in turn.
+
+    A ``release`` comes with a critique the release gate accepts (no weakness,
+    ``no_defect_found``, score 90), a ``revise`` with one weakness, unless
+    ``script`` sets those fields itself.
+    """
+    clean = [r == "release" for r in routings]
+    script = {
+        "weaknesses": [[] if c else ["The plan names no way back if it fails."] for c in clean],
+        "verdicts": ["no_defect_found" if c else "defects_found" for c in clean],
+        "scores": [90 if c else 40 for c in clean],
+        **script,
+    }
     return {
         "debate": {
             "title": "Adversary test",

@@ -157,7 +157,8 @@ def test_blocking_mode_keeps_critical_from_release_and_hands_over() -> None:
     ]
     engine, _ = run_engine(spec_raw(adversary, max_rounds=2))
     r = engine.result()
-    assert (r["decision"], r["decision_rule"]) == ("escalate", "max_rounds_exhausted")
+    # The last no_objections left C1.1 unaddressed: the gate, not the round count, refused it.
+    assert (r["decision"], r["decision_rule"]) == ("escalate", "release_gate")
     assert r["unresolved_critical"] == ["C1.1"]
     with pytest.raises(ValueError, match="blocking mode"):
         engine.decide("release", "ship anyway")

@@ -284,7 +284,7 @@ def test_adversary_revises_once_then_releases() -> None:
     assert r["proposer_id"] == "author" and r["critic_id"] == "critic"
     assert r["self_critique_skipped"] is True and r["negative_channel_present"] is True
     assert r["routing_decision"] == "release" and r["revisions"] == 1
-    assert r["weakness_count"] == 1 and r["verdict"] == "defects_found"
+    assert r["weakness_count"] == 0 and r["verdict"] == "no_defect_found"  # the gate held
     assert r["weak_adversarial_pass"] is True  # both scripted: same family
     # The revision saw the critique; the critic saw only the proposal.
     assert engine.state.turns[2].saw == ["motion", "position:r1:author", "critique:r1:critic"]

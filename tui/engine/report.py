@@ -72,7 +72,9 @@ class ResultRecord(TypedDict, total=False):
     weakness_count: int
     critique_score: int
     verdict: str
+    routing_requested: str
     routing_decision: str
+    release_refused: list[str]
     # challenge
     defender_id: str
     adversary_id: str

@@ -68,7 +68,8 @@ class DecisionRule(StrEnum):
 
     THRESHOLD_VOTE = "threshold_vote"
     MAX_ROUNDS_EXHAUSTED = "max_rounds_exhausted"
-    CRITIC_RELEASE = "critic_release"
+    CRITIC_RELEASE = "critic_release"  # the critic asked to release and the release gate held
+    RELEASE_GATE = "release_gate"  # a release was asked for and refused by code; no round left
     CRITIC_ESCALATION = "critic_escalation"
     NO_OBJECTIONS = "no_objections"
     ADVERSARY_DEADLOCK = "adversary_deadlock"

@@ -1,4 +1,10 @@
-"""``adversary``: one proposer, one distinct critic, revise until release."""
+"""``adversary``: one proposer, one distinct critic, revise until release.
+
+The critic's routing is a request. Code owns the release gate: a release is
+granted only when the critique leaves no weakness open (verdict
+``no_defect_found``) and scores at least ``release_score``; otherwise the
+proposer revises while rounds remain, then the debate escalates.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ protocol = "adversary"
 proposer = "author"
 critic = "red-team"          # must differ from the proposer: self-critique is refused
 max_rounds = 3               # revise loops before escalating to the operator
+release_score = 80           # a release needs no open weakness and at least this score
 
 [[debaters]]
 id = "author"
@@ -37,13 +44,31 @@ role = "Finds every way the plan could fail in production."
 """
 
 
+def release_refusal(content: dict[str, Any], release_score: int) -> list[str]:
+    """Why the release gate refuses a critique (empty: the gate holds).
+
+    Pure, so a reader can re-check a recorded critique from the file alone.
+    """
+    reasons = []
+    weaknesses = content.get("weaknesses") or []
+    if weaknesses:
+        n = len(weaknesses)
+        reasons.append(f"{n} weakness{'' if n == 1 else 'es'} left open")
+    elif content.get("verdict") != "no_defect_found":
+        reasons.append(f"verdict {content.get('verdict')!r}, not no_defect_found")
+    score = content.get("score", 0)
+    if score < release_score:
+        reasons.append(f"score {score} is below release_score {release_score}")
+    return reasons
+
+
 class AdversaryProtocol(Protocol):
-    """The critic's routing decides: release ends, revise loops, escalate stops."""
+    """The critic requests release, revise or escalate; code decides which happens."""
 
     name = "adversary"
     template = TEMPLATE
     default_rounds = 3
-    role_keys = frozenset({"proposer", "critic"})
+    role_keys = frozenset({"proposer", "critic", "release_score"})
 
     @classmethod
     def voters(cls, spec: Spec) -> list[str]:
@@ -95,6 +120,15 @@ class AdversaryProtocol(Protocol):
                 items.append(self.critique_item(critique, f"Critique by {self.critic}"))
         return items + self.note_items(state)
 
+    def annotate(self, state: DebateState, slot: Slot, turn: Turn) -> None:
+        """Record the request, the gate's verdict on it and what code decided."""
+        if slot.kind != TurnKind.ADVERSARY_CRITIQUE:
+            return
+        reasons = release_refusal(turn.content, self.spec.debate.release_score)
+        turn.derived["routing_requested"] = turn.content.get("routing", "")
+        turn.derived["release_gate"] = {"pass": not reasons, "reasons": reasons}
+        turn.derived["routing_decision"] = self._decided(turn, state.max_rounds)
+
     def after_phase(
         self, state: DebateState, round_no: int, phase: str, turns: list[Turn]
     ) -> Decision | None:
@@ -102,19 +136,37 @@ class AdversaryProtocol(Protocol):
             return Decision(ESCALATE, DecisionRule.INVALID_TURN)
         if phase != "critique":
             return None
-        routing = turns[-1].content.get("routing")
-        rubric = turns[-1].derived.get("rubric")
-        if routing == "release" and rubric is not None and not rubric["pass"]:
+        return self._route(turns[-1], state.max_rounds)
+
+    def _decided(self, turn: Turn, max_rounds: int) -> str:
+        """The routing code decided for a critique: release, revise or escalate."""
+        decision = self._route(turn, max_rounds)
+        return decision.decision if decision is not None else "revise"
+
+    def _route(self, turn: Turn, max_rounds: int) -> Decision | None:
+        """What follows a valid critique: release, escalate, or None to revise.
+
+        Only a request to release can release, and only through the gate; a
+        refused release revises while rounds remain, then escalates.
+        """
+        requested = turn.content.get("routing")
+        if requested == ESCALATE:
+            return Decision(ESCALATE, DecisionRule.CRITIC_ESCALATION)
+        if requested != "release":
+            return None  # revise; the runner escalates once no round is left
+        rubric = turn.derived.get("rubric")
+        if rubric is not None and not rubric["pass"]:
             # Default no: a release the evidence does not support goes to the operator.
             return Decision(
                 ESCALATE,
                 DecisionRule.RUBRIC_FAILED,
                 extra={"missing_evidence": rubric["missing_evidence"]},
             )
-        if routing == "release":
+        refused = release_refusal(turn.content, self.spec.debate.release_score)
+        if not refused:
             return Decision("release", DecisionRule.CRITIC_RELEASE)
-        if routing == ESCALATE:
-            return Decision(ESCALATE, DecisionRule.CRITIC_ESCALATION)
+        if turn.round >= max_rounds:
+            return Decision(ESCALATE, DecisionRule.RELEASE_GATE, extra={"release_refused": refused})
         return None
 
     def report(self, state: DebateState) -> dict[str, Any]:
@@ -139,13 +191,21 @@ class AdversaryProtocol(Protocol):
         if critique is not None:
             c = critique.content
             weaknesses = c.get("weaknesses", [])
+            # Recorded when the critique was played; recomputed for files that predate it.
+            decided = (
+                ESCALATE
+                if critique.invalid
+                else critique.derived.get("routing_decision")
+                or self._decided(critique, state.max_rounds)
+            )
             out.update(
                 negative_channel_present=(not critique.invalid)
                 and (bool(weaknesses) or c.get("verdict") == "no_defect_found"),
                 weakness_count=len(weaknesses),
                 critique_score=c.get("score", 0),
                 verdict=c.get("verdict", "invalid" if critique.invalid else ""),
-                routing_decision=c.get("routing", ESCALATE),
+                routing_requested=c.get("routing", ""),
+                routing_decision=decided,
             )
             if critique.cross_family_held is not None:
                 out["cross_family_held"] = critique.cross_family_held

@@ -2,6 +2,9 @@
 
 The engine numbers every challenge, tracks its status across rounds from the
 adversary's assessments, and decides release, deadlock or hand-over itself.
+The verdict ``no_objections`` is a request: it releases (rule ``no_objections``)
+only when no challenge is left unaddressed; refused on the last round, the
+debate escalates (rule ``release_gate``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,19 @@ if TYPE_CHECKING:
     from tui.engine.spec import Spec
 
 UNRESOLVED = ("open", "unaddressed")
+
+
+def no_objections_refusal(content: dict[str, Any]) -> list[str]:
+    """Why a ``no_objections`` report cannot release: earlier challenges it leaves open.
+
+    Every earlier open challenge must be assessed in the same report (checked
+    before the turn counts), so the report alone shows what stays open.
+    """
+    return [
+        f"{a['challenge_id']} is still unaddressed"
+        for a in content.get("assessments", [])
+        if a.get("status") == "unaddressed"
+    ]
 
 
 # The commented starting spec ``moot new --protocol challenge`` writes; it validates as written.
@@ -192,6 +208,9 @@ class ChallengeProtocol(Protocol):
         if slot.kind == TurnKind.CHALLENGE_REPORT:
             n = len(turn.content.get("challenges", []))
             turn.derived["challenge_ids"] = [f"C{slot.round}.{i + 1}" for i in range(n)]
+            if turn.content.get("verdict") == "no_objections":
+                reasons = no_objections_refusal(turn.content)
+                turn.derived["release_gate"] = {"pass": not reasons, "reasons": reasons}
 
     # ------------------------------------------------------------ decisions
     def after_phase(
@@ -248,7 +267,16 @@ class ChallengeProtocol(Protocol):
         return {"unresolved_challenges": self.unresolved()}
 
     def exhausted(self, state: DebateState) -> Decision:
-        return Decision(ESCALATE, DecisionRule.MAX_ROUNDS_EXHAUSTED, extra=self._open_extra())
+        """No round left: a last ``no_objections`` the gate refused is named as such."""
+        last = next((t for t in reversed(state.turns) if t.kind == TurnKind.CHALLENGE_REPORT), None)
+        refused = (
+            last is not None
+            and not last.invalid
+            and last.content.get("verdict") == "no_objections"
+            and bool(no_objections_refusal(last.content))
+        )
+        rule = DecisionRule.RELEASE_GATE if refused else DecisionRule.MAX_ROUNDS_EXHAUSTED
+        return Decision(ESCALATE, rule, extra=self._open_extra())
 
     def operator_veto(self, state: DebateState, vote: str) -> str | None:
         critical = self.unresolved("critical")
