@@ -21,14 +21,16 @@ MAX_NESTING = 32  # arrays and inline tables (TOML), arrays and objects (JSON)
 MAX_KEY_PARTS = 32  # segments of one dotted key or table header
 MAX_DIGITS = 100  # digits in one number
 
+# Each string pattern is "unrolled" (runs of plain characters between escapes),
+# so a megabyte-long string is one fast scan, not a per-character alternation.
 _TOML_STRINGS = re.compile(
-    r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""(?:"{1,2})?'
-    r"|'''(?:[^']|'(?!''))*'''(?:'{1,2})?"
-    r'|"(?:[^"\\\n]|\\.)*"'
+    r'"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""(?:"{1,2})?'
+    r"|'''[^']*(?:'(?!'')[^']*)*'''(?:'{1,2})?"
+    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
     r"|'[^'\n]*'"
     r"|(#[^\n]*)"
 )
-_JSON_STRINGS = re.compile(r'"(?:[^"\\]|\\[\s\S])*"')
+_JSON_STRINGS = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _LONG_NUMBER = re.compile(rf"[0-9_]{{{MAX_DIGITS + 1}}}")
 _DEEP_KEY = re.compile(rf"\.(?:[ \t]*[\w-]*[ \t]*\.){{{MAX_KEY_PARTS - 1}}}")
