@@ -91,7 +91,7 @@ def test_sigkill_at_random_points_then_resume(tmp_path: Path) -> None:
         if proc.returncode == -signal.SIGKILL and out.exists():
             partial = load_session(out)
             killed_mid_run += partial.result is None
-            assert [t.index for t in partial.turns] == list(range(len(partial.turns)))
+            assert [t.index for t in partial.turns] == list(range(1, len(partial.turns) + 1))
         if not out.exists():
             continue
         r = subprocess.run(

@@ -240,7 +240,7 @@ def test_independent_calls_run_concurrently_and_keep_schedule_order() -> None:
     assert kinds == ["TurnStarted"] * 5 + ["TurnCompleted"] * 5
     # The transcript is still in schedule order although d4 answered first.
     assert [t.speaker for _, t in seq[5:]] == ["d0", "d1", "d2", "d3", "d4"]
-    assert [t.index for t in engine.state.turns] == [0, 1, 2, 3, 4]
+    assert [t.index for t in engine.state.turns] == [1, 2, 3, 4, 5]  # numbered from 1
 
 
 def test_sequential_when_parallel_off() -> None:

@@ -75,9 +75,9 @@ def test_roles_see_only_what_the_loop_allows() -> None:
     engine, _ = run_engine(refine_raw({"j1": [], "j2": [], "j3": []}, max_rounds=1))
     saw = {t.phase: t.saw for t in engine.state.turns}
     assert saw["author_a"] == ["motion"]
-    assert saw["critique"] == ["motion", "candidate:t0"]
-    assert saw["author_b"] == ["motion", "candidate:t0", "critique:r1:critic"]
-    assert saw["synthesis"] == ["motion", "candidate:t0", "candidate:t2"]
+    assert saw["critique"] == ["motion", "candidate:t1"]
+    assert saw["author_b"] == ["motion", "candidate:t1", "critique:r1:critic"]
+    assert saw["synthesis"] == ["motion", "candidate:t1", "candidate:t3"]
     assert saw["judging"] == ["motion", "X", "Y"]  # no labels, no history
 
 

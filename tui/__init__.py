@@ -1,3 +1,3 @@
 """moot: a terminal console for running structured LLM debates live."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -80,7 +80,7 @@ class Presentation:
 
 def turn_number(turn: Turn) -> int:
     """The turn number every output shows (1-based)."""
-    return turn.index + 1
+    return turn.index
 
 
 def present(turn: Turn) -> Presentation:

@@ -160,7 +160,7 @@ async def test_note_reaches_the_next_turn(tmp_path, moot_dirs):
     assert "note:1" in data.turns[1].saw
     notes = [a for a in data.actions if a["action"] == "note"]
     assert notes[0]["text"] == "mind the table lock"
-    assert notes[0]["after_turn"] <= 1  # recorded while turn 0 was in flight or just after
+    assert notes[0]["after_turn"] <= 1  # recorded while turn 1 was in flight or just after
 
 
 async def test_escalate_key_hands_over_to_the_operator(tmp_path, moot_dirs):

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 class Slot:
     """One scheduled speaking slot: who speaks, when, and about whom."""
 
-    index: int
+    index: int  # the turn number it will fill, 1-based as written and shown
     round: int
     phase: str
     speaker: str

@@ -195,7 +195,7 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 class Turn:
     """One completed turn as the session file records it."""
 
-    index: int
+    index: int  # the turn number, 1-based, as the screen, saw labels and exports show it
     round: int
     phase: str
     speaker: str

@@ -123,7 +123,7 @@ class Engine:
             phases = self.protocol.phases(self._round)
             phase = phases[self._phase_index]
             if self._current_slots is None:  # else: finish a phase that was interrupted
-                start = len(self.state.turns)
+                start = len(self.state.turns) + 1  # turn numbers are 1-based
                 self._current_slots = self.protocol.slots(self.state, self._round, phase, start)
             slots = self._current_slots
             self.state.round, self.state.phase = self._round, phase
@@ -156,8 +156,8 @@ class Engine:
 
     async def _run_phase(self, slots: list[Slot]) -> list[Turn] | None:
         committed = len(self.state.turns)
-        done: list[Turn] = [self.state.turns[s.index] for s in slots if s.index < committed]
-        slots = [s for s in slots if s.index >= committed]
+        done: list[Turn] = [self.state.turns[s.index - 1] for s in slots if s.index <= committed]
+        slots = [s for s in slots if s.index > committed]
         if not self.spec.debate.parallel or len(slots) <= 1:
             for slot in slots:
                 if self._is_recorded(slot):
@@ -234,18 +234,18 @@ class Engine:
 
     # ------------------------------------------------------------- resuming
     def _is_recorded(self, slot: Slot) -> bool:
-        return slot.index < len(self._recorded)
+        return slot.index <= len(self._recorded)
 
     def _recorded_turn(self, slot: Slot) -> Turn:
         """The recorded turn for a slot, which must be the one the schedule expects."""
-        turn = self._recorded[slot.index]
+        turn = self._recorded[slot.index - 1]
         expected = (slot.round, slot.phase, slot.speaker)
         found = (turn.round, turn.phase, turn.speaker)
         if expected != found or turn.index != slot.index:
             raise SessionError(
                 "session",
                 [
-                    f"turns[{slot.index}]: recorded round/phase/speaker {found} but the "
+                    f"turn {slot.index}: recorded round/phase/speaker {found} but the "
                     f"schedule says {expected}; the session does not match its spec"
                 ],
             )

@@ -95,7 +95,7 @@ class StreamingTurn(Vertical):
         self.text = ""
 
     def compose(self) -> ComposeResult:
-        heading = f"#{self.slot.index + 1} r{self.slot.round} {clean_line(self.slot.phase)}"
+        heading = f"#{self.slot.index} r{self.slot.round} {clean_line(self.slot.phase)}"
         if self.slot.target:
             heading += f" → {clean_line(self.slot.target)}"
         parts: list[tuple[str, str] | str] = [(heading, "$text-muted"), ("  speaking…", "$accent")]

@@ -128,7 +128,7 @@ def judge_parts(protocol: Any, turns: Sequence[Turn], width: int = 52) -> Parts:
     if incumbent is None:
         parts.append(("none yet", "italic $text-muted"))
     else:
-        parts.append((f"#{incumbent.index + 1} by {shorten(incumbent.speaker, 18)}", "bold"))
+        parts.append((f"#{incumbent.index} by {shorten(incumbent.speaker, 18)}", "bold"))
         candidate = incumbent.content.get("candidate", "") if incumbent.content else ""
         parts.append("\n  " + _quote(candidate, width * 2 - 4))
     parts.append(("\nstreak ", "$text-muted"))
@@ -196,7 +196,7 @@ def rubric_parts(turn: Turn, spec: Spec | None = None, width: int = 52) -> Parts
     if spec is not None and spec.rubric is not None:
         questions = {p.id: p.question for p in spec.rubric.properties}
     parts: Parts = [
-        (f"turn #{turn.index + 1} ", "$text-muted"),
+        (f"turn #{turn.index} ", "$text-muted"),
         (shorten(turn.speaker, 18), "bold"),
         (f" ({clean_line(turn.kind).replace('_', ' ')})", "$text-muted"),
         ("\n", ""),

@@ -81,12 +81,12 @@ class ReplayScreen(DebateScreen):
     def _refresh_side(self) -> None:
         shown = self.recorded[: self.cursor]
         for t in self.recorded:
-            if t.index < self.cursor:
+            if t.index <= self.cursor:  # turn numbers are 1-based
                 status = "invalid" if t.invalid else "done"
             else:
                 status = "waiting"
             self.timeline.mark(t.index, status, render=False)
-        current = self.cursor - 1 if self.cursor else None
+        current = self.cursor or None  # the last turn shown
         self.timeline.set_current(current)
         latest: dict[str, str] = {}
         for t in shown:

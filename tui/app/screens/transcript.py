@@ -60,7 +60,7 @@ class TranscriptScreen(Screen[None]):
                 by_turn.setdefault(int(a.get("after_turn", 0)), []).append(a)
             shown = self.turns[-MAX_SHOWN:]
             for turn in shown:
-                for a in by_turn.pop(turn.index, []):
+                for a in by_turn.pop(turn.index - 1, []):  # after turn N-1, before N
                     yield self._action(a)
                 yield Static(
                     Content.assemble(
