@@ -5,6 +5,8 @@ marker line, so a process killed mid-write leaves a torn tail that loading
 detects and drops; a write that fails (disk full, I/O error) is undone and
 stops the run with a message. The whole file is rewritten (through a fresh
 temp file, never through a symlink) only when a ``[result]`` is set or cleared.
+Every record carries a hash chained to the one before it (:mod:`tui.engine.chain`),
+so an edited or forged record shows on load; resuming refuses such a file.
 The lock is held on the session file itself, so every path to the same file
 (symlink, hard link) meets the same lock.
 """
@@ -25,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from tui import __version__
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
+from tui.engine.chain import HASH, Break, Record, breaks, in_order, sealed, tail
 from tui.engine.errors import SessionError, SessionLockedError, SpecError
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.records import Turn
@@ -71,6 +74,10 @@ class SessionData:
     warnings: list[str] = field(default_factory=list)
     good_length: int = 0  # bytes up to the last commit marker
     upgraded_from: str | None = None  # the moot version whose file was renumbered on load
+    records: list[Record] = field(default_factory=list)  # as stored, hashes included
+    chain: list[Break] = field(default_factory=list)  # where the hash chain breaks
+    markers: int = 0  # commit marker lines before good_length
+    torn: bool = False  # an unfinished write was dropped after good_length
 
     @property
     def title(self) -> str:
@@ -151,6 +158,19 @@ def _committed_length(data: bytes) -> int:
     return 0
 
 
+def _marker_count(data: bytes) -> int:
+    """Commit marker lines (LF or CRLF) in the committed part of a file."""
+    return sum(1 for line in data.split(b"\n") if line.rstrip(b"\r") == _MARK)
+
+
+def _chain_warning(p: Path, found: list[Break]) -> str:
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return (
+        f"the hash chain is broken at {found[0]}{more}; the file was changed after it was "
+        f"written: `moot verify {p}` lists every claim that does not hold"
+    )
+
+
 def _torn_warning(tail: bytes) -> str:
     """Name what an unfinished write left behind, so the user knows what was dropped."""
     text = tail.decode("utf-8", "replace")
@@ -183,8 +203,9 @@ def _parse(p: Path, data: bytes) -> SessionData:
     except TomlRefused as err:
         raise SessionError(str(p), [str(err)]) from None
     upgraded_from = upgrade_session(doc)
-    tail = data[good:]
-    warnings = [_torn_warning(tail)] if tail.strip() else []
+    torn_tail = data[good:]
+    torn = bool(torn_tail.strip())
+    warnings = [_torn_warning(torn_tail)] if torn else []
     problems: list[str] = []
     if doc.get("schema") != SCHEMA:
         problems.append(f"schema: expected {SCHEMA!r}, found {doc.get('schema')!r}")
@@ -227,7 +248,9 @@ def _parse(p: Path, data: bytes) -> SessionData:
         raw_actions = []
     for i, rec in enumerate(raw_actions):
         try:
-            actions.append(_ActionRecord.model_validate(rec).model_dump())
+            action = _ActionRecord.model_validate(rec).model_dump()
+            action.pop(HASH, None)
+            actions.append(action)
         except ValidationError as err:
             for e in err.errors():
                 loc = ".".join(str(x) for x in e["loc"])
@@ -238,6 +261,12 @@ def _parse(p: Path, data: bytes) -> SessionData:
         result = None
     if problems or spec is None:
         raise SessionError(str(p), problems)
+    header = {k: v for k, v in doc.items() if k not in _RECORD_ARRAYS}
+    records = in_order(header, raw_turns, raw_actions, result)
+    unchained_ok = upgraded_from is not None or "upgraded_from" in meta
+    chain = breaks(records, unchained_ok=unchained_ok)
+    if chain:
+        warnings.append(_chain_warning(p, chain))
     return SessionData(
         path=p,
         meta=meta,
@@ -245,11 +274,18 @@ def _parse(p: Path, data: bytes) -> SessionData:
         spec=spec,
         turns=turns,
         actions=actions,
-        result=result,
+        result=None if result is None else {k: v for k, v in result.items() if k != HASH},
         warnings=warnings,
         good_length=good,
         upgraded_from=upgraded_from,
+        records=records,
+        chain=chain,
+        markers=_marker_count(data[:good]),
+        torn=torn,
     )
+
+
+_RECORD_ARRAYS = ("turns", "operator_actions", "result")
 
 
 def _lock(fd: int, shown: Path) -> None:
@@ -320,6 +356,7 @@ class SessionStore:
         self._turns: list[dict[str, Any]] = []
         self._actions: list[dict[str, Any]] = []
         self._result: dict[str, Any] | None = None
+        self._tail = tail([Record("header", header)])  # the hash the next record chains to
 
     # ---------------------------------------------------------------- opening
     @classmethod
@@ -339,17 +376,14 @@ class SessionStore:
         except OSError as err:
             raise SessionError(str(p), [f"cannot create: {describe(err)}"]) from None
         _lock(fd, p)
-        header: dict[str, Any] = {
-            "schema": SCHEMA,
-            "session": {
-                "id": p.stem,
-                "created": datetime.now(UTC).isoformat(timespec="seconds"),
-                "moot_version": __version__,
-            },
-            "spec": spec_raw,
+        meta: dict[str, Any] = {
+            "id": p.stem,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "moot_version": __version__,
         }
         if spec_source:
-            header["session"]["spec_source"] = spec_source
+            meta["spec_source"] = spec_source
+        header = sealed("", {"schema": SCHEMA, "session": meta, "spec": spec_raw})
         store = cls(p, real, header, fd)
         try:
             store._append(_chunk(header))
@@ -361,15 +395,30 @@ class SessionStore:
         return store
 
     @classmethod
-    def open_existing(cls, path: str | Path) -> tuple[SessionStore, SessionData]:
-        """Lock and load a session to continue it; a torn tail is backed up and dropped."""
+    def open_existing(
+        cls, path: str | Path, *, force: bool = False
+    ) -> tuple[SessionStore, SessionData]:
+        """Lock and load a session to continue it; a torn tail is backed up and dropped.
+
+        A broken hash chain is refused (the file was changed after it was
+        written) unless ``force``; the chain then goes on from the stored hashes.
+        """
         p = Path(path)
         real = Path(os.path.realpath(p))
         fd = _open_locked(p, real)
         try:
             raw = read_fd(fd, SESSION_BYTES)
             data = _parse(p, raw)
-            if data.warnings:
+            if data.chain and not force:
+                raise SessionError(
+                    str(p),
+                    [
+                        f"hash chain broken at {data.chain[0]}; not resuming a changed file: "
+                        f"`moot verify {p}` lists what does not hold, "
+                        f"`moot resume {p} --force` continues anyway"
+                    ],
+                )
+            if data.torn:
                 backup = _keep_backup(real, raw)
                 os.ftruncate(fd, data.good_length)
                 os.fsync(fd)
@@ -383,11 +432,12 @@ class SessionStore:
         except BaseException:
             os.close(fd)
             raise
-        header = {"schema": SCHEMA, "session": data.meta, "spec": data.spec_raw}
-        store = cls(p, real, header, fd)
-        store._turns = [t.to_record() for t in data.turns]
-        store._actions = [dict(a) for a in data.actions]
+        store = cls(p, real, dict(data.records[0].body), fd)
+        kept = [r for r in data.records if r.name != "result"]
+        store._turns = [dict(r.body) for r in kept if r.name.startswith("turn ")]
+        store._actions = [dict(r.body) for r in kept if r.name.startswith("operator action ")]
         store._result = data.result
+        store._tail = tail(kept)
         if data.upgraded_from:  # renumbered on load: the file takes the new numbering first
             try:
                 store._rewrite()
@@ -432,20 +482,24 @@ class SessionStore:
             raise self._failure(err) from None
 
     def append_turn(self, turn: Turn) -> None:
-        record = turn.to_record()
-        self._turns.append(record)
-        try:
-            self._append_or_rewrite(_record_chunk("turns", record))
-        except SessionError:
-            self._turns.pop()
-            raise
+        self._append_record("turns", self._turns, turn.to_record())
 
     def append_action(self, action: dict[str, Any]) -> None:
-        self._actions.append(dict(action))
+        self._append_record("operator_actions", self._actions, action)
+
+    def _append_record(
+        self, name: str, records: list[dict[str, Any]], record: dict[str, Any]
+    ) -> None:
+        """Seal ``record`` onto the chain and commit it; on failure neither happened."""
+        before = self._tail
+        body = sealed(before, record)
+        records.append(body)
+        self._tail = body[HASH]
         try:
-            self._append_or_rewrite(_record_chunk("operator_actions", dict(action)))
+            self._append_or_rewrite(_record_chunk(name, body))
         except SessionError:
-            self._actions.pop()
+            records.pop()
+            self._tail = before
             raise
 
     def _append_or_rewrite(self, chunk: str) -> None:
@@ -475,8 +529,8 @@ class SessionStore:
         parts = [_chunk(self._header)]
         parts += [_record_chunk("turns", t) for t in self._turns]
         parts += [_record_chunk("operator_actions", a) for a in self._actions]
-        if self._result is not None:
-            parts.append(_chunk({"result": self._result}))
+        if self._result is not None:  # the last record: chained to whatever came before
+            parts.append(_chunk({"result": sealed(self._tail, self._result)}))
         try:
             fd, tmp = temp_beside(self._real)
         except OSError as err:
