@@ -42,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     res.add_argument("--headless", action="store_true")
     res.add_argument("--theme", default=argparse.SUPPRESS)
     res.add_argument("--on-unresolved", choices=["end", "prompt"], default="end")
+    res.add_argument(
+        "--force", action="store_true", help="headless: resume even if the hash chain is broken"
+    )
 
     rep = sub.add_parser("replay", parents=[common], help="replay a saved session in the console")
     rep.add_argument("session")
@@ -54,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("session")
     exp.add_argument("--format", choices=["markdown", "json"], default="markdown")
     exp.add_argument("--output", "-o", help="write to this file instead of stdout")
+
+    ver = sub.add_parser(
+        "verify", help="re-check every claim of a session from the file alone (exit 4 if one fails)"
+    )
+    ver.add_argument("session")
+    ver.add_argument("--json", action="store_true", help="print the claims as one JSON object")
 
     new = sub.add_parser("new", help="write a commented spec to start from")
     new.add_argument("path")
@@ -101,6 +110,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _new(args.path, args.protocol)
     if cmd == "export":
         return _export(args.session, args.format, args.output)
+    if cmd == "verify":
+        return _verify(args.session, args.json)
     if cmd == "run" and args.headless:
         return _run_headless(args)
     if cmd == "resume" and args.headless:
@@ -158,6 +169,21 @@ def _export(session: str, fmt: str, output: str | None) -> int:
     return ExitCode.DECIDED
 
 
+def _verify(session: str, as_json: bool) -> int:
+    import json
+
+    from tui.engine.verify import summary_lines, verify_file
+    from tui.textsafe import clean_line
+
+    report = verify_file(session)  # never writes; an unreadable file is exit 2
+    if as_json:
+        print(json.dumps(report.as_json(), indent=2))
+    else:
+        for line in summary_lines(report):
+            print(clean_line(line))
+    return ExitCode.DECIDED if report.ok else ExitCode.VERIFY_FAILED
+
+
 def _run_headless(args: argparse.Namespace) -> int:
     from tui.engine.live import LiveSession
     from tui.engine.spec import read_spec_file
@@ -180,7 +206,7 @@ def _resume_headless(args: argparse.Namespace) -> int:
     from tui.headless import run_headless
     from tui.providers.registry import provider_for
 
-    session = LiveSession.resume(args.session, provider_for)
+    session = LiveSession.resume(args.session, provider_for, force=args.force)
     try:
         result = session.store.result
         if result is not None and result.get("decision") != ESCALATE:
@@ -201,6 +227,12 @@ def _console(args: argparse.Namespace) -> int:
             spec_path=args.spec, theme=theme, sessions_dir=args.sessions_dir, out=args.out
         )
     if cmd == "resume":
+        if args.force:
+            from tui.engine.errors import MootInputError
+
+            raise MootInputError(
+                "--force", ["resumes a changed session headless only: add --headless"]
+            )
         return launch(resume_path=args.session, theme=theme, sessions_dir=args.sessions_dir)
     if cmd == "replay":
         return launch(replay_path=args.session, theme=theme, sessions_dir=args.sessions_dir)

@@ -83,8 +83,10 @@ class LiveSession:
         provider_for: Callable[[Debater], Provider],
         *,
         on_failure: FailureHandler = escalate_on_failure,
+        force: bool = False,
     ) -> LiveSession:
-        store, data = SessionStore.open_existing(path)
+        """Continue a saved session; a broken hash chain is refused unless ``force``."""
+        store, data = SessionStore.open_existing(path, force=force)
         return cls(data.spec, store, provider_for, data=data, on_failure=on_failure)
 
     def close(self) -> None:

@@ -1,0 +1,609 @@
+"""``moot verify``: every claim a session file makes, re-checked from the file alone.
+
+Two ways, so a rule cannot vouch for itself alone. The recorded turns and
+operator actions are replayed through the engine's own rules (an Engine built
+from the file's spec, fed the recorded turns, with a provider that is never
+asked for anything) and its result is compared with ``[result]`` field by field.
+Beside it, independent checks: the commit markers and the hash chain, each turn
+against the schedule and what its role saw (evidence quotes included), the
+negative channel and self-critique rules, votes recounted, the threshold and tie
+rule, who decided, judge majorities and convergence counts. The file is never written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from tui.engine.errors import SessionError
+from tui.engine.events import Slot
+from tui.engine.evidence import assess, with_rubric
+from tui.engine.parsing import TurnParseError, parse_turn
+from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.protocols import protocol_for
+from tui.engine.protocols.base import Protocol
+from tui.engine.records import CONTENT_MODELS, Turn
+from tui.engine.runner import Engine
+from tui.engine.session import SessionData, load_session
+from tui.engine.spec import Spec
+from tui.engine.state import DebateState, Decision
+from tui.engine.turns import NOT_ARTIFACT, FailureAction, FailureChoice
+from tui.engine.vocab import (
+    VERIFIER_KINDS,
+    DecidedBy,
+    DecisionRule,
+    OperatorAction,
+    TurnKind,
+)
+
+# Kinds whose valid turns must carry a negative channel: (list field, verdict that may replace it).
+_NEGATIVE = {
+    TurnKind.CRITIQUE: ("weaknesses", "no_defect_found"),
+    TurnKind.ADVERSARY_CRITIQUE: ("weaknesses", "no_defect_found"),
+    TurnKind.CANDIDATE_CRITIQUE: ("weaknesses", "no_defect_found"),
+    TurnKind.CHALLENGE_REPORT: ("challenges", "no_objections"),
+}
+_OPERATOR_RULES = {DecisionRule.OPERATOR_DECISION, DecisionRule.OPERATOR_ESCALATION}
+# What a provider said when it failed is recorded, not re-derivable from the file.
+_PROVIDER_SAID = "failure"
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One claim of the file: where it is made, which field, whether it holds, and why."""
+
+    where: str  # "file", "header", "turn 3", "operator action 2 (decide)", "result"
+    field: str
+    ok: bool
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"where": self.where, "field": self.field, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass
+class Verification:
+    """Every claim checked, and notes on what is not a claim (a torn tail, no result yet)."""
+
+    path: str
+    turns: int = 0
+    records: int = 0
+    decision: str | None = None
+    claims: list[Claim] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.claims)
+
+    @property
+    def failures(self) -> list[Claim]:
+        return [c for c in self.claims if not c.ok]
+
+    def check(self, where: str, name: str, ok: bool, detail: str = "holds") -> bool:
+        self.claims.append(Claim(where, name, ok, detail))
+        return ok
+
+    def same(self, where: str, name: str, recorded: Any, recomputed: Any, how: str) -> bool:
+        """A claim that a recorded value equals the value ``how`` gives."""
+        a, b = _plain(recorded), _plain(recomputed)
+        if a == b:
+            return self.check(where, name, True, f"matches {how}")
+        return self.check(where, name, False, f"recorded {_show(a)}, {how} gives {_show(b)}")
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "path": self.path,
+            "claims": [c.as_dict() for c in self.claims],
+            "failures": [c.as_dict() for c in self.failures],
+            "notes": self.notes,
+        }
+
+
+def verify_file(path: str | Path) -> Verification:
+    """Load (never write) and verify a session; SessionError when it cannot be read."""
+    return verify(load_session(path))
+
+
+def verify(data: SessionData) -> Verification:
+    out = Verification(str(data.path), turns=len(data.turns), records=len(data.records))
+    if data.torn:
+        out.notes.append(
+            "an unfinished write after the last complete record was left out (not a claim)"
+        )
+    _file_claims(data, out)
+    _turn_claims(data, out)
+    _action_claims(data, out)
+    _result_claims(data, out)
+    _replay_claims(data, out)
+    if data.result is not None:
+        out.decision = str(data.result.get("decision"))
+    return out
+
+
+# ------------------------------------------------------------------ the file
+def _file_claims(data: SessionData, out: Verification) -> None:
+    out.check(
+        "file",
+        "commit markers",
+        data.markers == len(data.records),
+        f"{data.markers} commit markers for {len(data.records)} records"
+        + ("" if data.markers == len(data.records) else ": each record must end in its own"),
+    )
+    broken = {b.record: b.problem for b in data.chain}
+    for record in data.records:
+        if record.name in broken:
+            out.check(record.name, "hash", False, broken[record.name])
+        elif record.stored is None:
+            out.check(record.name, "hash", True, "written before the chain (not chained)")
+        else:
+            out.check(record.name, "hash", True, "matches its fields and the hash before it")
+
+
+# ----------------------------------------------------------------- the turns
+def _legacy(data: SessionData) -> set[int]:
+    """Turn numbers written before the chain: checked by the rules of their day only."""
+    return {
+        int(r.name.split()[1])
+        for r in data.records
+        if r.name.startswith("turn ") and r.stored is None
+    }
+
+
+def _turn_claims(data: SessionData, out: Verification) -> None:
+    """Walk the turns phase by phase as the engine played them, checking each against its slot."""
+    spec = data.spec
+    protocol = protocol_for(spec)
+    state = DebateState(spec, spec.max_rounds)
+    legacy = _legacy(data)
+    actions = _Actions(data.actions, state)
+    models = content_models(spec, protocol)
+    group: list[Turn] = []
+    slots: list[Slot] = []
+    seen_at_start: dict[int, list[tuple[str, str, str]]] = {}
+    for turn in data.turns:
+        where = f"turn {turn.index}"
+        if not group:  # a phase starts here
+            actions.apply_up_to(turn.index - 1)
+            state.round, state.phase = turn.round, turn.phase
+            slots = protocol.slots(state, turn.round, turn.phase, turn.index)
+            parallel = spec.debate.parallel and len(slots) > 1
+            seen_at_start = {s.index: protocol.context(state, s) for s in slots} if parallel else {}
+        slot = slots[len(group)] if len(group) < len(slots) else None
+        if _schedule_claim(out, where, turn, slot) and slot is not None:
+            actions.apply_up_to(turn.index - 1)
+            context = seen_at_start.get(slot.index) or protocol.context(state, slot)
+            legacy_turn = turn.index in legacy
+            _slot_claims(data, out, protocol, state, slot, turn, context, legacy_turn, models)
+        state.add(turn)
+        group.append(turn)
+        if len(group) >= max(1, len(slots)):
+            state.phase_sequence.append(turn.phase)
+            try:
+                protocol.after_phase(state, turn.round, turn.phase, group)
+            except Exception as err:  # a damaged record: named, and the walk goes on
+                out.check(where, "phase", False, f"the protocol cannot close the phase: {err}")
+            group = []
+
+
+class _Actions:
+    """Operator actions applied as the walk passes the turn they were recorded after."""
+
+    def __init__(self, actions: list[dict[str, Any]], state: DebateState) -> None:
+        self._pending = sorted(actions, key=lambda a: a.get("after_turn", 0))
+        self._state = state
+
+    def apply_up_to(self, done: int) -> None:
+        while self._pending and self._pending[0].get("after_turn", 0) <= done:
+            action = self._pending.pop(0)
+            if action.get("action") == OperatorAction.NOTE:
+                self._state.notes.append(str(action.get("text", "")))
+            elif action.get("action") == OperatorAction.EXTEND:
+                self._state.max_rounds += 1
+
+
+def _schedule_claim(out: Verification, where: str, turn: Turn, slot: Slot | None) -> bool:
+    if slot is None:
+        return out.check(where, "schedule", False, f"phase {turn.phase!r} has no slot left")
+    expected = (slot.round, slot.phase, slot.speaker, slot.kind, slot.target, slot.variant)
+    found = (turn.round, turn.phase, turn.speaker, turn.kind, turn.target, turn.variant)
+    if expected == found:
+        return out.check(where, "schedule", True, "the protocol schedules this speaker here")
+    return out.check(
+        where, "schedule", False, f"recorded {_show(found)}, the schedule says {_show(expected)}"
+    )
+
+
+def _slot_claims(
+    data: SessionData,
+    out: Verification,
+    protocol: Protocol,
+    state: DebateState,
+    slot: Slot,
+    turn: Turn,
+    context: list[tuple[str, str, str]],
+    legacy: bool,
+    models: dict[TurnKind, type[BaseModel]],
+) -> None:
+    where = f"turn {turn.index}"
+    spec = data.spec
+    if turn.kind in VERIFIER_KINDS:
+        against = protocol.cross_family_against(slot)
+        own = turn.speaker in against if against else turn.speaker == slot.target
+        out.check(
+            where,
+            "self-critique",
+            not own,
+            f"{turn.speaker} judged its own work" if own else "the critic judges another's work",
+        )
+    if turn.saw or not turn.invalid:  # a turn skipped after a provider failure saw nothing
+        out.same(where, "saw", turn.saw, [label for label, _, _ in context], "the protocol's view")
+    if turn.invalid:
+        return
+    model = models[turn.kind]
+    try:
+        parsed = parse_turn(json.dumps(turn.content), model, list(spec.debate.votes))
+        if legacy:  # the substance rules came after the file was written
+            protocol.check_state(state, slot, parsed)
+        else:
+            protocol.check(state, slot, parsed)
+    except TurnParseError as err:
+        out.check(where, "content", False, f"a valid turn the rules refuse: {err}")
+    else:
+        out.same(where, "content", turn.content, parsed.model_dump(), "the turn's schema")
+    expected_vote = turn.content.get("routing") or turn.content.get("vote") or None
+    out.same(where, "vote", turn.vote, expected_vote, "the turn's content")
+    if turn.kind in _NEGATIVE:
+        items, verdict = _NEGATIVE[turn.kind]
+        present = bool(turn.content.get(items)) or turn.content.get("verdict") == verdict
+        out.check(
+            where,
+            "negative channel",
+            present,
+            f"{items} given, or the verdict {verdict}"
+            if present
+            else f"no {items} and no verdict {verdict}",
+        )
+    _derived_claims(data, out, protocol, state, slot, turn, context, legacy)
+
+
+def content_models(spec: Spec, protocol: Protocol) -> dict[TurnKind, type[BaseModel]]:
+    """The model the engine validates each kind with (a rubric adds its answers)."""
+    models: dict[TurnKind, type[BaseModel]] = dict(CONTENT_MODELS)
+    if spec.rubric is not None:
+        for kind in VERIFIER_KINDS:
+            if protocol.rubric_role(Slot(0, 1, "", "", kind)) in spec.rubric.applies_to:
+                models[kind] = with_rubric(CONTENT_MODELS[kind], spec.rubric)
+    return models
+
+
+def _derived_claims(
+    data: SessionData,
+    out: Verification,
+    protocol: Protocol,
+    state: DebateState,
+    slot: Slot,
+    turn: Turn,
+    context: list[tuple[str, str, str]],
+    legacy: bool,
+) -> None:
+    """Engine-owned facts (rubric evidence, release gate, picks, ids) recomputed and compared."""
+    where = f"turn {turn.index}"
+    fresh = replace(turn, derived={})
+    spec = data.spec
+    if "rubric" in turn.content and spec.rubric is not None:
+        fresh.derived["rubric"] = assess(
+            spec.rubric,
+            turn.content.get("rubric", []),
+            [text for label, _, text in context if not label.startswith(NOT_ARTIFACT)],
+            (t.content for t in data.turns[: turn.index - 1]),
+        )
+    protocol.annotate(state, slot, fresh)
+    for key in sorted(set(turn.derived) | set(fresh.derived)):
+        if legacy and key not in turn.derived:
+            continue  # not recorded by the version that wrote it
+        how = "the evidence found verbatim in what this role saw" if key == "rubric" else "code"
+        out.same(where, f"derived.{key}", turn.derived.get(key), fresh.derived.get(key), how)
+
+
+# --------------------------------------------------------- operator actions
+def _action_claims(data: SessionData, out: Verification) -> None:
+    last = 0
+    votes = list(data.spec.debate.votes)
+    for n, action in enumerate(data.actions, 1):
+        where = f"operator action {n} ({action.get('action')})"
+        after = action.get("after_turn", 0)
+        in_order = isinstance(after, int) and last <= after <= len(data.turns)
+        out.check(
+            where,
+            "after_turn",
+            in_order,
+            f"after turn {after}"
+            if in_order
+            else f"after turn {after}: must not precede an earlier action nor pass the last turn",
+        )
+        last = after if isinstance(after, int) else last
+        if action.get("action") == OperatorAction.DECIDE:
+            vote, rationale = action.get("vote"), str(action.get("rationale", ""))
+            out.check(
+                where,
+                "vote",
+                vote in votes and bool(rationale.strip()),
+                f"{_show(vote)} with a rationale"
+                if vote in votes and rationale.strip()
+                else f"{_show(vote)} must be one of {', '.join(votes)} with a rationale",
+            )
+
+
+# ------------------------------------------------------ the result, recounted
+def _result_claims(data: SessionData, out: Verification) -> None:
+    result = data.result
+    if result is None:
+        return
+    turns = data.turns
+    extends = sum(1 for a in data.actions if a.get("action") == OperatorAction.EXTEND)
+    recount = "a recount of the turns"
+    out.same("result", "turns", result.get("turns"), len(turns), recount)
+    rounds = max((t.round for t in turns), default=0)
+    out.same("result", "rounds_run", result.get("rounds_run"), rounds, recount)
+    out.same(
+        "result",
+        "max_rounds",
+        result.get("max_rounds"),
+        data.spec.max_rounds + extends,
+        "the spec plus each extend action",
+    )
+    latest: dict[str, str] = {}
+    for t in turns:
+        if not t.invalid and t.vote:
+            latest[t.speaker] = t.vote
+    tally: dict[str, int] = dict.fromkeys(data.spec.debate.votes, 0)
+    for vote in latest.values():
+        tally[vote] = tally.get(vote, 0) + 1
+    how = "the latest valid vote of each debater"
+    if "vote_tally" in result:
+        out.same("result", "vote_tally", result["vote_tally"], tally, how)
+    if "final_votes" in result:
+        out.same("result", "final_votes", result["final_votes"], latest, how)
+    _rule_claims(data, out, result, tally)
+    if result.get("judge_rounds") is not None:
+        _judge_claims(data, out, result)
+
+
+def _rule_claims(
+    data: SessionData, out: Verification, result: dict[str, Any], tally: dict[str, int]
+) -> None:
+    decision, rule = result.get("decision"), result.get("decision_rule")
+    if rule == DecisionRule.THRESHOLD_VOTE:
+        threshold = data.spec.threshold
+        count = tally.get(str(decision), 0)
+        tied = [v for v, n in tally.items() if n == count and v != decision]
+        ok = count >= threshold and not tied
+        out.check(
+            "result",
+            "decision_rule",
+            ok,
+            f"{decision} has {count} of {threshold} votes needed"
+            + (f", tied with {', '.join(tied)}" if tied else "")
+            + ("" if ok else ": the threshold and tie rule do not give this decision"),
+        )
+    by_operator = rule in _OPERATOR_RULES
+    decided_by = result.get("decided_by")
+    expected = DecidedBy.OPERATOR if by_operator else DecidedBy.RULE
+    out.same("result", "decided_by", decided_by, expected, f"the rule {rule}")
+    kinds = [a for a in data.actions if a.get("action") == OperatorAction.DECIDE]
+    if rule == DecisionRule.OPERATOR_DECISION:
+        last = kinds[-1] if kinds else {}
+        ok = bool(kinds) and last.get("vote") == decision
+        out.check(
+            "result",
+            "decision",
+            ok,
+            f"the operator decided {decision} (operator action)"
+            if ok
+            else f"{decision} by operator_decision, but no decide action records it",
+        )
+    if rule == DecisionRule.OPERATOR_ESCALATION:
+        ok = any(a.get("action") == OperatorAction.ESCALATE for a in data.actions)
+        out.check(
+            "result",
+            "decision",
+            ok,
+            "the operator escalated (operator action)"
+            if ok
+            else "operator_escalation, but no escalate action records it",
+        )
+
+
+def _judge_claims(data: SessionData, out: Verification, result: dict[str, Any]) -> None:
+    """Refine's judge rounds: each majority from the picks, the streak and convergence counts."""
+    by_index = {t.index: t for t in data.turns}
+    streak = 0
+    for row in result.get("judge_rounds") or []:
+        where = f"result.judge_rounds (round {row.get('round')})"
+        judges = row.get("judges") or {}
+        picks = Counter(str(p.get("pick")) for p in judges.values())
+        inc, chal = picks.get("incumbent", 0), picks.get("challenger", 0)
+        winner = "challenger" if chal > inc else "incumbent" if inc > chal else "tie"
+        out.same(where, "winner", row.get("winner"), winner, "a count of the judges' picks")
+        streak = 0 if winner == "challenger" else streak + 1 if winner == "incumbent" else streak
+        out.same(where, "streak", row.get("streak"), streak, "the winners so far")
+        majority = winner if winner != "tie" else None
+        agree = sum(1 for p in judges.values() if majority and p.get("pick") == majority)
+        share = round(agree / len(judges), 3) if judges else 0.0
+        out.same(where, "agreement", row.get("agreement"), share, "the judges with the majority")
+        for judge, pick in judges.items():
+            made = [
+                t
+                for t in data.turns
+                if t.round == row.get("round")
+                and t.speaker == judge
+                and t.kind == TurnKind.JUDGMENT
+            ]
+            valid = [t for t in made if not t.invalid]
+            resolved = {t.derived.get("picked") for t in valid}
+            own = resolved.pop() if len(valid) == len(made) and len(resolved) == 1 else "none"
+            out.same(where, f"judges.{judge}", pick.get("pick"), own, "the judge's turns")
+        for key in ("incumbent_turn", "challenger_turn"):
+            number = row.get(key)
+            ok = number == -1 or (
+                isinstance(number, int)
+                and number in by_index
+                and by_index[number].kind == TurnKind.CANDIDATE
+            )
+            out.check(where, key, ok, f"turn {number} is a candidate" if ok else "no candidate")
+    if result.get("decision_rule") == DecisionRule.JUDGE_CONVERGENCE:
+        needed = data.spec.debate.convergence
+        out.check(
+            "result",
+            "convergence",
+            streak >= needed,
+            f"the incumbent won {streak} rounds in a row; convergence needs {needed}",
+        )
+
+
+# ------------------------------------------------- replayed through the engine
+class _OutOfTurns(Exception):
+    """The replay needs a turn the file does not hold."""
+
+    def __init__(self, slot: Slot) -> None:
+        super().__init__(slot.index)
+        self.slot = slot
+
+
+class _NeverCalled:
+    """The replay's provider: asked only when the recorded turns have run out."""
+
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        raise ProviderError("replay", "the file holds no turn for this slot")
+
+    async def aclose(self) -> None:
+        return None
+
+
+class _Replay:
+    """The engine fed the recorded turns and actions; it never reaches a model."""
+
+    def __init__(self, data: SessionData) -> None:
+        self.result = data.result or {}
+        provider = _NeverCalled()
+        self.engine = Engine(
+            data.spec,
+            lambda debater: provider,
+            recorded_turns=data.turns,
+            recorded_actions=data.actions,
+            on_failure=self._out_of_turns,
+        )
+        self.decision: Decision | None = None
+        self.needs: Slot | None = None  # the slot the recorded turns ran out at
+        self.error: str | None = None
+        try:
+            self.decision = asyncio.run(self.engine.run())
+        except _OutOfTurns as err:
+            self.needs = err.slot
+        except SessionError as err:
+            self.error = "; ".join(err.problems)
+        except Exception as err:  # a damaged record the rules cannot replay
+            self.error = f"{type(err).__name__}: {err}"
+
+    async def _out_of_turns(self, slot: Slot, error: ProviderError) -> FailureChoice:
+        operator = self.engine.operator
+        operator.replay()  # an operator stop recorded mid-phase ends the run here
+        if operator.stop is not None:
+            raise asyncio.CancelledError
+        failed = self.result.get("decision_rule") == DecisionRule.PROVIDER_FAILURE
+        if failed and self.result.get("failed_speaker") == slot.speaker:
+            return FailureChoice(FailureAction.ESCALATE)  # the provider failed here, on record
+        raise _OutOfTurns(slot)
+
+
+def _replay_claims(data: SessionData, out: Verification) -> None:
+    replayed = _Replay(data)
+    engine = replayed.engine
+    if replayed.error is not None:
+        out.check("file", "replay", False, f"the engine cannot replay the turns: {replayed.error}")
+        return
+    played = len(engine.state.turns)
+    if replayed.decision is not None and played < len(data.turns):
+        out.check(
+            f"turn {played + 1}",
+            "schedule",
+            False,
+            f"recorded after the debate was decided at turn {played} "
+            f"({replayed.decision.decision}, {replayed.decision.rule})",
+        )
+    result = data.result
+    if result is None:
+        if replayed.decision is not None:
+            out.notes.append(
+                f"no [result] yet: the turns reach {replayed.decision.decision} "
+                f"({replayed.decision.rule}); resuming writes it"
+            )
+        else:
+            out.notes.append(f"unfinished: {played} turns and no [result] (not a claim)")
+        return
+    recomputed = dict(engine.result())
+    if replayed.decision is None:
+        slot = replayed.needs
+        at = f" at turn {slot.index} ({slot.speaker}, {slot.phase})" if slot else ""
+        out.check(
+            "result",
+            "decision",
+            False,
+            f"recorded {_show(result.get('decision'))}, but the recorded turns do not reach a "
+            f"decision: the schedule goes on{at}",
+        )
+    legacy = next((r.stored is None for r in data.records if r.name == "result"), False)
+    keys = set(result) if legacy else set(result) | set(recomputed)
+    if result.get("decision_rule") == DecisionRule.PROVIDER_FAILURE and _PROVIDER_SAID in keys:
+        keys.discard(_PROVIDER_SAID)
+        out.notes.append("result.failure is what the provider said: recorded, not re-derivable")
+    for key in sorted(keys):
+        if replayed.decision is None and key in _DECISION_KEYS:
+            continue  # named above
+        out.same("result", key, result.get(key), recomputed.get(key), "the engine's replay")
+
+
+_DECISION_KEYS = frozenset({"decision", "decision_rule", "decided_by", "rationale"})
+
+
+# --------------------------------------------------------------- formatting
+def _plain(value: Any) -> Any:
+    """A value as the file holds it: no None (TOML has none), tuples as lists, enums as text."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value if v is not None]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def _show(value: Any, limit: int = 120) -> str:
+    text = json.dumps(_plain(value), ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def summary_lines(report: Verification) -> Iterable[str]:
+    """The human summary: one line when every claim holds, else one per failed claim."""
+    if report.ok:
+        decided = f"; decision {report.decision}" if report.decision else ""
+        yield (
+            f"{report.path}: verified: all {len(report.claims)} claims hold "
+            f"({report.turns} turns, {report.records} records{decided})"
+        )
+    else:
+        failures = report.failures
+        yield f"{report.path}: {len(failures)} claim(s) do not hold"
+        for c in failures:
+            yield f"  - {c.where}: {c.field}: {c.detail}"
+    for note in report.notes:
+        yield f"  note: {note}"
