@@ -112,6 +112,12 @@ def live_screen(app: Any) -> Any:
     return screen
 
 
+def decided(screen: Any) -> tuple[str, str, str] | None:
+    """The live screen's decision as (decision, rule, decided_by), or None."""
+    d = screen.decision
+    return None if d is None else (d.decision, d.rule, d.decided_by)
+
+
 def plain(widget: Any) -> str:
     """The text a Static-like widget shows."""
     visual = getattr(widget, "content", None)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from app_support import (
     debate_spec,
+    decided,
     fill,
     live_screen,
     make_app,
@@ -32,7 +33,7 @@ async def test_live_screen_runs_a_debate_to_its_decision(tmp_path, moot_dirs):
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await wait_until(pilot, lambda: app.debate_screen())
         await wait_until(pilot, lambda: screen.decision is not None)
-        assert screen.decision == ("release", "threshold_vote", "rule")
+        assert decided(screen) == ("release", "threshold_vote", "rule")
         assert len(list(screen.query(TurnCard))) == 3
         assert "release" in plain(screen.tally_panel)
         assert screen.header.status == "ENDED"
@@ -50,7 +51,7 @@ async def test_pause_stops_the_next_turn_from_starting(tmp_path, moot_dirs):
         await wait_until(
             pilot,
             lambda: (
-                screen.timeline.entries.get(0) and screen.timeline.entries[0].status == "speaking"
+                screen.timeline.entries.get(1) and screen.timeline.entries[1].status == "speaking"
             ),
         )
         await tap(pilot, "p")
@@ -90,7 +91,7 @@ async def test_unresolved_debate_opens_the_decide_modal_and_decision_is_saved(tm
         await pilot.press(*"rehearse the rollback first")
         await pilot.press("enter")
         screen = live_screen(app)
-        await wait_until(pilot, lambda: screen.decision and screen.decision[0] == "revise")
+        await wait_until(pilot, lambda: decided(screen) and screen.decision.decision == "revise")
         await pilot.press("q")
     assert app.return_value == 0
     result = load_session(_session_file(moot_dirs)).result
@@ -143,7 +144,7 @@ async def test_note_reaches_the_next_turn(tmp_path, moot_dirs):
         await wait_until(
             pilot,
             lambda: (
-                screen.timeline.entries.get(0) and screen.timeline.entries[0].status == "speaking"
+                screen.timeline.entries.get(1) and screen.timeline.entries[1].status == "speaking"
             ),
         )
         await tap(pilot, "p")  # hold the debate while typing, so the note is in time

@@ -47,7 +47,7 @@ async def test_replay_shows_recorded_turns_in_order(tmp_path):
         await wait_until(pilot, lambda: isinstance(app.screen, JumpModal))
         await pilot.press("1", "enter")
         await wait_until(pilot, lambda: screen.cursor == 1)
-        assert [c.turn.index for c in screen.query(TurnCard)] == [0]
+        assert [c.turn.index for c in screen.query(TurnCard)] == [1]  # turn 1, numbered from 1
         await pilot.press("q")
     assert app.return_value == 0
 

@@ -45,8 +45,8 @@ async def _mid_debate(pilot) -> None:
     await wait_until(
         pilot,
         lambda: (
-            screen.timeline.entries.get(2)
-            and screen.timeline.entries[2].status == "speaking"
+            screen.timeline.entries.get(3)
+            and screen.timeline.entries[3].status == "speaking"
             and len(screen.turns) == 2
             and screen.panes_settled
         ),

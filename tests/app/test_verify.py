@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from app_support import (
     challenge_spec,
+    decided,
     fill,
     live_screen,
     make_app,
@@ -44,7 +45,7 @@ async def test_challenge_list_tracks_status_across_rounds(tmp_path, moot_dirs):
         await wait_until(pilot, lambda: screen.decision is not None)
         panel = screen.query_one(ChallengePanel)
         text = panel.text
-        assert screen.decision == ("release", "no_objections", "rule")
+        assert decided(screen) == ("release", "no_objections", "rule")
         assert "mode blocking" in text and "convergence converging" in text
         assert "C1.1 CRITICAL reliability" in text and "C1.2 MINOR process" in text
         assert "r1 raised → r2 addressed" in text
@@ -80,7 +81,7 @@ async def test_unresolved_critical_blocks_release_in_the_modal(tmp_path, moot_di
         await pilot.click("#vote-1")  # revise
         await fill(pilot, "#rationale", "the rollback is still a backup restore")
         await tap(pilot, "enter")
-        await wait_until(pilot, lambda: screen.decision and screen.decision[0] == "revise")
+        await wait_until(pilot, lambda: decided(screen) and screen.decision.decision == "revise")
         assert app.screen is screen
         await pilot.press("q")
     assert app.return_value == 0
@@ -100,7 +101,7 @@ async def test_advisory_mode_lets_the_operator_release(tmp_path, moot_dirs):
         assert "release blocked" not in screen.query_one(ChallengePanel).text
         await fill(pilot, "#rationale", "accepted risk, owner on call")
         await tap(pilot, "enter")
-        await wait_until(pilot, lambda: screen.decision and screen.decision[0] == "release")
+        await wait_until(pilot, lambda: decided(screen) and screen.decision.decision == "release")
         assert modal.refused is None
         await pilot.press("q")
     result = load_session(_session_file(moot_dirs)).result
@@ -139,7 +140,7 @@ async def test_judge_panel_shows_picks_agreement_and_streak(tmp_path, moot_dirs)
     async with app.run_test(size=SIZE) as pilot:
         screen = await wait_until(pilot, lambda: app.debate_screen())
         await wait_until(pilot, lambda: screen.decision is not None)
-        assert screen.decision == ("release", "judge_convergence", "rule")
+        assert decided(screen) == ("release", "judge_convergence", "rule")
         panel = screen.query_one(JudgePanel)
         text = panel.text
         protocol = screen.engine.protocol
@@ -148,7 +149,7 @@ async def test_judge_panel_shows_picks_agreement_and_streak(tmp_path, moot_dirs)
         assert "streak ●● 2/2 wins in a row to converge" in text
         assert panel.border_subtitle == "streak 2/2"
         inc = protocol.incumbent
-        assert f"incumbent #{inc.index + 1} by {inc.speaker}" in text
+        assert f"incumbent #{inc.index} by {inc.speaker}" in text
         for r in protocol.rounds:
             assert f"round {r['round']}  winner {r['winner']}  agreement " in text
             for judge, pick in r["judges"].items():
@@ -184,7 +185,7 @@ async def test_rubric_table_shows_evidence_and_forced_verdicts(tmp_path, moot_di
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, DecideModal))
         screen = live_screen(app)
-        assert screen.decision[1] == "rubric_failed"
+        assert screen.decision.rule == "rubric_failed"
         panel = screen.query_one(RubricPanel)
         text = panel.text
         assert "turn #2 critic (adversary critique)" in text

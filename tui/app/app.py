@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the engine and the debate screens load when a debate starts
     from types import ModuleType
 
     from tui.app.screens.debate import DebateScreen
+    from tui.app.screens.live import LiveScreen
     from tui.engine.ports import Provider
     from tui.engine.spec import Debater
 
@@ -119,7 +120,7 @@ class MootApp(App[int]):
         self.providers = provider_for or _Providers()
         self.replay_start = replay_start
         self.replay_speed = replay_speed
-        self.outcome: str | None = None  # running | decided | unresolved
+        self.runs: list[LiveScreen] = []  # every live debate opened here, oldest first
         self.startup_error: str | None = None
         self.moot_themes: dict[str, LoadedTheme] = {}
         self.theme_problems: list[str] = []
@@ -204,7 +205,7 @@ class MootApp(App[int]):
             self.exit(ExitCode.BAD_INPUT)
             return
         self.notify(shorten(message, 600), severity="error", markup=False, timeout=15)
-        if getattr(self.screen, "is_debate_screen", False):
+        if self.debate_screen() is self.screen:
             self.pop_screen()
 
     def open_path(self, mode: str, path: str, *, startup: bool = False) -> None:
@@ -243,7 +244,7 @@ class MootApp(App[int]):
                 start = self.replay_start if startup else 0
                 screen = ReplayScreen(data, start_at=start, speed=self.replay_speed)
         except (SpecError, SessionError) as err:
-            problems = "; ".join(err.problems) if getattr(err, "problems", None) else str(err)
+            problems = "; ".join(err.problems) if err.problems else str(err)
             if startup:
                 self.startup_error = f"{path}: {problems}"
                 self.exit(ExitCode.BAD_INPUT)
@@ -252,6 +253,8 @@ class MootApp(App[int]):
                     shorten(f"{path}: {problems}", 600), severity="error", markup=False, timeout=15
                 )
             return
+        if isinstance(screen, LiveScreen):
+            self.runs.append(screen)
         self.push_screen(screen)
 
     def on_session_chosen(self, message: SessionChosen) -> None:
@@ -259,23 +262,24 @@ class MootApp(App[int]):
 
     # ------------------------------------------------------------ navigation
     def debate_screen(self) -> DebateScreen | None:
+        """The topmost debate screen (its module loads with the first debate)."""
+        from tui.app.screens.debate import DebateScreen
+
         for screen in reversed(self.screen_stack):
-            if getattr(screen, "is_debate_screen", False):
-                return screen  # type: ignore[return-value]
+            if isinstance(screen, DebateScreen):
+                return screen
         return None
 
     def current_session_path(self) -> Path | None:
         screen = self.debate_screen()
-        if screen is None:
-            return None
-        if hasattr(screen, "data"):  # replay
-            return screen.data.path
-        return getattr(screen, "path", None)
+        return None if screen is None else screen.session_path
 
     def _leave_debate(self) -> None:
+        from tui.app.screens.debate import DebateScreen
+
         while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):
             screen = self.screen
-            if hasattr(screen, "close_session"):
+            if isinstance(screen, DebateScreen):
                 screen.close_session()
             self.pop_screen()
 
@@ -306,19 +310,15 @@ class MootApp(App[int]):
 
     # ------------------------------------------------------------------ quit
     def exit_code(self) -> int:
-        return {
-            None: ExitCode.DECIDED,
-            "decided": ExitCode.DECIDED,
-            "unresolved": ExitCode.UNRESOLVED,
-            "running": ExitCode.INTERRUPTED,
-        }.get(self.outcome, ExitCode.DECIDED)
+        """The latest debate that ran here decides it; none ran: 0 (nothing to decide)."""
+        started = [run for run in self.runs if run.engine is not None]
+        return started[-1].exit_code() if started else ExitCode.DECIDED
 
     async def action_quit(self) -> None:
         """Quit; every completed turn and action is already in the session file."""
         code = self.exit_code()
-        for screen in self.screen_stack:
-            if hasattr(screen, "close_session"):
-                screen.close_session()
+        for run in self.runs:
+            run.close_session()
         if self._own_providers and isinstance(self.providers, _Providers):
             try:
                 await self.providers.close()

@@ -1,8 +1,9 @@
-"""Textual messages: engine events as they reach the console's handlers.
+"""Textual messages: how engine events and the home screen's choices reach handlers.
 
-The engine runs in a worker; its listener turns each event into one of these
-and posts it to the debate screen, whose handlers own all display state.
-Tokens are coalesced: a burst of tokens becomes one ``TokensArrived``.
+The engine runs in a worker; its listener posts each event, unchanged, as one
+``EngineEvent`` to the live screen, whose handler matches on the event's type.
+Two exceptions: tokens are buffered and a burst becomes one ``TokensArrived``,
+and a provider failure waits for the operator's choice (``ProviderFailure``).
 """
 
 from __future__ import annotations
@@ -14,64 +15,19 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:  # the engine (and pydantic) load when a debate starts, not at start-up
-    from tui.engine.events import Slot
-    from tui.engine.records import Turn
+    from tui.engine.events import Event, Slot
 
 
 @dataclass
-class PhaseBegan(Message):
-    round: int
-    phase: str
-    slots: tuple[Slot, ...]
+class EngineEvent(Message):
+    """One event from the engine, as the engine emitted it."""
 
-
-@dataclass
-class TurnBegan(Message):
-    slot: Slot
-    model: str
-    attempt: int
+    event: Event
 
 
 @dataclass
 class TokensArrived(Message):
     """Some tokens are waiting in the screen's buffer; drain them."""
-
-
-@dataclass
-class TurnFinished(Message):
-    turn: Turn
-    replayed: bool
-
-
-@dataclass
-class PhaseFinished(Message):
-    round: int
-    phase: str
-
-
-@dataclass
-class TallyMoved(Message):
-    tally: dict[str, int]
-    threshold: int
-    votes_by_debater: dict[str, str]
-
-
-@dataclass
-class DebateDecided(Message):
-    decision: str
-    rule: str
-    decided_by: str
-    result: dict[str, Any]
-
-
-@dataclass
-class ActionRecorded(Message):
-    action: dict[str, Any]
-
-
-@dataclass
-class StatusMoved(Message):
-    status: str
 
 
 @dataclass
@@ -82,13 +38,6 @@ class ProviderFailure(Message):
     kind: str
     message: str
     choice: asyncio.Future[Any]
-
-
-@dataclass
-class EngineCrashed(Message):
-    """The engine itself raised (a bug or a damaged session); shown, never a traceback."""
-
-    error: str
 
 
 @dataclass

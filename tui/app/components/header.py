@@ -1,21 +1,29 @@
-"""The debate header: title, protocol, round, phase and the run status."""
+"""The debate header: title, protocol, round, phase and the run status.
+
+Round, phase, the extra note and the status are reactive: the screen assigns
+them (the status is bound to the screen's own) and the watchers redraw.
+"""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.reactive import reactive
 from textual.widgets import Static
 
+from tui.engine.vocab import RunStatus
 from tui.textsafe import clean_line, shorten
 
+REPLAY = "REPLAY"  # the replay screen's badge: a saved debate, not a run
+
 STATUS_LABEL = {
-    "READY": "READY",
-    "LIVE": "● LIVE",
-    "PAUSED": "❚❚ PAUSED",
-    "AWAITING_OPERATOR": "◆ AWAITING OPERATOR",
-    "ENDED": "■ ENDED",
-    "REPLAY": "▶ REPLAY",
+    RunStatus.READY: "READY",
+    RunStatus.LIVE: "● LIVE",
+    RunStatus.PAUSED: "❚❚ PAUSED",
+    RunStatus.AWAITING_OPERATOR: "◆ AWAITING OPERATOR",
+    RunStatus.ENDED: "■ ENDED",
+    REPLAY: "▶ REPLAY",
 }
 
 
@@ -33,47 +41,55 @@ class DebateHeader(Horizontal):
     DebateHeader #status.-replay { background: $secondary; color: $background; }
     """
 
-    def __init__(self, title: str, protocol: str, motion: str) -> None:
+    round: reactive[int] = reactive(0, init=False)
+    max_rounds: reactive[int] = reactive(0, init=False)
+    phase: reactive[str] = reactive("", init=False)
+    extra: reactive[str] = reactive("", init=False)
+    status: reactive[str] = reactive(str(RunStatus.READY), init=False)
+
+    def __init__(self, title: str, protocol: str, motion: str, max_rounds: int) -> None:
         super().__init__()
         self.debate_title = title
         self.protocol = protocol
         self.motion = motion
-        self.round = 0
-        self.max_rounds = 0
-        self.phase = ""
-        self.status = "READY"
-        self.extra = ""
+        self.set_reactive(DebateHeader.max_rounds, max_rounds)
 
     def compose(self) -> ComposeResult:
         yield Static(id="facts", markup=False)
         yield Static(id="status", markup=False)
 
     def on_mount(self) -> None:
-        self.refresh_facts()
+        self._show_facts()
+        self._show_status()
 
-    def set_progress(
-        self, round_no: int | None = None, max_rounds: int | None = None, phase: str | None = None
-    ) -> None:
-        if round_no is not None:
-            self.round = round_no
-        if max_rounds is not None:
-            self.max_rounds = max_rounds
-        if phase is not None:
-            self.phase = phase
-        self.refresh_facts()
+    # Watchers run from the first assignment on; before mount there is nothing to draw.
+    def watch_round(self) -> None:
+        if self.is_mounted:
+            self._show_facts()
 
-    def set_status(self, status: str) -> None:
-        self.status = status
+    def watch_max_rounds(self) -> None:
+        if self.is_mounted:
+            self._show_facts()
+
+    def watch_phase(self) -> None:
+        if self.is_mounted:
+            self._show_facts()
+
+    def watch_extra(self) -> None:
+        if self.is_mounted:
+            self._show_facts()
+
+    def watch_status(self) -> None:
+        if self.is_mounted:
+            self._show_status()
+
+    def _show_status(self) -> None:
         widget = self.query_one("#status", Static)
         for name in STATUS_LABEL:
-            widget.set_class(name == status, f"-{name.lower()}")
-        widget.update(Content(STATUS_LABEL.get(status, clean_line(status))))
+            widget.set_class(name == self.status, f"-{name.lower()}")
+        widget.update(Content(STATUS_LABEL.get(self.status, clean_line(self.status))))
 
-    def set_extra(self, extra: str) -> None:
-        self.extra = extra
-        self.refresh_facts()
-
-    def refresh_facts(self) -> None:
+    def _show_facts(self) -> None:
         sep = (" │ ", "$text-muted")
         parts: list[tuple[str, str] | str] = [
             ("moot", "bold $accent"),
@@ -90,5 +106,3 @@ class DebateHeader(Horizontal):
             parts += [sep, (self.extra, "$secondary")]
         parts += ["\n", ("motion ", "$text-muted"), (shorten(self.motion, 150), "italic")]
         self.query_one("#facts", Static).update(Content.assemble(*parts))
-        if self.status:
-            self.set_status(self.status)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.color import Color
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
@@ -133,7 +135,28 @@ class StreamingTurn(Vertical):
             self.stream = None
 
 
+@dataclass(frozen=True)
+class Usage:
+    """What a debater has spent so far."""
+
+    turns: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+
+    def plus(self, turn: Turn) -> Usage:
+        return Usage(
+            self.turns + 1, self.tokens + turn.tokens_in + turn.tokens_out, self.cost + turn.cost
+        )
+
+
 class DebaterPane(Vertical):
+    """One debater: the meta line, its turns, and a provider failure when there is one.
+
+    The meta line and the pane's state classes follow reactive attributes:
+    assign ``model``, ``vote``, ``usage``, ``speaking`` or ``failure`` and the
+    watchers redraw.
+    """
+
     DEFAULT_CSS = """
     DebaterPane { border: round $primary; height: 1fr; }
     DebaterPane > .meta { height: auto; padding: 0 1; background: $panel; }
@@ -144,17 +167,18 @@ class DebaterPane(Vertical):
     DebaterPane > VerticalScroll { height: 1fr; scrollbar-size-vertical: 1; }
     """
 
+    model: reactive[str] = reactive("", init=False)
+    vote: reactive[str | None] = reactive(None, init=False)
+    usage: reactive[Usage] = reactive(Usage, init=False)
+    speaking: reactive[bool] = reactive(False, init=False, toggle_class="-speaking")
+    failure: reactive[Content | None] = reactive(None, init=False, toggle_class="-failed")
+
     def __init__(self, debater_id: str, model: str, family: str, role: str = "") -> None:
         super().__init__(id=f"pane-{debater_id}")
         self.debater_id = debater_id
-        self.model = model
+        self.set_reactive(DebaterPane.model, model)
         self.family = family
         self.role = role
-        self.vote: str | None = None
-        self.tokens_in = 0
-        self.tokens_out = 0
-        self.cost = 0.0
-        self.turn_count = 0
         self.color: str | None = None
         self.streaming: StreamingTurn | None = None
         self.border_title = Content(debater_id)
@@ -165,7 +189,7 @@ class DebaterPane(Vertical):
         yield Static(markup=False, classes="failure")
 
     def on_mount(self) -> None:
-        self.refresh_meta()
+        self._show_meta()
 
     def _follow(self) -> None:
         """Keep the newest words in view (the transcript, t, holds everything)."""
@@ -187,9 +211,25 @@ class DebaterPane(Vertical):
         self.color = color
         self.styles.border = ("round", Color.parse(color))
         self.styles.border_title_color = Color.parse(color)
-        self.refresh_meta()
 
-    def refresh_meta(self) -> None:
+    # Watchers run from the first assignment on; before mount there is nothing to draw.
+    def watch_model(self) -> None:
+        if self.is_mounted:
+            self._show_meta()
+
+    def watch_vote(self) -> None:
+        if self.is_mounted:
+            self._show_meta()
+
+    def watch_usage(self) -> None:
+        if self.is_mounted:
+            self._show_meta()
+
+    def watch_failure(self, failure: Content | None) -> None:
+        if self.is_mounted and failure is not None:
+            self.query_one(".failure", Static).update(failure)
+
+    def _show_meta(self) -> None:
         parts: list[tuple[str, str] | str] = [
             (shorten(self.model, 40), "bold"),
             (f" · {shorten(self.family, 20)}", "$text-muted"),
@@ -201,21 +241,17 @@ class DebaterPane(Vertical):
             parts.append((f" {shorten(self.vote, 14)} ", "bold $text on $primary-muted"))
         else:
             parts.append((" — ", "$text-muted"))
-        tokens = self.tokens_in + self.tokens_out
-        turns = f"{self.turn_count} turn" + ("" if self.turn_count == 1 else "s")
-        parts.append((f"  {turns} · {tokens:,} tok · ${self.cost:.4f}", "$text-muted"))
+        usage = self.usage
+        turns = f"{usage.turns} turn" + ("" if usage.turns == 1 else "s")
+        parts.append((f"  {turns} · {usage.tokens:,} tok · ${usage.cost:.4f}", "$text-muted"))
         self.query_one(".meta", Static).update(Content.assemble(*parts))
         self.border_subtitle = Content(clean_line(self.vote)) if self.vote else None
-
-    def set_model(self, model: str) -> None:
-        self.model = model
-        self.refresh_meta()
 
     # --------------------------------------------------------------- turns
     async def begin_turn(self, slot: Slot, attempt: int = 1) -> None:
         await self.stop_streaming()
-        self.clear_failure()
-        self.add_class("-speaking")
+        self.failure = None
+        self.speaking = True
         self.streaming = StreamingTurn(slot, attempt)
         await self.query_one(".turns", VerticalScroll).mount(self.streaming)
         self._fit_streaming()  # a fixed box: tokens repaint it, never re-lay out the pane
@@ -231,28 +267,25 @@ class DebaterPane(Vertical):
             streaming, self.streaming = self.streaming, None
             await streaming.stop()
             await streaming.remove()
-        self.remove_class("-speaking")
+        self.speaking = False
 
     async def finish_turn(self, turn: Turn) -> None:
         await self.stop_streaming()
         await self.add_card(turn)
 
-    async def add_card(self, turn: Turn, *, refresh: bool = True) -> None:
+    async def add_card(self, turn: Turn, *, follow: bool = True) -> None:
         scroll = self.query_one(".turns", VerticalScroll)
         await scroll.mount(TurnCard(turn))
         cards = list(scroll.query(TurnCard))
         if len(cards) > MAX_CARDS:
             await scroll.remove_children(cards[: len(cards) - MAX_CARDS])
         self.count(turn)
-        if refresh:
-            self.refresh_meta()
+        if follow:
             self._follow()
 
     def count(self, turn: Turn) -> None:
-        self.turn_count += 1
-        self.tokens_in += turn.tokens_in
-        self.tokens_out += turn.tokens_out
-        self.cost += turn.cost
+        """Add a turn to the meta line (its card may be shown or not)."""
+        self.usage = self.usage.plus(turn)
         if turn.vote and not turn.invalid:
             self.vote = turn.vote
 
@@ -260,20 +293,11 @@ class DebaterPane(Vertical):
         await self.stop_streaming()
         await self.query_one(".turns", VerticalScroll).remove_children()
         self.vote = None
-        self.tokens_in = self.tokens_out = 0
-        self.cost = 0.0
-        self.turn_count = 0
-        self.clear_failure()
-        self.refresh_meta()
+        self.usage = Usage()
+        self.failure = None
 
     # ------------------------------------------------------------- failure
     def show_failure(self, kind: str, message: str) -> None:
-        self.add_class("-failed")
-        self.query_one(".failure", Static).update(
-            Content.assemble(
-                (f"provider failure ({clean_line(kind)}) ", "bold"), shorten(message, 400)
-            )
+        self.failure = Content.assemble(
+            (f"provider failure ({clean_line(kind)}) ", "bold"), shorten(message, 400)
         )
-
-    def clear_failure(self) -> None:
-        self.remove_class("-failed")

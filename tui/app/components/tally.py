@@ -1,11 +1,28 @@
-"""The tally panel: a bar per vote, the threshold marked, the decision and its rule."""
+"""The tally panel: a bar per vote, the threshold marked, the decision and its rule.
+
+``tally`` and ``verdict`` are reactive: the screen assigns them, the watchers redraw.
+"""
 
 from __future__ import annotations
 
+from dataclasses import astuple, dataclass
+
 from textual.content import Content
+from textual.reactive import reactive
 from textual.widgets import Static
 
+from tui.engine.vocab import ESCALATE
 from tui.textsafe import clean_line, shorten
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a debate ended, as the panel shows it (``escalate``: unresolved)."""
+
+    decision: str
+    rule: str = ""
+    by: str = ""
+    rationale: str | None = None
 
 
 class TallyPanel(Static):
@@ -14,6 +31,9 @@ class TallyPanel(Static):
     TallyPanel.-decided { border: round $success; }
     TallyPanel.-unresolved { border: round $accent; }
     """
+
+    tally: reactive[dict[str, int]] = reactive(dict, init=False)
+    verdict: reactive[Verdict | None] = reactive(None, init=False)
 
     def __init__(
         self,
@@ -29,23 +49,22 @@ class TallyPanel(Static):
         self.votes = list(votes)
         self.voters = max(1, voters)
         self.threshold = threshold
-        self.tally: dict[str, int] = {v: 0 for v in votes}
-        self.decision: tuple[str, str, str, str | None] | None = None
+        self.set_reactive(TallyPanel.tally, {v: 0 for v in votes})
         self.border_title = "tally" if bars else "decision"
 
     def on_mount(self) -> None:
         self.redraw()
 
-    def set_tally(self, tally: dict[str, int]) -> None:
-        self.tally = {v: int(tally.get(v, 0)) for v in self.votes}
+    def validate_tally(self, tally: dict[str, int]) -> dict[str, int]:
+        """Every vote of the spec, in its order, and nothing else."""
+        return {v: int(tally.get(v, 0)) for v in self.votes}
+
+    def watch_tally(self) -> None:
         self.redraw()
 
-    def set_decision(
-        self, decision: str | None, rule: str = "", by: str = "", rationale: str | None = None
-    ) -> None:
-        self.decision = (decision, rule, by, rationale) if decision else None
-        self.set_class(bool(decision) and decision != "escalate", "-decided")
-        self.set_class(decision == "escalate", "-unresolved")
+    def watch_verdict(self, verdict: Verdict | None) -> None:
+        self.set_class(verdict is not None and verdict.decision != ESCALATE, "-decided")
+        self.set_class(verdict is not None and verdict.decision == ESCALATE, "-unresolved")
         self.redraw()
 
     def redraw(self) -> None:
@@ -78,12 +97,12 @@ class TallyPanel(Static):
 
     def _decision_parts(self, parts: list[tuple[str, str] | str], first: bool = False) -> None:
         nl = "" if first else "\n"
-        if self.decision is None:
+        if self.verdict is None:
             if first:
                 parts.append(("no decision yet", "italic $text-muted"))
             return
-        decision, rule, by, rationale = self.decision
-        if decision == "escalate":
+        decision, rule, by, rationale = astuple(self.verdict)
+        if decision == ESCALATE:
             parts.append((f"{nl}UNRESOLVED", "bold $accent"))
         else:
             parts.append((f"{nl}decision ", "$text-muted"))

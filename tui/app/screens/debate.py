@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
+from textual.events import Mount
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -15,9 +18,11 @@ from tui.app.components.pane import DebaterPane
 from tui.app.components.tally import TallyPanel
 from tui.app.components.timeline import Timeline
 from tui.app.components.verify import ChallengePanel, JudgePanel, RubricPanel
+from tui.engine.vocab import RunStatus
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
     from tui.app.app import MootApp
     from tui.engine.protocols.base import Protocol
@@ -34,10 +39,15 @@ def grid_columns(n: int) -> int:
 
 
 class DebateScreen(Screen[None]):
-    """Header, one pane per debater, the timeline and the tally."""
+    """Header, one pane per debater, the timeline and the tally.
+
+    ``status`` is the screen's one copy of the run status (the live screen
+    follows the engine's; a replay shows ``REPLAY``); the header is bound to it.
+    """
 
     BINDINGS = [Binding("t", "transcript", "Transcript")]
-    is_debate_screen = True
+
+    status: reactive[str] = reactive(str(RunStatus.READY), init=False)
 
     def __init__(self, spec: Spec) -> None:
         super().__init__()
@@ -51,7 +61,9 @@ class DebateScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         d = self.spec.debate
-        yield DebateHeader(d.title, d.protocol, d.motion)
+        yield DebateHeader(d.title, d.protocol, d.motion, self.spec.max_rounds).data_bind(
+            DebateScreen.status
+        )
         with Horizontal(id="body"):
             with Grid(id="panes"):
                 for debater in self.spec.debaters:
@@ -80,7 +92,9 @@ class DebateScreen(Screen[None]):
         """Whether this debate has verification views (challenge, refine or a rubric)."""
         return not self.spec.protocol_class.shows_votes or self.spec.rubric is not None
 
-    def on_mount(self) -> None:
+    @on(Mount)
+    def _lay_out(self) -> None:
+        """Grid and colours; Textual calls this after a subclass's own ``on_mount``."""
         self.set_class(self.verifying, "-verify")
         grid = self.query_one("#panes", Grid)
         n = len(self.spec.debaters)
@@ -88,7 +102,6 @@ class DebateScreen(Screen[None]):
         grid.styles.grid_size_columns = cols
         grid.styles.grid_size_rows = (n + cols - 1) // cols
         self.apply_colors()
-        self.header.set_progress(0, self.spec.debate.max_rounds, "")
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_colors())
 
     def apply_colors(self) -> None:
@@ -118,6 +131,14 @@ class DebateScreen(Screen[None]):
                 judges.update_from(protocol, turns)
         for rubric in self.query(RubricPanel):
             rubric.update_from(turns, self.spec)
+
+    @property
+    def session_path(self) -> Path | None:
+        """The session file shown (a live screen has none until its session starts)."""
+        raise NotImplementedError
+
+    def close_session(self) -> None:
+        """Let go of the session file; only a live screen holds one open."""
 
     def pane(self, speaker: str) -> DebaterPane:
         return self.query_one(f"#pane-{speaker}", DebaterPane)

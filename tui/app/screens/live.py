@@ -9,20 +9,11 @@ from typing import Any
 
 from textual import work
 from textual.binding import Binding
+from textual.worker import Worker, WorkerState
 
-from tui.app.messages import (
-    ActionRecorded,
-    DebateDecided,
-    EngineCrashed,
-    PhaseBegan,
-    PhaseFinished,
-    ProviderFailure,
-    StatusMoved,
-    TallyMoved,
-    TokensArrived,
-    TurnBegan,
-    TurnFinished,
-)
+from tui.app.components.pane import DebaterPane
+from tui.app.components.tally import Verdict
+from tui.app.messages import EngineEvent, ProviderFailure, TokensArrived
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.modals import DecideModal, DecideResult, FailureModal, NoteModal
 from tui.engine.events import (
@@ -41,6 +32,9 @@ from tui.engine.events import (
 )
 from tui.engine.ports import Provider, ProviderError
 from tui.engine.spec import Debater, Spec
+from tui.engine.turns import FailureAction, FailureChoice
+from tui.engine.vocab import ESCALATE, RunStatus
+from tui.exitcodes import ExitCode
 from tui.textsafe import clean_line, shorten
 
 FLUSH_INTERVAL = 1 / 12  # seconds between display updates of streaming text (~12 fps)
@@ -77,8 +71,7 @@ class LiveScreen(DebateScreen):
         self.session: Any = None  # tui.engine.live.LiveSession
         self.path: Path | None = None
         self.engine: Any = None
-        self.decision: tuple[str, str, str] | None = None
-        self.status = "READY"
+        self.decision: DecisionReached | None = None
         self._tokens: dict[int, list[str]] = {}
         self._slots: dict[int, Slot] = {}
         self._flush_pending = False
@@ -92,7 +85,6 @@ class LiveScreen(DebateScreen):
 
     # -------------------------------------------------------------- start-up
     def on_mount(self) -> None:
-        super().on_mount()
         from tui.engine.errors import SessionError, SpecError
         from tui.engine.live import LiveSession
 
@@ -117,9 +109,8 @@ class LiveScreen(DebateScreen):
         self.engine = self.session.engine
         self.path = self.session.path
         self.spec = self.engine.spec
-        self.engine.subscribe(self._on_engine_event)
-        self.header.set_progress(0, self.engine.state.max_rounds, "")
-        self.moot.outcome = "running"
+        self.engine.subscribe(self._relay_engine_event)
+        self.header.max_rounds = self.engine.state.max_rounds
         self._refresh_verify()
         if self.session.resumed_from is not None and self.session.resumed_from.warnings:
             for warning in self.session.resumed_from.warnings:
@@ -128,15 +119,24 @@ class LiveScreen(DebateScreen):
 
     @work(group="engine", exclusive=True, exit_on_error=False)
     async def drive(self) -> None:
-        try:
-            await self.engine.run()
-        except asyncio.CancelledError:
-            raise
-        except Exception as err:  # shown on screen, never a traceback
-            self.post_message(EngineCrashed(f"{type(err).__name__}: {_error_text(err)}"))
+        await self.engine.run()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The engine itself raised (a bug or a damaged session): shown, never a traceback."""
+        error = event.worker.error
+        if event.worker.group != "engine" or event.state != WorkerState.ERROR or error is None:
+            return
+        self.status = RunStatus.ENDED
+        self.notify(
+            f"the debate stopped: {shorten(f'{type(error).__name__}: {_error_text(error)}', 500)}",
+            severity="error",
+            markup=False,
+            timeout=30,
+        )
 
     # ---------------------------------------------- engine events → messages
-    def _on_engine_event(self, event: Event) -> None:
+    def _relay_engine_event(self, event: Event) -> None:
+        """The engine's listener: tokens are buffered, every other event is posted as is."""
         if isinstance(event, TokenReceived):
             self._tokens.setdefault(event.slot.index, []).append(event.text)
             self._slots[event.slot.index] = event.slot
@@ -144,46 +144,44 @@ class LiveScreen(DebateScreen):
                 # Coalesce: one display update per pane per frame, however fast tokens come.
                 self._flush_pending = True
                 self.set_timer(FLUSH_INTERVAL, self._post_flush)
-        elif isinstance(event, TurnStarted):
-            self.post_message(TurnBegan(event.slot, event.model, event.attempt))
-        elif isinstance(event, TurnCompleted):
-            self.post_message(TurnFinished(event.turn, event.replayed))
-        elif isinstance(event, PhaseStarted):
-            self.post_message(PhaseBegan(event.round, event.phase, event.slots))
-        elif isinstance(event, PhaseCompleted):
-            if self.verifying:  # the protocol closes the phase right after this event
-                self.post_message(PhaseFinished(event.round, event.phase))
-        elif isinstance(event, TallyChanged):
-            self.post_message(
-                TallyMoved(dict(event.tally), event.threshold, dict(event.votes_by_debater))
-            )
-        elif isinstance(event, DecisionReached):
-            self.post_message(
-                DebateDecided(event.decision, event.rule, event.decided_by, dict(event.result))
-            )
-        elif isinstance(event, OperatorActed):
-            self.post_message(ActionRecorded(dict(event.action)))
-        elif isinstance(event, StatusChanged):
-            self.post_message(StatusMoved(event.status))
-        elif isinstance(event, ProviderFailed):
-            pass  # the failure handler posts ProviderFailure with the operator's choice
+        elif not isinstance(event, ProviderFailed):  # the failure handler asks the operator
+            self.post_message(EngineEvent(event))
 
     def _post_flush(self) -> None:
         self.post_message(TokensArrived())
 
-    async def _on_failure(self, slot: Slot, error: ProviderError) -> Any:
-        choice: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    async def _on_failure(self, slot: Slot, error: ProviderError) -> FailureChoice:
+        choice: asyncio.Future[FailureChoice] = asyncio.get_running_loop().create_future()
         self.post_message(ProviderFailure(slot, error.kind, error.message, choice))
         return await choice
 
     # ------------------------------------------------------------- handlers
-    def on_phase_began(self, message: PhaseBegan) -> None:
-        self.header.set_progress(message.round, self.engine.state.max_rounds, message.phase)
-        self.timeline.add_slots(
-            [(s.index, s.round, s.phase, s.speaker, s.target) for s in message.slots]
-        )
-        for s in message.slots:
-            self._slots[s.index] = s
+    async def on_engine_event(self, message: EngineEvent) -> None:
+        """Every engine event but tokens and provider failures, in the order emitted."""
+        match message.event:
+            case PhaseStarted() as event:
+                self.header.round = event.round
+                self.header.max_rounds = self.engine.state.max_rounds
+                self.header.phase = event.phase
+                self.timeline.add_slots(
+                    [(s.index, s.round, s.phase, s.speaker, s.target) for s in event.slots]
+                )
+                for s in event.slots:
+                    self._slots[s.index] = s
+            case TurnStarted() as event:
+                await self._turn_started(event)
+            case TurnCompleted() as event:
+                await self._turn_completed(event)
+            case PhaseCompleted():
+                self._refresh_verify()  # the protocol has closed the phase by now
+            case TallyChanged() as event:
+                self.tally_panel.tally = event.tally
+            case StatusChanged():
+                self.status = RunStatus(self.engine.status)
+            case OperatorActed() as event:
+                self._operator_acted(event.action)
+            case DecisionReached() as event:
+                await self._decision_reached(event)
 
     # ------------------------------------------------------ pane changes
     async def _pane_op(self, speaker: str, op: Callable[[], Awaitable[None]]) -> None:
@@ -217,13 +215,13 @@ class LiveScreen(DebateScreen):
             for op in self._pane_ops.pop(speaker):
                 await op()
 
-    async def on_turn_began(self, message: TurnBegan) -> None:
-        slot = message.slot
+    async def _turn_started(self, event: TurnStarted) -> None:
+        slot = event.slot
         self._tokens.pop(slot.index, None)
         self.timeline.mark(slot.index, "speaking")
 
         async def begin() -> None:
-            await self.pane(slot.speaker).begin_turn(slot, message.attempt)
+            await self.pane(slot.speaker).begin_turn(slot, event.attempt)
             self._streaming_slots.add(slot.index)
 
         self._streaming_slots.discard(slot.index)
@@ -246,13 +244,13 @@ class LiveScreen(DebateScreen):
             self._flush_pending = True
             self.set_timer(FLUSH_INTERVAL, self._post_flush)
 
-    async def on_turn_finished(self, message: TurnFinished) -> None:
-        turn = message.turn
+    async def _turn_completed(self, event: TurnCompleted) -> None:
+        turn = event.turn
         self._tokens.pop(turn.index, None)
         self._streaming_slots.discard(turn.index)
         self.turns.append(turn)
         pane = self.pane(turn.speaker)
-        if message.replayed:
+        if event.replayed:
             self.timeline.add_slots(
                 [(turn.index, turn.round, turn.phase, turn.speaker, turn.target)]
             )
@@ -262,54 +260,42 @@ class LiveScreen(DebateScreen):
         self.timeline.mark(turn.index, "invalid" if turn.invalid else "done")
         self._refresh_verify()
 
-    def on_phase_finished(self, message: PhaseFinished) -> None:
-        self._refresh_verify()
-
     def _refresh_verify(self) -> None:
         if self.verifying and self.engine is not None:
             self.refresh_verify(self.engine.protocol, self.engine.state.turns)
 
-    def on_tally_moved(self, message: TallyMoved) -> None:
-        self.tally_panel.set_tally(message.tally)
-
-    def on_status_moved(self, message: StatusMoved) -> None:
-        self.status = message.status
-        self.header.set_status(message.status)
-
-    def on_action_recorded(self, message: ActionRecorded) -> None:
-        action = message.action
+    def _operator_acted(self, action: dict[str, Any]) -> None:
         self.actions.append(action)
         kind = str(action.get("action", ""))
         if kind == "replace_model":
             speaker = str(action.get("speaker", ""))
             if speaker in self.engine.debaters:
-                self.pane(speaker).set_model(str(action.get("model", "")))
+                self.pane(speaker).model = str(action.get("model", ""))
         elif kind == "extend":
-            self.header.set_progress(max_rounds=self.engine.state.max_rounds)
+            self.header.max_rounds = self.engine.state.max_rounds
         if kind in ("note", "extend", "replace_model", "skip", "escalate"):
             self.notify(f"operator {kind} recorded", markup=False, timeout=2)
 
-    async def on_debate_decided(self, message: DebateDecided) -> None:
+    async def _decision_reached(self, event: DecisionReached) -> None:
         await self.drain_pane_ops()
         self._streaming_slots.clear()
-        for pane in self.query("DebaterPane"):
-            await pane.stop_streaming()  # type: ignore[attr-defined]
-        self.decision = (message.decision, message.rule, message.decided_by)
+        for pane in self.query(DebaterPane):
+            await pane.stop_streaming()
+        self.decision = event
         self._refresh_verify()
-        rationale = message.result.get("rationale")
-        self.tally_panel.set_tally(message.result.get("vote_tally", self.tally_panel.tally))
-        self.tally_panel.set_decision(message.decision, message.rule, message.decided_by, rationale)
+        self.tally_panel.tally = event.result.get("vote_tally", self.tally_panel.tally)
+        self.tally_panel.verdict = Verdict(
+            event.decision, event.rule, event.decided_by, event.result.get("rationale")
+        )
         for index, entry in self.timeline.entries.items():
             if entry.status == "speaking":
                 self.timeline.mark(index, "waiting", render=False)
         self.timeline.set_current(None)
-        if message.decision == "escalate":
-            self.moot.outcome = "unresolved"
-            self.open_decide(unresolved=True, rule=message.rule)
+        if event.decision == ESCALATE:
+            self.open_decide(unresolved=True, rule=event.rule)
         else:
-            self.moot.outcome = "decided"
             self.notify(
-                f"decision: {clean_line(message.decision)} ({clean_line(message.rule)})",
+                f"decision: {clean_line(event.decision)} ({clean_line(event.rule)})",
                 markup=False,
             )
 
@@ -319,25 +305,16 @@ class LiveScreen(DebateScreen):
         pane.show_failure(message.kind, message.message)
         self.timeline.mark(slot.index, "failed")
 
-        def chosen(choice: Any) -> None:
+        def chosen(picked: FailureChoice | None) -> None:
+            choice = picked or FailureChoice(FailureAction.ESCALATE)
             if not message.choice.done():
-                message.choice.set_result(choice if choice is not None else "escalate")
-            if choice != "escalate":
-                pane.clear_failure()
+                message.choice.set_result(choice)
+            if choice.action != FailureAction.ESCALATE:
+                pane.failure = None
 
         self.app.push_screen(
             FailureModal(slot.speaker, pane.model, message.kind, message.message), chosen
         )
-
-    def on_engine_crashed(self, message: EngineCrashed) -> None:
-        self.header.set_status("ENDED")
-        self.notify(
-            f"the debate stopped: {shorten(message.error, 500)}",
-            severity="error",
-            markup=False,
-            timeout=30,
-        )
-        self.moot.outcome = "unresolved"
 
     # ------------------------------------------------------------- controls
     def _can_steer(self) -> bool:
@@ -349,10 +326,9 @@ class LiveScreen(DebateScreen):
             return
         if self.engine.paused:
             self.engine.resume()
-            self.header.set_status("LIVE")
         else:
-            self.engine.pause()
-            self.header.set_status("PAUSED")  # at once; the engine stops at the next turn
+            self.engine.pause()  # shown at once; the engine stops at the next turn
+        self.status = RunStatus(self.engine.status)
 
     def action_escalate(self) -> None:
         if not self._can_steer():
@@ -363,11 +339,11 @@ class LiveScreen(DebateScreen):
     def action_decide(self) -> None:
         if self.engine is None:
             return
-        if self.decision is not None and self.decision[0] != "escalate":
+        if self.decision is not None and self.decision.decision != ESCALATE:
             self.notify("already decided", markup=False, timeout=2)
             return
-        unresolved = self.engine.status == "AWAITING_OPERATOR"
-        self.open_decide(unresolved=unresolved, rule=self.decision[1] if self.decision else "")
+        unresolved = self.engine.status == RunStatus.AWAITING_OPERATOR
+        self.open_decide(unresolved=unresolved, rule=self.decision.rule if self.decision else "")
 
     def open_decide(self, *, unresolved: bool, rule: str = "") -> None:
         if self._decide_open:
@@ -421,12 +397,11 @@ class LiveScreen(DebateScreen):
         if result is None:
             return
         if result.extend:
-            if self.engine.status != "AWAITING_OPERATOR":
+            if self.engine.status != RunStatus.AWAITING_OPERATOR:
                 return
             self.engine.extend()
             self.decision = None
-            self.tally_panel.set_decision(None)
-            self.moot.outcome = "running"
+            self.tally_panel.verdict = None
             self.drive()
         # otherwise the modal has already applied the decision through the engine
 
@@ -443,7 +418,19 @@ class LiveScreen(DebateScreen):
 
         self.app.push_screen(NoteModal(), noted)
 
-    # ------------------------------------------------------------- shutdown
+    # ------------------------------------------------------- outcome, shutdown
+    @property
+    def session_path(self) -> Path | None:
+        return self.path
+
+    def exit_code(self) -> ExitCode:
+        """What quitting now tells the shell, read from the run's decision and status."""
+        if self.decision is not None:
+            return ExitCode.UNRESOLVED if self.decision.decision == ESCALATE else ExitCode.DECIDED
+        if self.status == RunStatus.ENDED:  # the engine stopped without a decision
+            return ExitCode.UNRESOLVED
+        return ExitCode.INTERRUPTED
+
     def close_session(self) -> None:
         self.workers.cancel_node(self)
         if self.session is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -14,6 +14,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
+from tui.engine.turns import FailureAction, FailureChoice
 from tui.textsafe import clean_line, shorten
 
 R = TypeVar("R")
@@ -144,7 +145,7 @@ class NoteModal(_Modal[str | None]):
         self.dismiss(None)
 
 
-class FailureModal(_Modal[Any]):
+class FailureModal(_Modal[FailureChoice]):
     """A provider call failed: retry, skip the turn, replace the model, or escalate."""
 
     BINDINGS = [Binding("escape", "cancel", "Escalate")]
@@ -186,20 +187,20 @@ class FailureModal(_Modal[Any]):
         self.query_one("#retry", Button).focus()
 
     def action_cancel(self) -> None:
-        self.dismiss("escalate")
+        self.dismiss(FailureChoice(FailureAction.ESCALATE))
 
     @on(Button.Pressed)
     def chosen(self, event: Button.Pressed) -> None:
-        choice = event.button.id
-        if choice == "replace":
+        action = FailureAction(str(event.button.id))
+        if action == FailureAction.REPLACE:
             model = self.query_one("#model", Input).value.strip()
             if not model:
                 self.query_one("#model", Input).focus()
                 self.notify("Type the model to use first.", severity="warning", markup=False)
                 return
-            self.dismiss(("replace", model))
+            self.dismiss(FailureChoice(action, model))
             return
-        self.dismiss(choice)
+        self.dismiss(FailureChoice(action))
 
 
 class JumpModal(_Modal[int | None]):

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.binding import Binding
 from textual.timer import Timer
 
+from tui.app.components.header import REPLAY
 from tui.app.components.pane import MAX_CARDS, DebaterPane
+from tui.app.components.tally import Verdict
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.modals import JumpModal
 from tui.engine import tally as tally_rules
+from tui.engine.records import Turn
 from tui.engine.replay import protocol_at
 from tui.engine.session import SessionData
 
@@ -38,19 +43,18 @@ class ReplayScreen(DebateScreen):
         self.speed = speed
         self.playing = False
         self._timer: Timer | None = None
+        self.set_reactive(DebateScreen.status, REPLAY)
 
     async def on_mount(self) -> None:
-        super().on_mount()
         self.timeline.add_slots(
             [(t.index, t.round, t.phase, t.speaker, t.target) for t in self.recorded]
         )
-        self.header.set_status("REPLAY")
         await self.goto(self.start_at)
 
     # -------------------------------------------------------------- drawing
     def _max_rounds(self) -> int:
         result = self.data.result or {}
-        return int(result.get("max_rounds", self.spec.debate.max_rounds))
+        return int(result.get("max_rounds", self.spec.max_rounds))
 
     async def goto(self, n: int) -> None:
         """Show the debate as it stood after ``n`` recorded turns."""
@@ -68,14 +72,13 @@ class ReplayScreen(DebateScreen):
                 for t in mine[:-MAX_CARDS]:
                     pane.count(t)
                 for t in mine[-MAX_CARDS:]:
-                    await pane.add_card(t, refresh=False)
-                pane.refresh_meta()
+                    await pane.add_card(t, follow=False)
             self.cursor = n
         self.turns = self.recorded[: self.cursor]
         self.actions = [a for a in self.data.actions if int(a.get("after_turn", 0)) <= self.cursor]
         self._refresh_side()
 
-    async def _apply(self, turn) -> None:  # noqa: ANN001 - a Turn
+    async def _apply(self, turn: Turn) -> None:
         await self.pane(turn.speaker).add_card(turn)
 
     def _refresh_side(self) -> None:
@@ -92,29 +95,29 @@ class ReplayScreen(DebateScreen):
         for t in shown:
             if t.vote and not t.invalid:
                 latest[t.speaker] = t.vote
-        self.tally_panel.set_tally(tally_rules.count(latest, self.spec.debate.votes))
+        self.tally_panel.tally = tally_rules.count(latest, self.spec.debate.votes)
         last = shown[-1] if shown else None
-        self.header.set_progress(
-            last.round if last else 0, self._max_rounds(), last.phase if last else ""
-        )
-        self.header.set_extra(
+        self.header.round = last.round if last else 0
+        self.header.max_rounds = self._max_rounds()
+        self.header.phase = last.phase if last else ""
+        self.header.extra = (
             f"turn {self.cursor}/{len(self.recorded)} · "
             f"{'playing' if self.playing else 'stopped'} ×{self.speed:g}"
         )
         if self.verifying:
             self.refresh_verify(protocol_at(self.spec, shown), shown)
         result = self.data.result
-        if self.cursor >= len(self.recorded) and result:
-            self.tally_panel.set_decision(
-                str(result.get("decision", "")),
+        if self.cursor >= len(self.recorded) and result and result.get("decision"):
+            self.tally_panel.verdict = Verdict(
+                str(result["decision"]),
                 str(result.get("decision_rule", "")),
                 str(result.get("decided_by", "")),
                 result.get("rationale"),
             )
             if "vote_tally" in result:
-                self.tally_panel.set_tally(result["vote_tally"])
+                self.tally_panel.tally = result["vote_tally"]
         else:
-            self.tally_panel.set_decision(None)
+            self.tally_panel.verdict = None
 
     # ------------------------------------------------------------- controls
     async def action_step(self, delta: int) -> None:
@@ -166,6 +169,10 @@ class ReplayScreen(DebateScreen):
 
     def action_slower(self) -> None:
         self._set_speed(-1)
+
+    @property
+    def session_path(self) -> Path | None:
+        return self.data.path
 
     def action_jump(self) -> None:
         def jumped(n: int | None) -> None:
