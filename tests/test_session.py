@@ -330,3 +330,62 @@ def test_reading_a_torn_file_warns_on_stderr(
     assert main(["resume", str(p), "--headless"]) in (0, 3)
     err = capsys.readouterr().err
     assert "torn tail" in err and "kept as m.toml.torn-" in err
+
+
+def test_every_record_is_chained_and_a_reordering_is_named(tmp_path: Path) -> None:
+    from tui.engine.verify import verify_file
+
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"]},
+        consensus_threshold=2,
+        max_rounds=1,
+        phases=["proposal"],
+    )
+    p = tmp_path / "c.toml"
+    live = run_live(raw, p)  # escalates; the result is written, then rewritten below
+    live.engine.note("Weigh the rollback cost.")
+    live.engine.extend()
+    asyncio.run(live.engine.run())
+    live.engine.decide("revise", "Rollback first.")
+    live.close()
+    data = load_session(p)
+    names = [r.name for r in data.records]
+    assert names[0] == "header" and names[-1] == "result" and "turn 4" in names
+    assert all(r.stored for r in data.records) and data.chain == [] and not data.warnings
+    assert data.markers == len(data.records)
+    assert verify_file(p).ok
+
+    text = p.read_text()
+    chunks = text.split(COMMIT)
+    first, second = [i for i, c in enumerate(chunks) if c.lstrip().startswith("[[operator_")][:2]
+    chunks[first], chunks[second] = chunks[second], chunks[first]
+    p.write_text(COMMIT.join(chunks))
+    moved = load_session(p)
+    assert [b.record for b in moved.chain][:1] == ["operator action 1 (extend)"]  # moved up
+    assert "hash chain is broken at operator action 1" in moved.warnings[0]
+
+
+def test_a_resumed_0_1_0_file_is_chained_from_its_next_record(tmp_path: Path) -> None:
+    import shutil
+
+    from tui.engine.verify import verify_file
+
+    p = tmp_path / "old.toml"
+    fixture = Path(__file__).resolve().parent / "fixtures" / "session-0.1.0-exhausted.toml"
+    shutil.copyfile(fixture, p)
+    assert load_session(p).chain == []  # unchained, and accepted as written before the chain
+    live = LiveSession.resume(p, lambda d: SCRIPTED)
+    asyncio.run(live.engine.run())  # replays to the recorded escalation
+    live.engine.extend()
+    asyncio.run(live.engine.run())
+    live.close()
+    data = load_session(p)
+    stored = [r.stored is not None for r in data.records]
+    first = stored.index(True)
+    assert first > 1 and all(stored[first:]) and not any(stored[:first])
+    assert data.chain == [] and verify_file(p).ok
+
+    # The chained records seal the older ones: editing one breaks the chain where it starts.
+    said = data.turns[0].content["stance"]
+    p.write_text(p.read_text().replace(said, said + " (edited)", 1))
+    assert [str(b) for b in load_session(p).chain][0].startswith(data.records[first].name)
