@@ -1,0 +1,31 @@
+"""Replay of a session whose hash chain is broken: it plays, and the console says so."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app_support import debate_spec, make_app, record_session, wait_until
+
+from tui.app.screens.replay import ReplayScreen
+from tui.engine.session import load_session
+
+
+async def test_replay_warns_when_the_file_was_changed(tmp_path):
+    spec = debate_spec(debaters=3, max_rounds=1, threshold=2, scripts={1: {"votes": ["release"]}})
+    path = await record_session(spec, tmp_path / "sessions" / "20250101-120000-chain.toml")
+    stance = load_session(path).turns[1].content["stance"]
+    path.write_text(path.read_text("utf-8").replace(stance, stance + " (edited)", 1), "utf-8")
+    app = make_app(tmp_path, replay_path=str(path))
+    shown: list[tuple[str, str]] = []
+    notify = app.notify
+
+    def capture(message: str, **kwargs: Any) -> None:
+        shown.append((message, kwargs.get("severity", "information")))
+        notify(message, **kwargs)
+
+    app.notify = capture
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        warned = [m for m, severity in shown if severity == "warning"]
+        assert any("hash chain is broken at turn 2" in m and "moot verify" in m for m in warned)
+        await pilot.press("q")
