@@ -30,17 +30,6 @@ STATUS_LABEL = {
 class DebateHeader(Horizontal):
     """Two lines: the facts of the debate, then the motion."""
 
-    DEFAULT_CSS = """
-    DebateHeader { height: 2; background: $panel; }
-    DebateHeader #facts { width: 1fr; padding: 0 1; }
-    DebateHeader #status { width: auto; padding: 0 1; text-style: bold; }
-    DebateHeader #status.-live { background: $success; color: $background; }
-    DebateHeader #status.-paused { background: $warning; color: $background; }
-    DebateHeader #status.-awaiting_operator { background: $accent; color: $background; }
-    DebateHeader #status.-ended { background: $primary-muted; }
-    DebateHeader #status.-replay { background: $secondary; color: $background; }
-    """
-
     round: reactive[int] = reactive(0, init=False)
     max_rounds: reactive[int] = reactive(0, init=False)
     phase: reactive[str] = reactive("", init=False)

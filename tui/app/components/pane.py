@@ -157,16 +157,6 @@ class DebaterPane(Vertical):
     watchers redraw.
     """
 
-    DEFAULT_CSS = """
-    DebaterPane { border: round $primary; height: 1fr; }
-    DebaterPane > .meta { height: auto; padding: 0 1; background: $panel; }
-    DebaterPane > .failure { display: none; height: auto; padding: 0 1;
-        background: $error 25%; color: $text; }
-    DebaterPane.-failed > .failure { display: block; }
-    DebaterPane.-speaking { border: heavy $accent; }
-    DebaterPane > VerticalScroll { height: 1fr; scrollbar-size-vertical: 1; }
-    """
-
     model: reactive[str] = reactive("", init=False)
     vote: reactive[str | None] = reactive(None, init=False)
     usage: reactive[Usage] = reactive(Usage, init=False)

@@ -26,12 +26,6 @@ class Verdict:
 
 
 class TallyPanel(Static):
-    DEFAULT_CSS = """
-    TallyPanel { height: auto; border: round $secondary 60%; padding: 0 1; }
-    TallyPanel.-decided { border: round $success; }
-    TallyPanel.-unresolved { border: round $accent; }
-    """
-
     tally: reactive[dict[str, int]] = reactive(dict, init=False)
     verdict: reactive[Verdict | None] = reactive(None, init=False)
 

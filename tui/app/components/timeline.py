@@ -33,11 +33,6 @@ class Entry:
 class Timeline(VerticalScroll):
     """One line per slot, grouped by round and phase; follows the current slot."""
 
-    DEFAULT_CSS = """
-    Timeline { height: 1fr; border: round $primary 50%; padding: 0 1; }
-    Timeline > Static { width: 1fr; }
-    """
-
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id)
         self.entries: dict[int, Entry] = {}

@@ -249,11 +249,6 @@ def rubric_parts(turn: Turn, spec: Spec | None = None, width: int = 52) -> Parts
 class _Panel(VerticalScroll):
     """A bordered, scrollable panel holding one Static of assembled, markup-free text."""
 
-    DEFAULT_CSS = """
-    _Panel { height: auto; max-height: 60%; border: round $secondary 60%; padding: 0 1;
-        scrollbar-size-vertical: 1; }
-    _Panel > Static { width: 1fr; }
-    """
     TITLE = ""
 
     def __init__(self, id: str | None = None) -> None:
@@ -275,9 +270,6 @@ class ChallengePanel(_Panel):
     """``challenge``: every challenge, its severity, its status across rounds, the answer."""
 
     TITLE = "challenges"
-    DEFAULT_CSS = """
-    ChallengePanel.-blocked { border: round $error; }
-    """
 
     def update_from(self, protocol: Any, mode: str) -> None:
         critical = [
@@ -305,10 +297,6 @@ class RubricPanel(_Panel):
     """The rubric table of the latest assessed turn."""
 
     TITLE = "rubric"
-    DEFAULT_CSS = """
-    RubricPanel.-fail { border: round $error 80%; }
-    RubricPanel.-pass { border: round $success; }
-    """
 
     def update_from(self, turns: Sequence[Turn], spec: Spec | None = None) -> None:
         turn = latest_rubric(turns)

@@ -132,13 +132,6 @@ class HomeScreen(Screen[None]):
         Binding("tab", "app.focus_next", "Switch list", show=False),
         Binding("q", "app.quit", "Quit"),
     ]
-    DEFAULT_CSS = """
-    HomeScreen { padding: 0 1; }
-    HomeScreen #brand { height: 3; content-align: left middle; padding: 1 1 0 1; }
-    HomeScreen .section { margin-top: 1; padding: 0 1; text-style: bold; color: $secondary; }
-    HomeScreen DataTable { height: auto; max-height: 45%; }
-    HomeScreen .empty { color: $text-muted; padding: 0 1; }
-    """
 
     class Loaded(Message):
         def __init__(self, examples: list[ExampleRow], sessions: list[SessionRow]) -> None:

@@ -30,17 +30,6 @@ class DecideResult:
 
 
 class _Modal(ModalScreen[R]):
-    DEFAULT_CSS = """
-    _Modal { align: center middle; }
-    _Modal > Vertical { width: 72; height: auto; max-height: 90%; border: thick $accent;
-        background: $surface; padding: 1 2; }
-    _Modal .title { text-style: bold; margin-bottom: 1; }
-    _Modal .hint { color: $text-muted; }
-    _Modal .error { color: $error; height: auto; }
-    _Modal Horizontal.buttons { height: auto; margin-top: 1; align-horizontal: right; }
-    _Modal Horizontal.buttons Button { margin-left: 1; }
-    _Modal RadioSet { width: 1fr; margin-bottom: 1; }
-    """
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def action_cancel(self) -> None:

@@ -23,12 +23,6 @@ class TranscriptScreen(Screen[None]):
         Binding("home", "top", "Top", show=False),
         Binding("end", "bottom", "Bottom", show=False),
     ]
-    DEFAULT_CSS = """
-    TranscriptScreen VerticalScroll { padding: 0 1; }
-    TranscriptScreen .entry { margin-bottom: 1; }
-    TranscriptScreen .action { color: $accent; margin-bottom: 1; }
-    TranscriptScreen .head { background: $panel; padding: 0 1; text-style: bold; }
-    """
 
     def __init__(self, spec: Spec, turns: list[Turn], actions: list[dict]) -> None:
         super().__init__()
