@@ -30,6 +30,7 @@ from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.protocols import protocol_for
 from tui.engine.protocols.base import Protocol
 from tui.engine.records import CONTENT_MODELS, Turn
+from tui.engine.roster import Roster
 from tui.engine.runner import Engine
 from tui.engine.session import SessionData, load_session
 from tui.engine.spec import Spec
@@ -114,16 +115,18 @@ def verify_file(path: str | Path) -> Verification:
 
 
 def verify(data: SessionData) -> Verification:
+    """Every check on a loaded session; a value of the wrong shape fails its check, never raises."""
     out = Verification(str(data.path), turns=len(data.turns), records=len(data.records))
     if data.torn:
         out.notes.append(
             "an unfinished write after the last complete record was left out (not a claim)"
         )
-    _file_claims(data, out)
-    _turn_claims(data, out)
-    _action_claims(data, out)
-    _result_claims(data, out)
-    _replay_claims(data, out)
+    for checks in (_file_claims, _turn_claims, _action_claims, _result_claims, _replay_claims):
+        try:
+            checks(data, out)
+        except Exception as err:  # a damaged record: the claims resting on it do not hold
+            what = checks.__name__.strip("_").replace("_", " ")
+            out.check("file", what, False, f"cannot be checked: {type(err).__name__}: {err}")
     if data.result is not None:
         out.decision = str(data.result.get("decision"))
     return out
@@ -177,12 +180,18 @@ def _turn_claims(data: SessionData, out: Verification) -> None:
             slots = protocol.slots(state, turn.round, turn.phase, turn.index)
             parallel = spec.debate.parallel and len(slots) > 1
             seen_at_start = {s.index: protocol.context(state, s) for s in slots} if parallel else {}
+            actions.at_phase_start = actions.models()
         slot = slots[len(group)] if len(group) < len(slots) else None
         if _schedule_claim(out, where, turn, slot) and slot is not None:
             actions.apply_up_to(turn.index - 1)
-            context = seen_at_start.get(slot.index) or protocol.context(state, slot)
-            legacy_turn = turn.index in legacy
-            _slot_claims(data, out, protocol, state, slot, turn, context, legacy_turn, models)
+            try:
+                context = seen_at_start.get(slot.index) or protocol.context(state, slot)
+                legacy_turn = turn.index in legacy
+                _slot_claims(
+                    data, out, protocol, state, slot, turn, context, legacy_turn, models, actions
+                )
+            except Exception as err:  # a damaged record: named, and the walk goes on
+                out.check(where, "turn", False, f"cannot be checked: {type(err).__name__}: {err}")
         state.add(turn)
         group.append(turn)
         if len(group) >= max(1, len(slots)):
@@ -200,14 +209,54 @@ class _Actions:
     def __init__(self, actions: list[dict[str, Any]], state: DebateState) -> None:
         self._pending = sorted(actions, key=lambda a: a.get("after_turn", 0))
         self._state = state
+        self.roster = Roster(state.spec.debaters)
+        self.at_phase_start: dict[str, tuple[str, str]] = {}
+
+    def models(self) -> dict[str, tuple[str, str]]:
+        """Each speaker's (model, family) now."""
+        return {s: (d.model, self.roster.family[s]) for s, d in self.roster.debaters.items()}
 
     def apply_up_to(self, done: int) -> None:
         while self._pending and self._pending[0].get("after_turn", 0) <= done:
             action = self._pending.pop(0)
-            if action.get("action") == OperatorAction.NOTE:
+            kind = action.get("action")
+            if kind == OperatorAction.NOTE:
                 self._state.notes.append(str(action.get("text", "")))
-            elif action.get("action") == OperatorAction.EXTEND:
+            elif kind == OperatorAction.EXTEND:
                 self._state.max_rounds += 1
+            elif kind == OperatorAction.REPLACE_MODEL:
+                self.roster.swap_model(str(action.get("speaker")), str(action.get("model")))
+
+    def model_claim(self, out: Verification, turn: Turn, against: list[str]) -> None:
+        """The model and family a turn names are the speaker's, as swaps left them.
+
+        A swap made while a phase's calls ran at once may or may not have reached
+        a call already under way, so both the phase-start and the current models count.
+        """
+        where = f"turn {turn.index}"
+        now, start = self.models(), self.at_phase_start
+        held = {now.get(turn.speaker), start.get(turn.speaker)}
+        out.check(
+            where,
+            "model",
+            (turn.model, turn.family) in held,
+            f"{turn.model} ({turn.family})"
+            + ("" if (turn.model, turn.family) in held else ": not the speaker's model then"),
+        )
+        if turn.cross_family_held is None or not against:
+            return
+        possible = {
+            all(models[turn.speaker][1] != models.get(a, ("", ""))[1] for a in against)
+            for models in (now, start)
+            if turn.speaker in models
+        }
+        out.check(
+            where,
+            "cross_family_held",
+            turn.cross_family_held in possible,
+            "the critic's model family against the author's"
+            + ("" if turn.cross_family_held in possible else ": the families say otherwise"),
+        )
 
 
 def _schedule_claim(out: Verification, where: str, turn: Turn, slot: Slot | None) -> bool:
@@ -232,11 +281,13 @@ def _slot_claims(
     context: list[tuple[str, str, str]],
     legacy: bool,
     models: dict[TurnKind, type[BaseModel]],
+    actions: _Actions,
 ) -> None:
     where = f"turn {turn.index}"
     spec = data.spec
+    against = protocol.cross_family_against(slot)
+    actions.model_claim(out, turn, against)
     if turn.kind in VERIFIER_KINDS:
-        against = protocol.cross_family_against(slot)
         own = turn.speaker in against if against else turn.speaker == slot.target
         out.check(
             where,
@@ -257,8 +308,8 @@ def _slot_claims(
             protocol.check(state, slot, parsed)
     except TurnParseError as err:
         out.check(where, "content", False, f"a valid turn the rules refuse: {err}")
-    else:
-        out.same(where, "content", turn.content, parsed.model_dump(), "the turn's schema")
+        return  # what follows rests on content the rules accept
+    out.same(where, "content", turn.content, parsed.model_dump(), "the turn's schema")
     expected_vote = turn.content.get("routing") or turn.content.get("vote") or None
     out.same(where, "vote", turn.vote, expected_vote, "the turn's content")
     if turn.kind in _NEGATIVE:
