@@ -269,3 +269,27 @@ def test_a_broken_chain_warns_on_export_and_stops_resume_unless_forced(
     capsys.readouterr()
     code, report = verify(path, capsys)  # forcing continues the file, it does not launder it
     assert code == ExitCode.VERIFY_FAILED and ("turn 4", "hash") in failed(report)
+
+
+def test_a_release_the_gate_refuses_is_named(
+    recorded: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The critic asked to release a plan it scored 10: code would not have released it."""
+    path = copy(recorded, "adversary", tmp_path)
+    releasing: list[int] = []
+
+    def change(doc: Doc) -> None:
+        turn = next(
+            t for t in doc["turns"] if t.get("derived", {}).get("routing_decision") == "release"
+        )
+        turn["content"]["score"] = 10
+        releasing.append(turn["index"])
+
+    rewrite(path, change)
+    code, report = verify(path, capsys)
+    assert code == ExitCode.VERIFY_FAILED
+    where = f"turn {releasing[0]}"
+    assert {(where, "release gate"), (where, "derived.routing_decision")} <= failed(report)
+    assert ("result", "decision") in failed(report)
+    gate = next(f for f in report["failures"] if f["field"] == "release gate")
+    assert "score 10 is below release_score 80" in gate["detail"]

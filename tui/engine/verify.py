@@ -28,6 +28,7 @@ from tui.engine.evidence import assess, with_rubric
 from tui.engine.parsing import TurnParseError, parse_turn
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.protocols import protocol_for
+from tui.engine.protocols.adversary import release_refusal
 from tui.engine.protocols.base import Protocol
 from tui.engine.records import CONTENT_MODELS, Turn
 from tui.engine.roster import Roster
@@ -323,7 +324,30 @@ def _slot_claims(
             if present
             else f"no {items} and no verdict {verdict}",
         )
+    _release_claim(data, out, turn)
     _derived_claims(data, out, protocol, state, slot, turn, context, legacy)
+
+
+def _release_claim(data: SessionData, out: Verification, turn: Turn) -> None:
+    """A critic's routing is a request: a release stands only on request and through the gate."""
+    decided = turn.derived.get("routing_decision")
+    if turn.kind != TurnKind.ADVERSARY_CRITIQUE or decided is None:
+        return  # written before the gate was recorded: the result's replay covers it
+    requested = turn.content.get("routing")
+    reasons = release_refusal(turn.content, data.spec.debate.release_score)
+    if decided != "release":
+        out.check(f"turn {turn.index}", "release gate", True, f"{requested} requested, {decided}")
+        return
+    ok = requested == "release" and not reasons
+    out.check(
+        f"turn {turn.index}",
+        "release gate",
+        ok,
+        f"release requested and the gate holds (release_score {data.spec.debate.release_score})"
+        if ok
+        else f"released, but {requested} was requested"
+        + (f" and the gate refuses: {'; '.join(reasons)}" if reasons else ""),
+    )
 
 
 def content_models(spec: Spec, protocol: Protocol) -> dict[TurnKind, type[BaseModel]]:
