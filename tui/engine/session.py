@@ -415,7 +415,7 @@ class SessionStore:
                     [
                         f"hash chain broken at {data.chain[0]}; not resuming a changed file: "
                         f"`moot verify {p}` lists what does not hold, "
-                        f"`moot resume {p} --force` continues anyway"
+                        f"`moot resume {p} --headless --force` continues anyway"
                     ],
                 )
             if data.torn:
