@@ -94,7 +94,9 @@ class IncumbentLover:
         from tui.engine.ports import TurnReply
 
         return TurnReply(
-            text=json.dumps({"pick": pick, "reason": f"{request.debater.id}: sturdier"})
+            text=json.dumps(
+                {"pick": pick, "reason": f"{request.debater.id}: sturdier under a partial outage"}
+            )
         )
 
     async def aclose(self) -> None:
@@ -131,7 +133,9 @@ class ChallengerLover(IncumbentLover):
         pick = "Y" if request.slot.variant == INCUMBENT_FIRST else "X"
         from tui.engine.ports import TurnReply
 
-        return TurnReply(text=json.dumps({"pick": pick, "reason": "fresher"}))
+        return TurnReply(
+            text=json.dumps({"pick": pick, "reason": "fresher and simpler to operate"})
+        )
 
 
 def test_challenger_wins_become_incumbent_and_cap_hands_over() -> None:

@@ -19,6 +19,7 @@ from tui.engine.protocols import PROTOCOLS
 from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.raw import RawSpec, family
 from tui.engine.safeio import FileRefused, read_regular
+from tui.engine.substance import DEFAULT_MIN_WORDS
 
 EvidenceKind = Literal[
     "artifact_quote",
@@ -113,6 +114,7 @@ class DebateSection(_Strict):
     cross_family: Literal["off", "warn", "require"] = "warn"
     rotate: bool = False
     retries: int = Field(default=1, ge=0, le=5)
+    min_words: int = Field(default=DEFAULT_MIN_WORDS, ge=1, le=50)
     parallel: bool = True
     on_invalid: Literal["escalate", "continue"] = "escalate"
     proposer: str | None = None

@@ -5,10 +5,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pydantic import BaseModel
+
 from tui.engine.events import Slot
+from tui.engine.parsing import TurnParseError
 from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn
 from tui.engine.state import DebateState, Decision
+from tui.engine.substance import content_problems
 from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, TurnKind
 
 if TYPE_CHECKING:  # spec.py reads the protocol registry: a runtime import would cycle
@@ -98,8 +102,26 @@ class Protocol(ABC):
     def report(self, state: DebateState) -> dict[str, Any]:
         return {}
 
-    def check(self, state: DebateState, slot: Slot, content: Any) -> None:
-        """State-dependent validation; raise TurnParseError to have the model asked again."""
+    def check(self, state: DebateState, slot: Slot, content: BaseModel) -> None:
+        """Validation beyond the schema; a TurnParseError has the model asked again.
+
+        The negative channel must say something (tui.engine.substance) and the
+        protocol's own state-dependent rules must hold; every problem is named
+        at once, so one re-ask can fix them all.
+        """
+        d = self.spec.debate
+        problems = content_problems(
+            slot.kind, content.model_dump(), votes=d.votes, motion=d.motion, min_words=d.min_words
+        )
+        try:
+            self.check_state(state, slot, content)
+        except TurnParseError as err:
+            problems.append(str(err))
+        if problems:
+            raise TurnParseError("; ".join(problems))
+
+    def check_state(self, state: DebateState, slot: Slot, content: Any) -> None:
+        """This protocol's state-dependent rules (e.g. which ids a turn must answer)."""
         return None
 
     def annotate(self, state: DebateState, slot: Slot, turn: Turn) -> None:

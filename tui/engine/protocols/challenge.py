@@ -183,7 +183,7 @@ class ChallengeProtocol(Protocol):
         return out
 
     # ----------------------------------------------------------- validation
-    def check(self, state: DebateState, slot: Slot, content: Any) -> None:
+    def check_state(self, state: DebateState, slot: Slot, content: Any) -> None:
         if slot.kind == TurnKind.CHALLENGE_REPORT:
             known = set(self.challenges)
             seen = {a.challenge_id for a in content.assessments}

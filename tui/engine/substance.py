@@ -1,0 +1,150 @@
+"""Whether a turn's negative channel says something: the rules, in one place.
+
+Weaknesses, suggestions, challenge concerns and evidence, defence answers and
+judge reasons must each be a statement: not empty, not a vote, verdict or
+schema label, not a copy of another item or of the motion, and at least
+``min_words`` words. Stances, rationales and candidates need at least one word.
+The functions are pure over recorded content, so the engine can re-ask with the
+reason and a reader can re-check a session file with them alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from functools import cache
+from typing import Any
+
+from tui.engine.records import CONTENT_MODELS, inline_refs
+from tui.engine.vocab import TurnKind
+
+DEFAULT_MIN_WORDS = 3
+
+# Statements the negative channel carries, per kind: (list field, item field or "").
+_CHANNEL: dict[TurnKind, tuple[tuple[str, str], ...]] = {
+    TurnKind.CRITIQUE: (("weaknesses", ""), ("suggestions", "")),
+    TurnKind.ADVERSARY_CRITIQUE: (("weaknesses", ""), ("suggestions", "")),
+    TurnKind.CANDIDATE_CRITIQUE: (("weaknesses", ""), ("suggestions", "")),
+    TurnKind.CHALLENGE_REPORT: (("challenges", "concern"), ("challenges", "evidence")),
+    TurnKind.DEFENSE: (("responses", "answer"),),
+    TurnKind.JUDGMENT: (("reason", ""),),
+}
+# Fields that need words but may be short: a stance can be one sentence of two words.
+_WORDED: dict[TurnKind, tuple[str, ...]] = {
+    TurnKind.POSITION: ("stance", "rationale"),
+    TurnKind.CANDIDATE: ("candidate", "rationale"),
+}
+# One passage of the artifact can show two faults: evidence may repeat across challenges.
+_MAY_REPEAT = frozenset({"evidence"})
+# Answers that fill a slot without saying anything, whatever the schema.
+_FILLERS = frozenset(
+    {
+        *"zero one two three four five six seven eight nine ten".split(),
+        *"none nothing na null nil tbd todo yes no true false ok okay".split(),
+        "n a",
+        "same as above",
+        "see above",
+        "string",
+        "text",
+    }
+)
+_WORD = re.compile(r"\S*[^\W\d_]\S*")  # a run of non-space holding at least one letter
+
+
+def normal(text: str) -> str:
+    """Text compared as a label or a duplicate: case, punctuation and ``_`` ignored."""
+    return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
+
+
+def word_count(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+@cache
+def schema_labels() -> frozenset[str]:
+    """Every field name and fixed value (verdicts, routings, statuses) of every turn kind."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            found.update(k for k in node.get("properties", {}) if isinstance(k, str))
+            found.update(v for v in node.get("enum", []) if isinstance(v, str))
+            if isinstance(node.get("const"), str):
+                found.add(node["const"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for model in CONTENT_MODELS.values():
+        walk(inline_refs(model.model_json_schema()))
+    return frozenset(normal(label) for label in found)
+
+
+def statement_problem(
+    text: str, *, votes: Iterable[str], motion: str, min_words: int = DEFAULT_MIN_WORDS
+) -> str | None:
+    """Why ``text`` is not a statement, or None when it is one."""
+    said = normal(text)
+    if not said:
+        return "is empty; say what you found"
+    if said in {normal(v) for v in votes}:
+        return f"{text.strip()!r} is a vote, not a statement"
+    if said in schema_labels() or said in _FILLERS:
+        return f"{text.strip()!r} is a label, not a statement"
+    if said == normal(motion):
+        return "repeats the motion; say what is wrong with the answer to it"
+    words = word_count(text)
+    if words < min_words:
+        return f"has {words} word{'' if words == 1 else 's'}; write a statement of at least {min_words}"
+    return None
+
+
+def _items(kind: TurnKind, content: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """(path, field, value) of each statement a turn of ``kind`` carries."""
+    for key, sub in _CHANNEL.get(kind, ()):
+        value = content.get(key)
+        if not sub:
+            if isinstance(value, list):
+                yield from ((f"{key}[{i}]", key, v) for i, v in enumerate(value))
+            elif value is not None:
+                yield key, key, value
+            continue
+        for i, row in enumerate(value if isinstance(value, list) else []):
+            if isinstance(row, dict):
+                yield f"{key}[{i}].{sub}", sub, row.get(sub)
+
+
+def content_problems(
+    kind: TurnKind | str,
+    content: dict[str, Any],
+    *,
+    votes: Iterable[str],
+    motion: str,
+    min_words: int = DEFAULT_MIN_WORDS,
+) -> list[str]:
+    """Each item of a turn that is not a statement, by field path, with the reason."""
+    kind = TurnKind(kind)
+    votes = list(votes)
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for path, name, value in _items(kind, content):
+        if not isinstance(value, str):
+            problems.append(f"{path}: must be text")
+            continue
+        problem = statement_problem(value, votes=votes, motion=motion, min_words=min_words)
+        if problem is not None:
+            problems.append(f"{path}: {problem}")
+            continue
+        said = normal(value)
+        if name not in _MAY_REPEAT:
+            if said in seen:
+                problems.append(f"{path}: repeats {seen[said]}; each item must say something new")
+                continue
+            seen[said] = path
+    for name in _WORDED.get(kind, ()):
+        value = content.get(name)
+        if isinstance(value, str) and value and not word_count(value):
+            problems.append(f"{name}: {value.strip()!r} holds no words")
+    return problems
