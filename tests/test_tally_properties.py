@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from tests.helpers import debate_raw, run_engine
 from tui.engine import Turn, tally, validate_spec
 from tui.engine.state import DebateState
+from tui.engine.vocab import TurnKind
 
 VOTES = ["release", "revise", "escalate"]
 ids = st.sampled_from(["a", "b", "c", "d", "e"])
@@ -23,11 +24,11 @@ def test_latest_valid_vote_per_distinct_debater(seq: list[tuple[str, str, bool]]
     for i, (speaker, vote, invalid) in enumerate(seq):
         state.add(
             Turn(
-                index=i,
+                index=i + 1,
                 round=1,
                 phase="proposal",
                 speaker=speaker,
-                kind="position",
+                kind=TurnKind.POSITION,
                 model="scripted",
                 family="scripted",
                 vote=None if invalid else vote,

@@ -8,6 +8,7 @@ from typing import Any
 from tui.engine.events import Slot
 from tui.engine.protocols.base import ContextItem
 from tui.engine.spec import Debater, Spec
+from tui.engine.vocab import TurnKind
 
 _TASKS = {
     ("debate", "proposal", 1): (
@@ -178,7 +179,7 @@ def build_messages(
         who += f" Your role: {debater.role}"
     if debater.persona:
         who += f" Persona: {debater.persona}"
-    has_vote = "vote" in schema.get("properties", {}) and slot.kind != "adversary_critique"
+    has_vote = "vote" in schema.get("properties", {}) and slot.kind != TurnKind.ADVERSARY_CRITIQUE
     system = f"{who}\n\nPhase: {slot.phase} (round {slot.round}).\n"
     system += f"Task: {task_for(spec.debate.protocol, slot)}\n\n"
     if has_vote:

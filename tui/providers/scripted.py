@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.spec import Script
+from tui.engine.vocab import TurnKind
 
 T = TypeVar("T")
 JUNK = "I would rather not answer in the requested format."
@@ -70,21 +71,21 @@ class ScriptedProvider:
         d, slot = request.debater, request.slot
         vote = _pick(script.votes, n, request.votes[0])
         ids = _ids_to_answer(request.json_schema)
-        if slot.kind == "candidate":
+        if slot.kind == TurnKind.CANDIDATE:
             return {
                 "candidate": _pick(script.stances, n, f"{d.id}: candidate {n}."),
                 "rationale": _pick(script.rationales, n, f"{d.id} explains candidate {n}."),
             }
-        if slot.kind == "judgment":
+        if slot.kind == TurnKind.JUDGMENT:
             return {"pick": "X", "reason": _pick(script.rationales, n, f"{d.id} prefers X.")}
-        if slot.kind == "challenge_report":
+        if slot.kind == TurnKind.CHALLENGE_REPORT:
             return {
                 "challenges": [],
                 "verdict": "no_objections",
                 "assessments": [{"challenge_id": i, "status": "addressed"} for i in ids],
                 "convergence": "converging",
             }
-        if slot.kind == "defense":
+        if slot.kind == TurnKind.DEFENSE:
             return {
                 "responses": [
                     {"challenge_id": i, "status": "addressed", "answer": f"{d.id} fixed {i}."}
@@ -92,7 +93,7 @@ class ScriptedProvider:
                 ],
                 "revised_artifact": _pick(script.stances, n, f"{d.id}: revised artifact {n}."),
             }
-        if slot.kind == "position":
+        if slot.kind == TurnKind.POSITION:
             return {
                 "stance": _pick(script.stances, n, f"{d.id}: position {n} on the motion."),
                 "rationale": _pick(script.rationales, n, f"{d.id} reasons about turn {n}."),
@@ -108,11 +109,11 @@ class ScriptedProvider:
             "verdict": verdict,
             "vote": vote,
         }
-        if slot.kind == "adversary_critique":
+        if slot.kind == TurnKind.ADVERSARY_CRITIQUE:
             content["score"] = _pick(script.scores, n, 50)
             content["routing"] = _pick(script.routings, n, "release")
             content["vote"] = content["routing"]
-        elif slot.kind == "candidate_critique":
+        elif slot.kind == TurnKind.CANDIDATE_CRITIQUE:
             del content["vote"]
         return content
 
