@@ -21,6 +21,8 @@ from textual.widgets import Static
 from tui.textsafe import clean_line, shorten
 
 if TYPE_CHECKING:
+    from tui.engine.protocols.challenge import ChallengeProtocol
+    from tui.engine.protocols.refine import RefineProtocol
     from tui.engine.records import Turn
     from tui.engine.spec import Spec
 
@@ -56,12 +58,12 @@ def _quote(text: object, width: int) -> str:
 
 
 # --------------------------------------------------------------- challenge
-def challenge_parts(protocol: Any, mode: str, width: int = 52) -> Parts:
+def challenge_parts(protocol: ChallengeProtocol, mode: str, width: int = 52) -> Parts:
     """The challenge list: id, severity, category/concern, history, the defender's answer."""
-    challenges: dict[str, dict[str, Any]] = dict(getattr(protocol, "challenges", {}) or {})
-    unresolved = set(protocol.unresolved()) if hasattr(protocol, "unresolved") else set()
+    challenges = protocol.challenges
+    unresolved = set(protocol.unresolved())
     critical = [cid for cid in unresolved if challenges[cid].get("severity") == "critical"]
-    convergence = str(getattr(protocol, "convergence", "continue"))
+    convergence = str(protocol.convergence)
     parts: Parts = [
         ("mode ", "$text-muted"),
         (clean_line(mode), "bold $warning" if mode == "blocking" else "bold $secondary"),
@@ -119,11 +121,11 @@ def challenge_parts(protocol: Any, mode: str, width: int = 52) -> Parts:
 
 
 # ------------------------------------------------------------------ refine
-def judge_parts(protocol: Any, turns: Sequence[Turn], width: int = 52) -> Parts:
+def judge_parts(protocol: RefineProtocol, turns: Sequence[Turn], width: int = 52) -> Parts:
     """Each judge's pick per round, the agreement, the incumbent and its streak."""
     convergence = int(protocol.spec.debate.convergence)
-    streak = int(getattr(protocol, "streak", 0))
-    incumbent = getattr(protocol, "incumbent", None)
+    streak = protocol.streak
+    incumbent = protocol.incumbent
     parts: Parts = [("incumbent ", "$text-muted")]
     if incumbent is None:
         parts.append(("none yet", "italic $text-muted"))
@@ -136,7 +138,7 @@ def judge_parts(protocol: Any, turns: Sequence[Turn], width: int = 52) -> Parts:
     parts.append(("●" * filled, "bold $success"))
     parts.append(("○" * max(0, convergence - filled), "$text-disabled"))
     parts.append((f" {streak}/{convergence} wins in a row to converge", "$text-muted"))
-    rounds: list[dict[str, Any]] = list(getattr(protocol, "rounds", []) or [])
+    rounds = protocol.rounds
     judged = {int(r.get("round", 0)) for r in rounds}
     pending = [t for t in turns if t.kind == "judgment" and t.round not in judged]
     if pending:  # newest first: the round being judged, then the counted rounds
@@ -271,7 +273,7 @@ class ChallengePanel(_Panel):
 
     TITLE = "challenges"
 
-    def update_from(self, protocol: Any, mode: str) -> None:
+    def update_from(self, protocol: ChallengeProtocol, mode: str) -> None:
         critical = [
             cid
             for cid in protocol.unresolved()
@@ -286,8 +288,8 @@ class JudgePanel(_Panel):
 
     TITLE = "judge panel"
 
-    def update_from(self, protocol: Any, turns: Sequence[Turn]) -> None:
-        streak = int(getattr(protocol, "streak", 0))
+    def update_from(self, protocol: RefineProtocol, turns: Sequence[Turn]) -> None:
+        streak = protocol.streak
         self.show(
             judge_parts(protocol, turns), f"streak {streak}/{protocol.spec.debate.convergence}"
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -18,6 +18,8 @@ from tui.app.components.pane import DebaterPane
 from tui.app.components.tally import TallyPanel
 from tui.app.components.timeline import Timeline
 from tui.app.components.verify import ChallengePanel, JudgePanel, RubricPanel
+from tui.engine.protocols.challenge import ChallengeProtocol
+from tui.engine.protocols.refine import RefineProtocol
 from tui.engine.vocab import RunStatus
 
 if TYPE_CHECKING:
@@ -53,7 +55,7 @@ class DebateScreen(Screen[None]):
         super().__init__()
         self.spec = spec
         self.turns: list[Turn] = []
-        self.actions: list[dict] = []
+        self.actions: list[dict[str, Any]] = []
 
     @property
     def moot(self) -> MootApp:
@@ -124,9 +126,10 @@ class DebateScreen(Screen[None]):
 
     def refresh_verify(self, protocol: Protocol | None, turns: Sequence[Turn]) -> None:
         """Redraw the verification views from the protocol's state and the turns so far."""
-        if protocol is not None:
+        if isinstance(protocol, ChallengeProtocol):
             for challenges in self.query(ChallengePanel):
                 challenges.update_from(protocol, self.spec.debate.mode)
+        if isinstance(protocol, RefineProtocol):
             for judges in self.query(JudgePanel):
                 judges.update_from(protocol, turns)
         for rubric in self.query(RubricPanel):

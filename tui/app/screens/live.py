@@ -30,7 +30,9 @@ from tui.engine.events import (
     TurnCompleted,
     TurnStarted,
 )
+from tui.engine.live import LiveSession
 from tui.engine.ports import Provider, ProviderError
+from tui.engine.runner import Engine
 from tui.engine.spec import Debater, Spec
 from tui.engine.turns import FailureAction, FailureChoice
 from tui.engine.vocab import ESCALATE, RunStatus
@@ -68,9 +70,9 @@ class LiveScreen(DebateScreen):
         self.out = out
         self.sessions_dir = sessions_dir
         self.spec_source = spec_source
-        self.session: Any = None  # tui.engine.live.LiveSession
+        self.session: LiveSession | None = None
         self.path: Path | None = None
-        self.engine: Any = None
+        self.engine: Engine | None = None
         self.decision: DecisionReached | None = None
         self._tokens: dict[int, list[str]] = {}
         self._slots: dict[int, Slot] = {}
@@ -86,7 +88,6 @@ class LiveScreen(DebateScreen):
     # -------------------------------------------------------------- start-up
     def on_mount(self) -> None:
         from tui.engine.errors import SessionError, SpecError
-        from tui.engine.live import LiveSession
 
         try:
             if self.resume_path is not None:
@@ -117,9 +118,16 @@ class LiveScreen(DebateScreen):
                 self.notify(shorten(warning, 300), severity="warning", markup=False)
         self.drive()
 
+    @property
+    def _engine_now(self) -> Engine:
+        """The engine, for handlers that only run once it exists (events, steering)."""
+        if self.engine is None:
+            raise RuntimeError("the debate has not started")  # on_mount returned early
+        return self.engine
+
     @work(group="engine", exclusive=True, exit_on_error=False)
     async def drive(self) -> None:
-        await self.engine.run()
+        await self._engine_now.run()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The engine itself raised (a bug or a damaged session): shown, never a traceback."""
@@ -161,7 +169,7 @@ class LiveScreen(DebateScreen):
         match message.event:
             case PhaseStarted() as event:
                 self.header.round = event.round
-                self.header.max_rounds = self.engine.state.max_rounds
+                self.header.max_rounds = self._engine_now.state.max_rounds
                 self.header.phase = event.phase
                 self.timeline.add_slots(
                     [(s.index, s.round, s.phase, s.speaker, s.target) for s in event.slots]
@@ -177,7 +185,7 @@ class LiveScreen(DebateScreen):
             case TallyChanged() as event:
                 self.tally_panel.tally = event.tally
             case StatusChanged():
-                self.status = RunStatus(self.engine.status)
+                self.status = RunStatus(self._engine_now.status)
             case OperatorActed() as event:
                 self._operator_acted(event.action)
             case DecisionReached() as event:
@@ -269,10 +277,10 @@ class LiveScreen(DebateScreen):
         kind = str(action.get("action", ""))
         if kind == "replace_model":
             speaker = str(action.get("speaker", ""))
-            if speaker in self.engine.debaters:
+            if speaker in self._engine_now.debaters:
                 self.pane(speaker).model = str(action.get("model", ""))
         elif kind == "extend":
-            self.header.max_rounds = self.engine.state.max_rounds
+            self.header.max_rounds = self._engine_now.state.max_rounds
         if kind in ("note", "extend", "replace_model", "skip", "escalate"):
             self.notify(f"operator {kind} recorded", markup=False, timeout=2)
 
@@ -324,17 +332,18 @@ class LiveScreen(DebateScreen):
         if not self._can_steer():
             self.notify("the debate is not running", markup=False, timeout=2)
             return
-        if self.engine.paused:
-            self.engine.resume()
+        engine = self._engine_now
+        if engine.paused:
+            engine.resume()
         else:
-            self.engine.pause()  # shown at once; the engine stops at the next turn
-        self.status = RunStatus(self.engine.status)
+            engine.pause()  # shown at once; the engine stops at the next turn
+        self.status = RunStatus(engine.status)
 
     def action_escalate(self) -> None:
         if not self._can_steer():
             self.notify("nothing to escalate", markup=False, timeout=2)
             return
-        self.engine.escalate()
+        self._engine_now.escalate()
 
     def action_decide(self) -> None:
         if self.engine is None:
@@ -369,13 +378,12 @@ class LiveScreen(DebateScreen):
 
     def _blockers(self) -> str:
         """What the protocol would veto, said before the operator picks (blocking mode)."""
-        protocol = getattr(self.engine, "protocol", None)
-        if protocol is None:
+        if self.engine is None:
             return ""
         vetoes = []
         for vote in self.spec.debate.votes:
             try:
-                veto = protocol.operator_veto(self.engine.state, vote)
+                veto = self.engine.protocol.operator_veto(self.engine.state, vote)
             except Exception:  # a protocol bug must not keep the operator from deciding
                 veto = None
             if veto:
@@ -397,22 +405,24 @@ class LiveScreen(DebateScreen):
         if result is None:
             return
         if result.extend:
-            if self.engine.status != RunStatus.AWAITING_OPERATOR:
+            engine = self._engine_now
+            if engine.status != RunStatus.AWAITING_OPERATOR:
                 return
-            self.engine.extend()
+            engine.extend()
             self.decision = None
             self.tally_panel.verdict = None
             self.drive()
         # otherwise the modal has already applied the decision through the engine
 
     def action_note(self) -> None:
-        if self.engine is None:
+        engine = self.engine
+        if engine is None:
             return
 
         def noted(text: str | None) -> None:
             if text:
                 try:
-                    self.engine.note(text)
+                    engine.note(text)
                 except ValueError as err:
                     self.notify(str(err), severity="error", markup=False)
 
