@@ -118,7 +118,12 @@ async def test_adversary_on_the_local_model(server: LocalModelServer) -> None:
     decision = await engine.run()
     _assert_all_valid_and_counted(engine)
     assert any(t.kind == "adversary_critique" for t in engine.state.turns)
-    assert decision.rule in ("critic_release", "critic_escalation", "max_rounds_exhausted")
+    assert decision.rule in (
+        "critic_release",
+        "critic_escalation",
+        "release_gate",
+        "max_rounds_exhausted",
+    )
     report = engine.result()
     assert report["negative_channel_present"] is True
     assert report["proposer_id"] == "author" and report["critic_id"] == "critic"
