@@ -189,6 +189,15 @@ def test_a_deleted_turn_is_named(
     assert code == ExitCode.VERIFY_FAILED
     assert {("result", "hash"), ("result", "turns")} <= failed(report)
 
+    # A turn cut from the middle, as it is: the gap and the next record's hash are named.
+    path = copy(recorded, "exhausted", tmp_path)
+    rewrite(path, lambda doc: doc["turns"].pop(2), reseal=False)
+    code, report = verify(path, capsys)
+    assert code == ExitCode.VERIFY_FAILED
+    assert {("turn 3", "index"), ("turn 4", "hash")} <= failed(report)
+    assert main(["export", str(path)]) == ExitCode.BAD_INPUT  # other commands refuse the gap
+    capsys.readouterr()
+
     # A turn from the middle, the rest renumbered and the chain re-sealed: the schedule shows it.
     path = copy(recorded, "exhausted", tmp_path)
 

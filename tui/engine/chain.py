@@ -87,7 +87,8 @@ def in_order(
 
     for n, turn in enumerate(turns, 1):
         actions_up_to(n - 1)
-        out.append(Record(f"turn {n}", turn))
+        number = turn.get("index")
+        out.append(Record(f"turn {number if isinstance(number, int) else n}", turn))
     actions_up_to(2**63)
     if result is not None:
         out.append(Record("result", result))

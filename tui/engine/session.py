@@ -184,17 +184,21 @@ def _torn_warning(tail: bytes) -> str:
     )
 
 
-def load_session(path: str | Path) -> SessionData:
-    """Read a session file without changing it; SessionError lists what is wrong."""
+def load_session(path: str | Path, *, gaps_ok: bool = False) -> SessionData:
+    """Read a session file without changing it; SessionError lists what is wrong.
+
+    ``gaps_ok``: turns out of sequence (one deleted, say) are read, not refused,
+    so ``moot verify`` can name the gap as a claim that does not hold.
+    """
     p = Path(path)
     try:
         data = read_regular(p, SESSION_BYTES)
     except FileRefused as err:
         raise SessionError(str(p), [str(err)]) from None
-    return _parse(p, data)
+    return _parse(p, data, gaps_ok=gaps_ok)
 
 
-def _parse(p: Path, data: bytes) -> SessionData:
+def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
     good = _committed_length(data)
     if good == 0:
         raise SessionError(str(p), ["no complete record: not a moot session file"])
@@ -236,7 +240,7 @@ def _parse(p: Path, data: bytes) -> SessionData:
                 loc = ".".join(str(x) for x in e["loc"])
                 problems.append(f"turns[{i}].{loc}: {e['msg']}")
             continue
-        if turn.index != i + 1:
+        if turn.index != i + 1 and not gaps_ok:
             problems.append(f"turns[{i}].index: expected {i + 1}, found {turn.index}")
         if spec is not None and turn.speaker not in spec.ids:
             problems.append(f"turns[{i}].speaker: {turn.speaker!r} is not a debater")

@@ -112,7 +112,7 @@ class Verification:
 
 def verify_file(path: str | Path) -> Verification:
     """Load (never write) and verify a session; SessionError when it cannot be read."""
-    return verify(load_session(path))
+    return verify(load_session(path, gaps_ok=True))
 
 
 def verify(data: SessionData) -> Verification:
@@ -142,6 +142,17 @@ def _file_claims(data: SessionData, out: Verification) -> None:
         f"{data.markers} commit markers for {len(data.records)} records"
         + ("" if data.markers == len(data.records) else ": each record must end in its own"),
     )
+    previous = 0
+    for turn in data.turns:
+        if turn.index != previous + 1:
+            what = "missing" if turn.index > previous + 1 else "out of order"
+            out.check(
+                f"turn {previous + 1}",
+                "index",
+                False,
+                f"{what}: turn {turn.index} follows turn {previous}",
+            )
+        previous = turn.index
     broken = {b.record: b.problem for b in data.chain}
     for record in data.records:
         if record.name in broken:
