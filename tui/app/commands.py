@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
@@ -13,16 +12,16 @@ from textual.markup import escape
 
 from tui.textsafe import clean_line, shorten
 
-if TYPE_CHECKING:
-    from tui.app.app import MootApp
-
 
 class MootCommands(Provider):
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
+        from tui.app.app import MootApp
         from tui.app.screens.live import LiveScreen
         from tui.app.screens.replay import ReplayScreen
 
-        app: MootApp = self.app  # type: ignore[assignment]
+        app = self.app
+        if not isinstance(app, MootApp):
+            return []
         screen = app.debate_screen()
         out: list[tuple[str, Callable[[], object], str]] = []
         if isinstance(screen, LiveScreen):

@@ -59,7 +59,13 @@ class DebateScreen(Screen[None]):
 
     @property
     def moot(self) -> MootApp:
-        return self.app  # type: ignore[return-value]
+        """The app, typed: debate screens only ever run inside the moot console."""
+        from tui.app.app import MootApp
+
+        app = self.app
+        if not isinstance(app, MootApp):
+            raise TypeError(f"a debate screen needs the moot console, not {type(app).__name__}")
+        return app
 
     def compose(self) -> ComposeResult:
         d = self.spec.debate

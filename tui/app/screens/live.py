@@ -16,6 +16,7 @@ from tui.app.components.tally import Verdict
 from tui.app.messages import EngineEvent, ProviderFailure, TokensArrived
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.modals import DecideModal, DecideResult, FailureModal, NoteModal
+from tui.engine.errors import MootInputError, SessionError, SpecError
 from tui.engine.events import (
     DecisionReached,
     Event,
@@ -87,8 +88,6 @@ class LiveScreen(DebateScreen):
 
     # -------------------------------------------------------------- start-up
     def on_mount(self) -> None:
-        from tui.engine.errors import SessionError, SpecError
-
         try:
             if self.resume_path is not None:
                 self.session = LiveSession.resume(
@@ -452,7 +451,6 @@ class LiveScreen(DebateScreen):
 
 
 def _error_text(err: BaseException) -> str:
-    problems = getattr(err, "problems", None)
-    if problems:
-        return "; ".join(str(p) for p in problems)
+    if isinstance(err, MootInputError) and err.problems:
+        return "; ".join(err.problems)
     return str(err)
