@@ -17,7 +17,7 @@ from tui.engine.spec import read_spec_file
 from tui.engine.vocab import TurnKind
 from tui.export import _turn_md
 from tui.headless import turn_text
-from tui.present import Emphasis, Presentation, Section, present, words
+from tui.present import Emphasis, Section, present, words
 
 SCRIPTED = ["consensus", "adversary", "challenge", "refine", "rubric"]
 
@@ -33,10 +33,10 @@ def _all_turns() -> list[Turn]:
     return [t for name in SCRIPTED for t in _turns(name)]
 
 
-def _shown_text(shown: Presentation) -> str:
-    """Everything a presentation says, flattened for substring checks."""
+def _shown_text(sections: tuple[Section, ...]) -> str:
+    """Everything the presenter says of a turn, flattened for substring checks."""
     out: list[str] = []
-    for s in shown.sections:
+    for s in sections:
         out += [s.label, s.text]
         out += [f"{f.label} {f.value}" for f in s.facts]
         for item in s.items:
@@ -68,7 +68,7 @@ def test_every_field_a_model_filled_is_presented(name: str) -> None:
 
 def test_engine_facts_are_presented() -> None:
     challenge = next(t for t in _turns("challenge") if t.derived.get("challenge_ids"))
-    tags = [i.tag for s in present(challenge).sections for i in s.items]
+    tags = [i.tag for s in present(challenge) for i in s.items]
     assert tags == challenge.derived["challenge_ids"]
     judgment = next(t for t in _turns("refine") if t.kind == TurnKind.JUDGMENT)
     assert f"= {judgment.derived['picked']}" in _shown_text(present(judgment))
@@ -77,7 +77,7 @@ def test_engine_facts_are_presented() -> None:
 
 def test_rubric_shows_evidence_then_rationale_then_the_verdict_given() -> None:
     failed = next(t for t in _turns("rubric") if t.derived.get("rubric", {}).get("pass") is False)
-    sections = {s.label: s for s in present(failed).sections}
+    sections = {s.label: s for s in present(failed)}
     summary = {f.label: f.value for f in sections["rubric"].facts}
     assert summary == {
         "rubric": "fail",
@@ -97,14 +97,13 @@ def test_rubric_shows_evidence_then_rationale_then_the_verdict_given() -> None:
 
 def test_invalid_turn_shows_the_error_and_the_raw_reply_only() -> None:
     turn = Turn(0, 1, "proposal", "a", "position", "m", "f", invalid=True, error="bad", raw="{x")
-    sections = present(turn).sections
+    sections = present(turn)
     assert [(s.label, s.text) for s in sections] == [("error", "bad"), ("raw reply", "{x")]
 
 
 def test_an_unknown_kind_shows_every_field_literally() -> None:
     turn = Turn(4, 1, "p", "a", "future_kind", "m", "f", content={"claim": "c", "n": 3})
-    shown = present(turn)
-    assert [(s.label, s.emphasis, s.text) for s in shown.sections] == [
+    assert [(s.label, s.emphasis, s.text) for s in present(turn)] == [
         ("claim", Emphasis.TEXT, "c"),
         ("n", Emphasis.TEXT, "3"),
     ]
@@ -125,7 +124,7 @@ def test_the_three_outputs_show_what_the_presenter_says(name: str) -> None:
         card = turn_content(turn).plain
         printed = turn_text(turn).plain
         markdown = "\n".join(_turn_md(turn))
-        for section in present(turn).sections:
+        for section in present(turn):
             for value in _visible(section):
                 first_line = value.splitlines()[0]
                 if not section.full_only:
@@ -134,11 +133,10 @@ def test_the_three_outputs_show_what_the_presenter_says(name: str) -> None:
                 assert first_line.replace("|", "\\|") in markdown, (turn.kind, value)
 
 
-def test_card_and_report_show_the_presenters_turn_number() -> None:
-    for turn in _turns("consensus"):
-        number = present(turn).number
-        assert turn_content(turn).plain.startswith(f"#{number} r{turn.round} ")
-        assert _turn_md(turn)[0].startswith(f"### Turn {number} · ")
+def test_card_and_report_number_turns_from_one() -> None:
+    first, second = _turns("consensus")[:2]
+    assert turn_content(first).plain.startswith("#1 r1 ")
+    assert _turn_md(second)[0].startswith("### Turn 2 · round 1 · ")
 
 
 def test_outputs_escape_model_text_each_their_own_way() -> None:

@@ -61,14 +61,13 @@ def _item_md(item: Item) -> str:
 
 
 def _turn_md(t: Turn) -> list[str]:
-    shown = present(t)
-    head = f"### Turn {shown.number} · round {t.round} · {t.phase} · `{t.speaker}`"
+    head = f"### Turn {t.index} · round {t.round} · {t.phase} · `{t.speaker}`"
     if t.target:
         head += f" → `{t.target}`"
     if t.invalid:
         head += " · **invalid**"
     lines = [head, ""]
-    for section in shown.sections:
+    for section in present(t):
         lines += _section_md(section)
     meta = f"model `{t.model}` ({t.family}), saw: {', '.join(t.saw) or 'nothing'}"
     if t.vote:

@@ -50,7 +50,7 @@ def turn_text(turn: Turn) -> Text:
     elif turn.vote:
         out.append("  vote: ", style="dim")
         out.append(clean_line(turn.vote), style="bold cyan")
-    for section in present(turn).sections:
+    for section in present(turn):
         _section(out, section)
     if turn.tokens_in or turn.tokens_out or turn.cost:
         out.append(

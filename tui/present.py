@@ -60,6 +60,8 @@ class Item:
 
 @dataclass(frozen=True, slots=True)
 class Section:
+    """One labelled part of a turn; which fields are set depends on its emphasis."""
+
     label: str
     emphasis: Emphasis
     text: str = ""
@@ -69,22 +71,12 @@ class Section:
     full_only: bool = False  # detail the compact console card leaves to its panels
 
 
-@dataclass(frozen=True, slots=True)
-class Presentation:
-    """A turn ready to show: its number as on screen, then its sections in order."""
+def present(turn: Turn) -> tuple[Section, ...]:
+    """Every turn kind (and invalid turns, and rubric results) as labelled sections, in order.
 
-    turn: Turn
-    number: int
-    sections: tuple[Section, ...]
-
-
-def turn_number(turn: Turn) -> int:
-    """The turn number every output shows (1-based)."""
-    return turn.index
-
-
-def present(turn: Turn) -> Presentation:
-    """Every turn kind (and invalid turns, and rubric results) as labelled sections."""
+    The heading (number, round, phase, speaker) is the turn's own fields; each
+    output picks which of them it shows.
+    """
     if turn.invalid:
         sections = [
             Section("error", Emphasis.TEXT, turn.error or "", Tone.BAD),
@@ -96,7 +88,7 @@ def present(turn: Turn) -> Presentation:
     rubric = (turn.derived or {}).get("rubric")
     if isinstance(rubric, dict):
         sections += rubric_sections(rubric)
-    return Presentation(turn, turn_number(turn), tuple(sections))
+    return tuple(sections)
 
 
 def words(value: object) -> str:

@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from tui.engine.records import Turn
 from tui.engine.vocab import TurnKind
-from tui.present import Emphasis, Item, Section, Tone, present, turn_number
+from tui.present import Emphasis, Item, Section, Tone, present
 from tui.textsafe import CARD_LIMIT, bound, clean, clean_line
 
 Part = tuple[str, str] | str
@@ -34,9 +34,7 @@ def _strong(tone: Tone) -> str:
 
 
 def turn_heading(turn: Turn) -> list[Part]:
-    parts: list[Part] = [
-        (f"#{turn_number(turn)} r{turn.round} {clean_line(turn.phase)}", "$text-muted")
-    ]
+    parts: list[Part] = [(f"#{turn.index} r{turn.round} {clean_line(turn.phase)}", "$text-muted")]
     if turn.target:
         parts.append((f" → {clean_line(turn.target)}", "$text-muted"))
     if turn.invalid:
@@ -46,7 +44,7 @@ def turn_heading(turn: Turn) -> list[Part]:
 
 def turn_body(turn: Turn, limit: int = CARD_LIMIT) -> list[Part]:
     """The readable parts of a turn, as (text, style) pairs; never markup."""
-    shown = [s for s in present(turn).sections if not s.full_only]
+    shown = [s for s in present(turn) if not s.full_only]
     parts: list[Part] = []
     for section in shown:
         parts += _section(section, limit)
