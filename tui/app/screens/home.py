@@ -21,6 +21,7 @@ from tui.app.messages import SessionChosen
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.safeio import FileRefused, read_regular
+from tui.engine.vocab import ESCALATE
 from tui.textsafe import shorten
 
 MAX_SESSIONS = 300
@@ -102,7 +103,7 @@ def list_sessions(directory: Path) -> list[SessionRow]:
         turns = doc.get("turns")
         if result is None:
             decision = "in progress"
-        elif result.get("decision") == "escalate":
+        elif result.get("decision") == ESCALATE:
             decision = "unresolved"
         else:
             decision = f"{result.get('decision', '?')} ({result.get('decided_by', 'rule')})"

@@ -36,11 +36,21 @@ from tui.engine.ports import Provider, ProviderError
 from tui.engine.runner import Engine
 from tui.engine.spec import Debater, Spec
 from tui.engine.turns import FailureAction, FailureChoice
-from tui.engine.vocab import ESCALATE, RunStatus
+from tui.engine.vocab import ESCALATE, OperatorAction, RunStatus
 from tui.exitcodes import ExitCode
 from tui.textsafe import clean_line, shorten
 
 FLUSH_INTERVAL = 1 / 12  # seconds between display updates of streaming text (~12 fps)
+# Operator actions the screen confirms with a short notice (pause/resume show in the header).
+ANNOUNCED = frozenset(
+    {
+        OperatorAction.NOTE,
+        OperatorAction.EXTEND,
+        OperatorAction.REPLACE_MODEL,
+        OperatorAction.SKIP,
+        OperatorAction.ESCALATE,
+    }
+)
 
 
 class LiveScreen(DebateScreen):
@@ -274,13 +284,13 @@ class LiveScreen(DebateScreen):
     def _operator_acted(self, action: dict[str, Any]) -> None:
         self.actions.append(action)
         kind = str(action.get("action", ""))
-        if kind == "replace_model":
+        if kind == OperatorAction.REPLACE_MODEL:
             speaker = str(action.get("speaker", ""))
             if speaker in self._engine_now.debaters:
                 self.pane(speaker).model = str(action.get("model", ""))
-        elif kind == "extend":
+        elif kind == OperatorAction.EXTEND:
             self.header.max_rounds = self._engine_now.state.max_rounds
-        if kind in ("note", "extend", "replace_model", "skip", "escalate"):
+        if kind in ANNOUNCED:
             self.notify(f"operator {kind} recorded", markup=False, timeout=2)
 
     async def _decision_reached(self, event: DecisionReached) -> None:
@@ -325,7 +335,7 @@ class LiveScreen(DebateScreen):
 
     # ------------------------------------------------------------- controls
     def _can_steer(self) -> bool:
-        return self.engine is not None and self.engine.status in ("LIVE", "PAUSED")
+        return self.engine is not None and self.engine.status in (RunStatus.LIVE, RunStatus.PAUSED)
 
     def action_pause(self) -> None:
         if not self._can_steer():
