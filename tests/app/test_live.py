@@ -237,3 +237,27 @@ async def test_transcript_view(tmp_path, moot_dirs):
         await pilot.press("escape")
         assert app.screen is screen
         await pilot.press("q")
+
+
+async def test_an_engine_crash_is_shown_and_quits_unresolved(tmp_path, moot_dirs):
+    def broken(_debater):
+        raise RuntimeError("registry exploded")
+
+    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=1)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)), provider_for=broken)
+    shown: list[str] = []
+    notify = app.notify
+
+    def capture(message, **kwargs):
+        shown.append(str(message))
+        notify(message, **kwargs)
+
+    app.notify = capture
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.status == "ENDED")
+        assert screen.header.status == "ENDED"  # the header follows the screen's one status
+        assert screen.decision is None
+        assert any("RuntimeError: registry exploded" in m for m in shown)
+        await pilot.press("q")
+    assert app.return_value == 3  # stopped without a decision: unresolved, no traceback

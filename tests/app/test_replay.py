@@ -40,6 +40,11 @@ async def test_replay_shows_recorded_turns_in_order(tmp_path):
         assert seen == [(t.index, t.speaker) for t in data.turns]
         assert "release" in plain(screen.tally_panel)
         assert "threshold_vote" in plain(screen.tally_panel)  # the decision and its rule
+        last = data.turns[-1]  # the header shows where the last turn shown stands
+        facts = plain(screen.header.query_one("#facts"))
+        assert f"round {last.round}/" in facts and f"phase {last.phase}" in facts
+        assert f"turn {len(data.turns)}/{len(data.turns)}" in facts
+        assert screen.header.status == "REPLAY"
         await pilot.press("left")
         assert screen.cursor == len(data.turns) - 1
         assert len(list(screen.query(TurnCard))) == len(data.turns) - 1
