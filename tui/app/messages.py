@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 if TYPE_CHECKING:  # the engine (and pydantic) load when a debate starts, not at start-up
     from tui.engine.events import Event, Slot
+    from tui.engine.turns import FailureChoice
 
 
 @dataclass
@@ -37,7 +38,7 @@ class ProviderFailure(Message):
     slot: Slot
     kind: str
     message: str
-    choice: asyncio.Future[Any]
+    choice: asyncio.Future[FailureChoice]
 
 
 @dataclass
