@@ -1,25 +1,81 @@
-"""Keep secrets out of anything stored or shown: key shapes and env-var values."""
+"""Keep secrets out of anything stored or shown: key shapes, URL credentials, key values.
+
+A run knows its secrets: the value of each debater's ``api_key_env`` variable,
+and of any secret-named variable in the environment. Model text is redacted
+like everything else, since a model can echo whatever reached it.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from tui.engine.spec import SECRET_SHAPES
 
+REDACTED = "[redacted]"
+MIN_SECRET = 8  # shorter values ("none", "EMPTY") are placeholders, and too common to replace
 _ENV_HINT = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 _URL_USERINFO = re.compile(r"(//)[^/@\s]+@")
 _URL_SECRET_PARAM = re.compile(
-    r"([?&](?:api[_-]?key|key|token|access_token|secret|password)=)[^&\s]+", re.IGNORECASE
+    r"([?&#;](?:api[_-]?key|key|token|access_token|secret|password|sig|signature)=)[^&#\s]+",
+    re.IGNORECASE,
 )
 
 
+class Redactor:
+    """Replaces every known secret value and every key-shaped string in text."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        found = {s for s in secrets if len(s) >= MIN_SECRET}
+        # Longest first, so a secret that contains another is replaced whole.
+        self._secrets = sorted(found, key=len, reverse=True)
+
+    @classmethod
+    def from_env(cls, names: Iterable[str] = ()) -> Redactor:
+        """The named variables' values, plus every secret-named variable's value."""
+        env = os.environ
+        values = [env.get(name, "") for name in names]
+        values += [value for name, value in env.items() if _ENV_HINT.search(name)]
+        return cls(values)
+
+    @classmethod
+    def for_spec(cls, spec: Any) -> Redactor:
+        """Secrets for a run of ``spec`` (a Spec or its raw table): its ``api_key_env`` values."""
+        return cls.from_env(key_env_names(spec))
+
+    def __call__(self, text: str) -> str:
+        out = SECRET_SHAPES.sub(REDACTED, text)
+        out = _URL_USERINFO.sub(r"\1" + REDACTED + "@", out)
+        out = _URL_SECRET_PARAM.sub(r"\1" + REDACTED, out)
+        for secret in self._secrets:
+            if secret in out:
+                out = out.replace(secret, REDACTED)
+        return out
+
+    def tree(self, value: Any) -> Any:
+        """``value`` with every string in it (keys included) redacted; other values kept."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, Mapping):
+            return {self(k) if isinstance(k, str) else k: self.tree(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self.tree(v) for v in value)
+        return value
+
+
+def key_env_names(spec: Any) -> list[str]:
+    """The ``api_key_env`` names of a Spec or of a raw spec table (malformed parts skipped)."""
+    debaters = spec.get("debaters") if isinstance(spec, Mapping) else getattr(spec, "debaters", ())
+    names: list[str] = []
+    for d in debaters if isinstance(debaters, list) else []:
+        name = d.get("api_key_env") if isinstance(d, Mapping) else getattr(d, "api_key_env", None)
+        if isinstance(name, str) and name:
+            names.append(name)
+    return names
+
+
 def redact(text: str) -> str:
-    """Replace key shapes, URL credentials, and the value of any secret-named env var."""
-    out = SECRET_SHAPES.sub("[redacted]", text)
-    out = _URL_USERINFO.sub(r"\1[redacted]@", out)
-    out = _URL_SECRET_PARAM.sub(r"\1[redacted]", out)
-    for name, value in os.environ.items():
-        if len(value) >= 8 and _ENV_HINT.search(name) and value in out:
-            out = out.replace(value, "[redacted]")
-    return out
+    """Redact with what the environment alone tells (for errors raised outside a run)."""
+    return Redactor.from_env()(text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -37,18 +38,24 @@ RubricRole = Literal["critic", "adversary", "judges"]
 RUBRIC_ROLES: tuple[RubricRole, ...] = ("critic", "adversary", "judges")
 DEFAULT_VOTES = ("release", "revise", "escalate")
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
+MAX_DEBATERS = 64  # every debater sees every position: prompts and files grow with the square
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# Shapes of real provider keys; a spec holding one is refused outright.
+# Shapes of real provider keys; a spec holding one is refused outright. A shape
+# starts a word, so "risk-management-and-mitigation" is prose, not an "sk-" key.
 SECRET_SHAPES = re.compile(
-    r"(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{10,}|AIza[0-9A-Za-z_-]{20,}"
-    r"|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,})"
+    r"(?<![A-Za-z0-9_-])"
+    r"(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{10,}|sk_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|AIza[0-9A-Za-z_-]{20,}"
+    r"|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,}|pplx-[A-Za-z0-9]{20,}"
+    r"|nvapi-[A-Za-z0-9_-]{20,}|r8_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,})"
 )
-# Credentials inside a URL: user:password@host, or ?key=/token=/secret= parameters.
-_URL_SECRET = re.compile(
-    r"//[^/@\s]+:[^/@\s]+@|[?&](api[_-]?key|key|token|access_token|secret|password)=",
+# A key or parameter name that says its value is a credential.
+SECRET_NAME = re.compile(
+    r"(^|[_-])(api[_-]?key|apikey|key|token|secret|password|passwd|credentials?|sig|signature)$",
     re.IGNORECASE,
 )
-SECRET_KEYS = {"api_key", "apikey", "key", "token", "secret", "password", "api_token"}
 
 
 class _Strict(BaseModel):
@@ -217,7 +224,7 @@ def _secret_problems(node: Any, loc: tuple[Any, ...] = ()) -> list[str]:
     if isinstance(node, dict):
         for k, v in node.items():
             here = (*loc, k)
-            if isinstance(k, str) and k.lower() in SECRET_KEYS and isinstance(v, str):
+            if isinstance(k, str) and SECRET_NAME.search(k) and isinstance(v, str):
                 problems.append(
                     f"{_path(here)}: literal API keys are refused; put the key in an "
                     "environment variable and name it in api_key_env"
@@ -285,6 +292,10 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
 def _debater_problems(debaters: Any, votes: Any) -> list[str]:
     """Per-debater rules: unique ids, scripts only when scripted, no credentials."""
     problems: list[str] = []
+    if isinstance(debaters, list) and len(debaters) > MAX_DEBATERS:
+        problems.append(
+            f"debaters: {len(debaters)} debaters; at most {MAX_DEBATERS} take part in one debate"
+        )
     seen: dict[str, int] = {}
     for i, d in enumerate(debaters if isinstance(debaters, list) else []):
         if not isinstance(d, dict):
@@ -301,16 +312,17 @@ def _debater_problems(debaters: Any, votes: Any) -> list[str]:
         if "script" in d and model != "scripted":
             problems.append(f'debaters[{i}].script: only allowed with model = "scripted"')
         base = d.get("api_base")
-        if isinstance(base, str) and _URL_SECRET.search(base):
+        part = _url_credential(base) if isinstance(base, str) else None
+        if part:
             problems.append(
-                f"debaters[{i}].api_base: holds a credential (user:password or a key "
-                "parameter); put the key in an environment variable named in api_key_env"
+                f"debaters[{i}].api_base: holds a credential ({part}); put the key in an "
+                "environment variable named in api_key_env"
             )
         env = d.get("api_key_env")
-        if isinstance(env, str) and not ENV_NAME.match(env):
+        if isinstance(env, str) and (not ENV_NAME.match(env) or _key_like(env)):
             problems.append(
                 f"debaters[{i}].api_key_env: must name an environment variable "
-                "(letters, digits, underscores), not hold a key"
+                "(letters, digits, underscores, like OPENAI_API_KEY), not hold a key"
             )
         script = d.get("script")
         scripted = script.get("votes") if isinstance(script, dict) else None
@@ -321,6 +333,32 @@ def _debater_problems(debaters: Any, votes: Any) -> list[str]:
                         f"debaters[{i}].script.votes[{j}]: {v!r} is not one of debate.votes"
                     )
     return problems
+
+
+def _key_like(value: str) -> bool:
+    """A key rather than a name: a known shape, or long and random (mixed case and digits, or hex)."""
+    if SECRET_SHAPES.search(value):
+        return True
+    if len(value) < 20:
+        return False
+    mixed = all(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
+    return mixed or re.fullmatch(r"[0-9a-f]{32,}", value) is not None
+
+
+def _url_credential(base: str) -> str | None:
+    """Which part of a URL carries a credential: user info, a query parameter, a fragment."""
+    try:
+        url = urlsplit(base)
+    except ValueError:  # unparsable (a broken IPv6 host): judge the text as a whole
+        return "user info" if re.search(r"//[^/]*@", base) else None
+    if "@" in url.netloc:
+        return "user info before the host"
+    for name, value in parse_qsl(url.query, keep_blank_values=True):
+        if SECRET_NAME.search(name) or _key_like(value):
+            return f"query parameter {name!r}"
+    if url.fragment:  # never sent to the server: a fragment in an API base only hides things
+        return "a #fragment"
+    return None
 
 
 def _rubric_problems(rubric: Any) -> list[str]:
