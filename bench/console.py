@@ -168,7 +168,7 @@ async def under_load(seconds: float) -> dict[str, float]:
             while app.debate_screen() is None or app.debate_screen().engine is None:
                 await asyncio.sleep(0.01)
             screen = app.debate_screen()
-            original = screen._on_engine_event
+            original = screen._relay_engine_event
             stamps: dict[int, float] = {}
 
             def counting(event):
@@ -178,7 +178,8 @@ async def under_load(seconds: float) -> dict[str, float]:
                     stamps.setdefault(event.slot.index, time.perf_counter())
                 original(event)
 
-            screen.engine._listeners[screen.engine._listeners.index(original)] = counting
+            listeners = screen.engine._bus._listeners
+            listeners[listeners.index(original)] = counting
             handler = type(screen).on_tokens_arrived
 
             async def timed(self, message):

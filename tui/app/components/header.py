@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Static
 
 from tui.engine.vocab import RunStatus
@@ -30,11 +30,11 @@ STATUS_LABEL = {
 class DebateHeader(Horizontal):
     """Two lines: the facts of the debate, then the motion."""
 
-    round: reactive[int] = reactive(0, init=False)
-    max_rounds: reactive[int] = reactive(0, init=False)
-    phase: reactive[str] = reactive("", init=False)
-    extra: reactive[str] = reactive("", init=False)
-    status: reactive[str] = reactive(str(RunStatus.READY), init=False)
+    round: var[int] = var(0, init=False)
+    max_rounds: var[int] = var(0, init=False)
+    phase: var[str] = var("", init=False)
+    extra: var[str] = var("", init=False)
+    status: var[str] = var(str(RunStatus.READY), init=False)
 
     def __init__(self, title: str, protocol: str, motion: str, max_rounds: int) -> None:
         super().__init__()

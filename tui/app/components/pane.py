@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.color import Color
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
@@ -157,11 +157,11 @@ class DebaterPane(Vertical):
     watchers redraw.
     """
 
-    model: reactive[str] = reactive("", init=False)
-    vote: reactive[str | None] = reactive(None, init=False)
-    usage: reactive[Usage] = reactive(Usage, init=False)
-    speaking: reactive[bool] = reactive(False, init=False, toggle_class="-speaking")
-    failure: reactive[Content | None] = reactive(None, init=False, toggle_class="-failed")
+    model: var[str] = var("", init=False)
+    vote: var[str | None] = var(None, init=False)
+    usage: var[Usage] = var(Usage, init=False)
+    speaking: var[bool] = var(False, init=False, toggle_class="-speaking")
+    failure: var[Content | None] = var(None, init=False, toggle_class="-failed")
 
     def __init__(self, debater_id: str, model: str, family: str, role: str = "") -> None:
         super().__init__(id=f"pane-{debater_id}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass
 
 from textual.content import Content
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Static
 
 from tui.engine.vocab import ESCALATE
@@ -26,8 +26,8 @@ class Verdict:
 
 
 class TallyPanel(Static):
-    tally: reactive[dict[str, int]] = reactive(dict, init=False)
-    verdict: reactive[Verdict | None] = reactive(None, init=False)
+    tally: var[dict[str, int]] = var(dict, init=False)
+    verdict: var[Verdict | None] = var(None, init=False)
 
     def __init__(
         self,

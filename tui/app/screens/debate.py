@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.events import Mount
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -49,7 +49,7 @@ class DebateScreen(Screen[None]):
 
     BINDINGS = [Binding("t", "transcript", "Transcript")]
 
-    status: reactive[str] = reactive(str(RunStatus.READY), init=False)
+    status: var[str] = var(str(RunStatus.READY), init=False)
 
     def __init__(self, spec: Spec) -> None:
         super().__init__()
