@@ -67,7 +67,55 @@ def _parser() -> argparse.ArgumentParser:
     new = sub.add_parser("new", help="write a commented spec to start from")
     new.add_argument("path")
     new.add_argument("--protocol", default="debate")
+
+    bat = sub.add_parser(
+        "batch", parents=[common], help="run many specs headless in one process, N at a time"
+    )
+    bat.add_argument("paths", nargs="+", metavar="PATH", help="spec files, or folders of specs")
+    bat.add_argument(
+        "--concurrency", "-j", type=_positive, default=4, help="debates at once (default 4)"
+    )
+    bat.add_argument("--summary", help="write a JSON summary naming every spec to this new file")
+    bat.add_argument(
+        "--no-preflight", action="store_true", help="skip checking each spec's models first"
+    )
+
+    inbox = sub.add_parser(
+        "inbox", parents=[common], help="sessions that ended unresolved, waiting for a decision"
+    )
+    inbox.add_argument("--json", action="store_true", help="print them as a JSON list")
+
+    dec = sub.add_parser(
+        "decide", help="record an operator decision on an unresolved session (exit 2 if refused)"
+    )
+    dec.add_argument("session")
+    dec.add_argument("--vote", help="one of the spec's votes")
+    dec.add_argument("--rationale", default="", help="why (required with --vote)")
+    dec.add_argument(
+        "--extend", action="store_true", help="instead add a round and continue headless"
+    )
+
+    wat = sub.add_parser(
+        "watch", help="follow a session another process is writing (read-only, live)"
+    )
+    wat.add_argument("session")
+
+    srv = sub.add_parser(
+        "serve", parents=[common], help="serve the console to a browser (extra: moot[serve])"
+    )
+    srv.add_argument("--port", type=_positive, default=8000)
+    srv.add_argument("--host", default="localhost")
     return p
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
+    return value
 
 
 def _err(message: str) -> None:
@@ -112,6 +160,20 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _export(args.session, args.format, args.output)
     if cmd == "verify":
         return _verify(args.session, args.json)
+    if cmd == "batch":
+        return _batch(args)
+    if cmd == "inbox":
+        return _inbox(args.sessions_dir, args.json)
+    if cmd == "decide":
+        return _decide(args)
+    if cmd == "watch":
+        from tui.watch import watch
+
+        return watch(args.session)
+    if cmd == "serve":
+        from tui.serve import serve
+
+        return serve(args.host, args.port, args.sessions_dir)
     if cmd == "run" and args.headless:
         return _run_headless(args)
     if cmd == "resume" and args.headless:
@@ -182,6 +244,73 @@ def _verify(session: str, as_json: bool) -> int:
         for line in summary_lines(report):
             print(clean_line(line))
     return ExitCode.DECIDED if report.ok else ExitCode.VERIFY_FAILED
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from tui.batch import run_batch
+
+    return run_batch(
+        args.paths,
+        concurrency=args.concurrency,
+        directory=args.sessions_dir,
+        summary_path=args.summary,
+    )
+
+
+def _inbox(sessions_dir: str | None, as_json: bool) -> int:
+    import json
+
+    from tui.engine.session import sessions_dir as resolve
+    from tui.inbox import awaiting, tally_text
+    from tui.textsafe import clean_line
+
+    waiting = awaiting(resolve(sessions_dir))
+    if as_json:
+        print(json.dumps([a.as_json() for a in waiting], indent=2))
+        return ExitCode.DECIDED
+    if not waiting:
+        print("nothing awaits a decision")
+    for a in waiting:
+        print(
+            clean_line(
+                f"{a.title}  [{a.protocol}, {a.decision_rule}, {tally_text(a.vote_tally)}]  {a.path}"
+            )
+        )
+    return ExitCode.DECIDED
+
+
+def _decide(args: argparse.Namespace) -> int:
+    from tui.engine.errors import MootInputError
+
+    if args.extend == bool(args.vote):
+        raise MootInputError("moot decide", ["give --vote (with --rationale), or --extend"])
+    if args.extend:
+        from tui.decide import not_awaiting
+        from tui.engine.live import LiveSession
+        from tui.engine.session import load_session
+        from tui.headless import run_headless
+        from tui.providers.registry import provider_for
+
+        why = not_awaiting(load_session(args.session))
+        if why:
+            raise MootInputError(args.session, [why])
+        session = LiveSession.resume(args.session, provider_for)
+        try:
+            return run_headless(session, extend_first=True)
+        finally:
+            session.close()
+    from tui.decide import decide_session
+    from tui.textsafe import clean_line
+
+    result = decide_session(args.session, args.vote, args.rationale)
+    print(
+        clean_line(
+            f"decided: {result.get('decision')} ({result.get('decision_rule')}, "
+            f"by {result.get('decided_by')})"
+        )
+    )
+    print(clean_line(f"saved: {args.session}"))
+    return ExitCode.DECIDED
 
 
 def _run_headless(args: argparse.Namespace) -> int:

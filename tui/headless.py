@@ -191,9 +191,17 @@ async def _drive(session: LiveSession, console: Console, on_unresolved: str) -> 
 
 
 def run_headless(
-    session: LiveSession, on_unresolved: str = "end", console: Console | None = None
+    session: LiveSession,
+    on_unresolved: str = "end",
+    console: Console | None = None,
+    *,
+    extend_first: bool = False,
 ) -> int:
-    """Run to a decision, printing as it goes; returns DESIGN.md's exit code."""
+    """Run to a decision, printing as it goes; returns DESIGN.md's exit code.
+
+    ``extend_first``: the session ended unresolved; replay it to that end, add a
+    round (journalled), and go on (``moot decide --extend``).
+    """
     console = console or Console(highlight=False, soft_wrap=False, stderr=False)
     session.engine.subscribe(HeadlessPrinter(console))
     console.print(Text(f"session: {session.path}", style="dim"))
@@ -206,6 +214,9 @@ def run_headless(
 
     async def main() -> None:
         try:
+            if extend_first:
+                await session.engine.run()
+                session.engine.extend()
             await _drive(session, console, on_unresolved)
         finally:
             await close_all()

@@ -1,0 +1,408 @@
+"""``moot batch``: many specs run headless in one process, N at a time.
+
+Debates are light (a few coroutines and one open file each); the model calls
+are what take time, so one event loop holds hundreds of debates while the
+providers spread their calls. A bad spec is reported and skipped, never a
+reason to stop the others; each debate writes its own session file exactly as
+``moot run --headless`` would, so every one of them passes ``moot verify``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+from rich.console import Console, JustifyMethod
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from tui.engine.errors import MootInputError
+from tui.engine.events import Event, TurnCompleted
+from tui.engine.live import LiveSession
+from tui.engine.ports import Provider
+from tui.engine.records import Turn
+from tui.engine.safeio import FileRefused, write_new
+from tui.engine.spec import Debater, Spec, read_spec_file
+from tui.engine.vocab import ESCALATE
+from tui.exitcodes import ExitCode
+from tui.textsafe import clean_line, shorten
+
+DEFAULT_CONCURRENCY = 4
+Preflight = Callable[[Spec], list[str]]
+
+
+class Status(StrEnum):
+    PENDING = "pending"
+    DECIDED = "decided"
+    UNRESOLVED = "unresolved"
+    BAD = "bad"  # the spec (or its session file) could not be used: nothing ran
+    FAILED = "failed"  # the run stopped on an error (a write that failed, say)
+
+
+@dataclass
+class Item:
+    """One spec given to the batch, and what became of it."""
+
+    spec_path: str
+    spec: Spec | None = None
+    raw: dict[str, Any] | None = None
+    status: Status = Status.PENDING
+    problems: list[str] = field(default_factory=list)
+    session: Path | None = None
+    result: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return clean_line(self.spec_path)
+
+    def summary(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "spec": self.spec_path,
+            "status": str(self.status),
+            "problems": list(self.problems),
+            "decision": r.get("decision"),
+            "decision_rule": r.get("decision_rule"),
+            "decided_by": r.get("decided_by"),
+            "vote_tally": r.get("vote_tally"),
+            "turns": r.get("turns", 0),
+            "tokens": r.get("tokens", 0),
+            "cost": r.get("cost", 0.0),
+            "seconds": round(self.seconds, 3),
+            "session": str(self.session) if self.session else None,
+        }
+
+
+# ----------------------------------------------------------------- the specs
+def _spec_files(paths: Iterable[str]) -> list[str]:
+    """Files as given, folders as their ``*.toml`` (sorted, hidden files left out)."""
+    out: list[str] = []
+    for given in paths:
+        p = Path(given)
+        if p.is_dir():
+            out += [str(f) for f in sorted(p.glob("*.toml")) if not f.name.startswith(".")]
+        else:
+            out.append(given)
+    return list(dict.fromkeys(out))
+
+
+def collect(paths: Iterable[str], preflight: Preflight | None = None) -> list[Item]:
+    """Every spec named by ``paths``, read and validated; bad ones carry their problems."""
+    items: list[Item] = []
+    for path in _spec_files(paths):
+        item = Item(path)
+        try:
+            item.spec, item.raw = read_spec_file(path)
+        except MootInputError as err:
+            item.status, item.problems = Status.BAD, list(err.problems)
+        if item.spec is not None and preflight is not None:
+            problems = preflight(item.spec)
+            if problems:
+                item.status, item.problems = Status.BAD, problems
+        items.append(item)
+    return items
+
+
+# ------------------------------------------------------------ the reporters
+class Reporter(Protocol):
+    def started(self, item: Item) -> None: ...
+
+    def turn(self, item: Item, turn: Turn) -> None: ...
+
+    def finished(self, item: Item) -> None: ...
+
+
+class Silent:
+    """No output (benchmarks, tests)."""
+
+    def started(self, item: Item) -> None:
+        return None
+
+    def turn(self, item: Item, turn: Turn) -> None:
+        return None
+
+    def finished(self, item: Item) -> None:
+        return None
+
+
+def _outcome(item: Item) -> Text:
+    if item.status in (Status.BAD, Status.FAILED):
+        first = item.problems[0] if item.problems else "failed"
+        return Text(f"{item.status}: {shorten(first, 160)}", style="red")
+    r = item.result
+    style = "yellow" if item.status == Status.UNRESOLVED else "green"
+    return Text(
+        f"{clean_line(r.get('decision'))} ({clean_line(r.get('decision_rule'))}) "
+        f"{r.get('turns', 0)} turns {item.seconds:.1f}s",
+        style=style,
+    )
+
+
+class PlainLines:
+    """One line per start and end: for logs and pipes (no cursor movement)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def started(self, item: Item) -> None:
+        self.console.print(Text(f"start  {item.name} -> {item.session}"), soft_wrap=True)
+
+    def turn(self, item: Item, turn: Turn) -> None:
+        return None
+
+    def finished(self, item: Item) -> None:
+        self.console.print(Text(f"end    {item.name}: ") + _outcome(item), soft_wrap=True)
+
+
+class LiveProgress:
+    """A line per running debate (round, phase, speaker, turns) under an overall bar."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        )
+        self.overall = self.progress.add_task("all debates", total=total)
+        self._tasks: dict[int, TaskID] = {}
+
+    def __enter__(self) -> LiveProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def started(self, item: Item) -> None:
+        self._tasks[id(item)] = self.progress.add_task(shorten(item.spec_path, 40), total=None)
+
+    def turn(self, item: Item, turn: Turn) -> None:
+        task = self._tasks.get(id(item))
+        if task is not None:
+            what = f"r{turn.round} {turn.phase} {turn.speaker}"
+            self.progress.update(
+                task,
+                advance=1,
+                description=f"{shorten(item.spec_path, 40)}  {shorten(what, 40)}",
+            )
+
+    def finished(self, item: Item) -> None:
+        task = self._tasks.pop(id(item), None)
+        if task is not None:
+            self.progress.remove_task(task)
+        self.progress.console.print(Text(f"{item.name}: ") + _outcome(item), soft_wrap=True)
+        self.progress.advance(self.overall)
+
+
+# ------------------------------------------------------------------ running
+async def _run_one(
+    item: Item,
+    directory: str | Path | None,
+    provider_for: Callable[[Debater], Provider],
+    reporter: Reporter,
+) -> None:
+    assert item.spec is not None and item.raw is not None
+    started = time.monotonic()
+    try:
+        session = LiveSession.start(
+            item.spec, item.raw, provider_for, directory=directory, spec_source=item.spec_path
+        )
+    except MootInputError as err:  # the sessions folder or file cannot be used
+        item.status, item.problems = Status.BAD, list(err.problems)
+        reporter.finished(item)
+        return
+    item.session = session.path
+    reporter.started(item)
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, TurnCompleted):
+            reporter.turn(item, event.turn)
+
+    session.engine.subscribe(on_event)
+    try:
+        decision = await session.engine.run()
+        item.result = dict(session.engine.result())
+        item.status = Status.UNRESOLVED if decision.decision == ESCALATE else Status.DECIDED
+    except MootInputError as err:  # a write that failed: the file keeps what was committed
+        item.status, item.problems = Status.FAILED, list(err.problems)
+    except Exception as err:  # one broken run must not end the others
+        item.status = Status.FAILED
+        item.problems = [f"internal error: {type(err).__name__}: {err}"]
+    finally:
+        session.close()
+        item.seconds = time.monotonic() - started
+    reporter.finished(item)
+
+
+async def run_items(
+    items: Sequence[Item],
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    directory: str | Path | None = None,
+    provider_for: Callable[[Debater], Provider],
+    reporter: Reporter | None = None,
+) -> None:
+    """Run every good item, at most ``concurrency`` at once."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+    out = reporter or Silent()
+
+    async def one(item: Item) -> None:
+        async with gate:
+            await _run_one(item, directory, provider_for, out)
+
+    await asyncio.gather(*(one(i) for i in items if i.status == Status.PENDING))
+
+
+def exit_code(items: Sequence[Item]) -> ExitCode:
+    statuses = {i.status for i in items}
+    if statuses & {Status.BAD, Status.FAILED}:
+        return ExitCode.BAD_INPUT
+    if Status.UNRESOLVED in statuses:
+        return ExitCode.UNRESOLVED
+    return ExitCode.DECIDED
+
+
+def summary(items: Sequence[Item]) -> dict[str, Any]:
+    """The ``--summary`` document: every spec given, bad ones included, and the counts."""
+    counts = {str(s): sum(1 for i in items if i.status == s) for s in Status if s != "pending"}
+    return {
+        "specs": [i.summary() for i in items],
+        "counts": counts,
+        "exit_code": int(exit_code(items)),
+    }
+
+
+def results_table(items: Sequence[Item]) -> Table:
+    table = Table(title="Batch", title_style="bold")
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("spec", "left"),
+        ("decision", "left"),
+        ("rule", "left"),
+        ("turns", "right"),
+        ("tokens", "right"),
+        ("cost", "right"),
+        ("time", "right"),
+        ("session", "left"),
+    )
+    for label, justify in columns:
+        table.add_column(label, justify=justify, no_wrap=label in ("spec", "session"))
+    for item in items:
+        r = item.result
+        if item.status in (Status.BAD, Status.FAILED):
+            decision = Text(str(item.status), style="red")
+            rule = Text(shorten(item.problems[0] if item.problems else "", 60), style="red")
+        else:
+            style = "yellow" if item.status == Status.UNRESOLVED else "green"
+            decision = Text(clean_line(r.get("decision", "")), style=style)
+            rule = Text(clean_line(r.get("decision_rule", "")))
+        table.add_row(
+            Text(item.name),
+            decision,
+            rule,
+            str(r.get("turns", "")),
+            str(r.get("tokens", "")),
+            f"${r['cost']:.4f}" if "cost" in r else "",
+            f"{item.seconds:.1f}s" if item.seconds else "",
+            Text(clean_line(item.session) if item.session else ""),
+        )
+    return table
+
+
+def check_summary_path(path: str | None) -> None:
+    """Refuse an existing ``--summary`` file before anything runs (never overwritten)."""
+    if path and os.path.lexists(path):
+        raise MootInputError(path, ["a file (or link) already exists there; not overwriting it"])
+
+
+def write_summary(path: str, items: Sequence[Item]) -> None:
+    try:
+        write_new(path, (json.dumps(summary(items), indent=2) + "\n").encode("utf-8"))
+    except FileRefused as err:
+        raise MootInputError(path, [str(err)]) from None
+
+
+def run_batch(
+    paths: Sequence[str],
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    directory: str | Path | None = None,
+    summary_path: str | None = None,
+    preflight: Preflight | None = None,
+    console: Console | None = None,
+    errors: Console | None = None,
+) -> int:
+    """Run every spec named by ``paths``; print progress and the table; return the exit code."""
+    from tui.providers.registry import close_all, provider_for
+
+    check_summary_path(summary_path)
+    console = console or Console(highlight=False)
+    errors = errors or Console(stderr=True, highlight=False)
+    items = collect(paths, preflight)
+    if not items:
+        raise MootInputError(" ".join(paths), ["no spec files found (a folder's *.toml are run)"])
+    for item in items:
+        if item.status == Status.BAD:
+            _print_problems(errors, item)
+    runnable = sum(1 for i in items if i.status == Status.PENDING)
+
+    async def main(reporter: Reporter) -> None:
+        try:
+            await run_items(
+                items,
+                concurrency=concurrency,
+                directory=directory,
+                provider_for=provider_for,
+                reporter=reporter,
+            )
+        finally:
+            await close_all()
+
+    if console.is_terminal:
+        with LiveProgress(console, runnable) as live:
+            asyncio.run(main(live))
+    else:
+        asyncio.run(main(PlainLines(console)))
+    for item in items:
+        if item.status == Status.FAILED:
+            _print_problems(errors, item)
+    if not console.is_terminal:  # a log or a pipe: paths are never wrapped
+        console.width = max(console.width, _table_width(items))
+    console.print(results_table(items))
+    if summary_path:
+        write_summary(summary_path, items)
+        console.print(Text(f"summary: {clean_line(summary_path)}", style="dim"), soft_wrap=True)
+    return exit_code(items)
+
+
+def _table_width(items: Sequence[Item]) -> int:
+    longest = max((len(i.name) + len(str(i.session or "")) for i in items), default=0)
+    return longest + 120
+
+
+def _print_problems(errors: Console, item: Item) -> None:
+    errors.print(
+        Text(f"moot: {item.name}: {item.status}, {len(item.problems)} problem(s)", style="red"),
+        soft_wrap=True,
+    )
+    for problem in item.problems:
+        errors.print(Text(f"  - {clean_line(problem)}"), soft_wrap=True)

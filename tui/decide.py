@@ -1,0 +1,93 @@
+"""``moot decide``: an operator decision on an escalated session, without the console.
+
+The same rules as the console's decide modal hold (a vote from the spec, a
+rationale in words, the protocol's vetoes with their reason), and they are
+checked on the file before anything is written, so a refused decision leaves
+the file exactly as it was. An accepted one goes through the engine, which
+journals it and rewrites the ``[result]`` as ``decided_by = "operator"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from tui.engine.errors import MootInputError
+from tui.engine.live import LiveSession
+from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.replay import protocol_at
+from tui.engine.session import SessionData, load_session
+from tui.engine.state import DebateState
+from tui.engine.substance import word_count
+from tui.engine.vocab import ESCALATE
+
+
+class NoCalls:
+    """The provider while deciding: replaying the record must never reach a model."""
+
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        raise ProviderError("internal", "moot decide makes no model calls")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def not_awaiting(data: SessionData) -> str | None:
+    """Why this session is not waiting for an operator decision, or None if it is."""
+    result = data.result
+    if result is None:
+        return (
+            f"not awaiting a decision: it has no result yet (running, or interrupted: "
+            f"`moot resume {data.path} --headless` continues it)"
+        )
+    if result.get("decision") != ESCALATE:
+        return (
+            f"already decided: {result.get('decision')} ({result.get('decision_rule')}, "
+            f"by {result.get('decided_by')})"
+        )
+    return None
+
+
+def refusal(data: SessionData, vote: str, rationale: str) -> str | None:
+    """Why the operator may not decide ``vote`` with ``rationale`` here, or None."""
+    why = not_awaiting(data)
+    if why:
+        return why
+    votes = data.spec.debate.votes
+    if vote not in votes:
+        return f"--vote: {vote!r} is not one of {', '.join(votes)}"
+    if not word_count(rationale):
+        return "--rationale: a decision needs a rationale in words"
+    state = DebateState(data.spec, data.spec.max_rounds)
+    for turn in data.turns:
+        state.add(turn)
+    veto = protocol_at(data.spec, data.turns).operator_veto(state, vote)
+    return f"--vote: {vote!r} is refused: {veto}" if veto else None
+
+
+async def _apply(session: LiveSession, vote: str, rationale: str) -> None:
+    await session.engine.run()  # replays the record back to its escalation; no calls
+    try:
+        session.engine.decide(vote, rationale)
+    except ValueError as err:  # checked above; the engine has the last word
+        raise MootInputError(str(session.path), [str(err)]) from None
+
+
+def decide_session(path: str | Path, vote: str, rationale: str) -> dict[str, Any]:
+    """Record the operator's decision in the session file; returns the new ``[result]``.
+
+    MootInputError (exit 2) names the reason when the decision is refused.
+    """
+    why = refusal(load_session(path), vote, rationale)
+    if why:
+        raise MootInputError(str(path), [why])
+    no_calls = NoCalls()
+    session = LiveSession.resume(path, lambda _: no_calls)
+    try:
+        asyncio.run(_apply(session, vote, rationale))
+        result = session.store.result
+    finally:
+        session.close()
+    assert result is not None
+    return result
