@@ -287,6 +287,7 @@ EXPECTED = {
     "scripted-challenge.toml": (0, "no_objections"),
     "scripted-refine.toml": (0, "judge_convergence"),
     "scripted-rubric.toml": (0, "critic_release"),
+    "scripted-architecture-review.toml": (0, "no_objections"),
 }
 
 

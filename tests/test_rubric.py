@@ -41,7 +41,10 @@ def answer(prop: str, kind: str, quote: str, verdict: str = "yes") -> dict[str, 
 
 def test_quote_found_verbatim_is_admitted() -> None:
     rep = assess(
-        rubric(), [answer("staged", "artifact_quote", "1% of clients for a day")], [PLAN], []
+        rubric(),
+        [answer("staged", "artifact_quote", "1% of clients for a day")],
+        [("artifact", PLAN)],
+        [],
     )
     staged = rep["properties"][1]
     assert staged["verdict"] == "yes" and staged["evidence"][0]["admitted"]
@@ -51,7 +54,10 @@ def test_quote_found_verbatim_is_admitted() -> None:
 
 def test_quote_not_in_artifact_forces_no() -> None:
     rep = assess(
-        rubric(), [answer("rollback", "artifact_quote", "a one-click rollback exists")], [PLAN], []
+        rubric(),
+        [answer("rollback", "artifact_quote", "a one-click rollback exists")],
+        [("artifact", PLAN)],
+        [],
     )
     prop = rep["properties"][0]
     assert prop["claimed"] == "yes" and prop["verdict"] == "no"
@@ -65,7 +71,7 @@ def test_forbidden_and_inadmissible_kinds_refused() -> None:
             answer("rollback", "assertion", "It clearly can roll back."),
             answer("staged", "external_source", "vendor docs say so"),
         ],
-        [PLAN],
+        [("artifact", PLAN)],
         [],
     )
     why = [p["evidence"][0]["why"] for p in rep["properties"]]
@@ -78,13 +84,13 @@ def test_transcript_quote_must_come_from_an_earlier_turn() -> None:
     ok = assess(
         rubric(),
         [answer("staged", "transcript_quote", "stage the rollout over three days")],
-        [PLAN],
+        [("artifact", PLAN)],
         earlier,
     )
     bad = assess(
         rubric(),
         [answer("staged", "transcript_quote", "stage the rollout over ten days")],
-        [PLAN],
+        [("artifact", PLAN)],
         earlier,
     )
     assert ok["properties"][1]["verdict"] == "yes" and bad["properties"][1]["verdict"] == "no"

@@ -9,10 +9,10 @@ evidence is ``no`` whatever the model said.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, create_model, model_serializer
 
 from tui.engine.records import inline_refs
 from tui.engine.spec import Rubric
@@ -22,8 +22,17 @@ _SPACE = re.compile(r"\s+")
 
 
 class EvidenceItem(BaseModel):
-    kind: str = Field(description="artifact_quote, transcript_quote, test_result, ...")
+    kind: str = Field(description="artifact_quote, context_quote, transcript_quote, ...")
     quote: str = Field(description="The exact words quoted, or the result cited.")
+    source: str = Field(default="", description="For context_quote: the document's label.")
+
+    @model_serializer(mode="wrap")
+    def _without_empty_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Only quotes that name a document carry ``source`` (older files have none)."""
+        out: dict[str, Any] = handler(self)
+        if not out.get("source"):
+            out.pop("source", None)
+        return out
 
 
 class RubricAnswer(BaseModel):
@@ -64,6 +73,31 @@ def _norm(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+def locate(quote: str, text: str) -> tuple[int, int] | None:
+    """The first and last line (1-based) of ``text`` holding ``quote``, spaces aside."""
+    q = _norm(quote)
+    if not q:
+        return None
+    flat: list[str] = []
+    where: list[int] = []  # offset in ``text`` of each character of ``flat``
+    gap = False
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            gap = bool(flat)
+            continue
+        if gap:
+            flat.append(" ")
+            where.append(i - 1)
+            gap = False
+        flat.append(ch)
+        where.append(i)
+    at = "".join(flat).find(q)
+    if at < 0:
+        return None
+    first, last = where[at], where[at + len(q) - 1]
+    return text.count("\n", 0, first) + 1, text.count("\n", 0, last) + 1
+
+
 def _texts(content: Any) -> Iterable[str]:
     if isinstance(content, str):
         yield content
@@ -78,11 +112,17 @@ def _texts(content: Any) -> Iterable[str]:
 def assess(
     rubric: Rubric,
     answers: list[dict[str, Any]],
-    artifact_texts: Iterable[str],
+    artifacts: Sequence[tuple[str, str]],
     transcript_contents: Iterable[Any],
+    documents: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Per property: evidence with admitted/why, rationale, claimed and final verdict."""
-    artifact = _norm("\n".join(artifact_texts))
+    """Per property: evidence with admitted/why, rationale, claimed and final verdict.
+
+    ``artifacts`` are (label, text) of the work under assessment as the role saw
+    it; ``documents`` the context documents it saw, by label. An admitted quote
+    of either records where it was found: its source and line numbers.
+    """
+    places = _Places(artifacts, documents or {})
     transcript = _norm("\n".join(t for c in transcript_contents for t in _texts(c)))
     by_id: dict[str, dict[str, Any]] = {}
     for ans in answers:
@@ -94,11 +134,17 @@ def assess(
         admitted_any = False
         for item in ans.get("evidence", []) or []:
             kind, quote = str(item.get("kind", "")), str(item.get("quote", ""))
-            admitted, why = _admit(
-                prop.admissible, prop.forbidden, kind, quote, artifact, transcript
-            )
+            source = str(item.get("source", "") or "")
+            admitted, why = _admit(prop.admissible, prop.forbidden, kind, quote, transcript)
+            record: dict[str, Any] = {"kind": kind, "quote": quote}
+            if source:
+                record["source"] = source
+            if admitted and kind in _LOCATED:
+                admitted, why, found = places.find(kind, quote, source)
+                if found is not None:
+                    record["source"], record["lines"] = found[0], list(found[1])
             admitted_any |= admitted
-            evidence.append({"kind": kind, "quote": quote, "admitted": admitted, "why": why})
+            evidence.append({**record, "admitted": admitted, "why": why})
         claimed = ans.get("verdict", "no") if ans else "missing"
         verdict = "yes" if claimed == "yes" and admitted_any else "no"
         report.append(
@@ -119,26 +165,54 @@ def assess(
     }
 
 
+_LOCATED = ("artifact_quote", "context_quote")
+
+
+class _Places:
+    """Where located quotes must be found: the artifact as shown, or one named document."""
+
+    def __init__(self, artifacts: Sequence[tuple[str, str]], documents: Mapping[str, str]) -> None:
+        self.artifacts = artifacts
+        self.documents = documents
+
+    def find(
+        self, kind: str, quote: str, source: str
+    ) -> tuple[bool, str, tuple[str, tuple[int, int]] | None]:
+        """(admitted, why, (source, lines) where found)."""
+        if kind == "context_quote":
+            if not source:
+                return False, "a context_quote names its document in source", None
+            if source not in self.documents:
+                return False, f"no document {source!r} was shown to this role", None
+            lines = locate(quote, self.documents[source])
+            if lines is None:
+                return False, f"not found verbatim in {source}", None
+            return True, "found verbatim", (source, lines)
+        for label, text in self.artifacts:
+            lines = locate(quote, text)
+            if lines is not None:
+                return True, "found verbatim", (label, lines)
+        return False, "not found verbatim in the artifact", None
+
+
 def _admit(
     admissible: Sequence[str],
     forbidden: Sequence[str],
     kind: str,
     quote: str,
-    artifact: str,
     transcript: str,
 ) -> tuple[bool, str]:
+    """The kind's admission and the checks on the quote itself; located kinds are found later."""
     if kind in forbidden:
         return False, f"{kind} is forbidden evidence for this property"
     if kind not in admissible:
         return False, f"{kind} is not admissible for this property"
-    if kind in ("artifact_quote", "transcript_quote"):
+    if kind in (*_LOCATED, "transcript_quote"):
         q = _norm(quote)
         if len(q) < MIN_QUOTE_CHARS:
             return False, f"quote shorter than {MIN_QUOTE_CHARS} characters"
-        where = artifact if kind == "artifact_quote" else transcript
-        if q not in where:
-            place = "the artifact" if kind == "artifact_quote" else "an earlier turn"
-            return False, f"not found verbatim in {place}"
+        if kind == "transcript_quote" and q not in transcript:
+            return False, "not found verbatim in an earlier turn"
         return True, "found verbatim"
     if not quote.strip():
         return False, "empty"

@@ -73,7 +73,7 @@ class LiveSession:
         if drawn:
             spec_raw = {**spec_raw, "debate": {**spec_raw["debate"], **drawn}}
             spec = spec.model_copy(update={"debate": spec.debate.model_copy(update=drawn)})
-        store = SessionStore.create(path, spec_raw, spec_source)
+        store = SessionStore.create(path, spec_raw, spec_source, documents=spec.documents)
         return cls(spec, store, provider_for, on_failure=on_failure)
 
     @classmethod

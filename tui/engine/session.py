@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from tui import __version__
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.chain import HASH, Break, Record, breaks, in_order, sealed, tail
+from tui.engine.context import Document
 from tui.engine.errors import SessionError, SessionLockedError, SpecError
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.records import Turn
@@ -227,6 +228,15 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
             spec = validate_spec(spec_raw, "spec")
         except SpecError as err:
             problems.extend(f"spec.{m}" for m in err.problems)
+    documents: list[Document] = []
+    raw_docs = doc.get("documents", [])
+    for i, rec in enumerate(raw_docs if isinstance(raw_docs, list) else [None]):
+        try:
+            documents.append(Document.from_record(rec))
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            problems.append(f"documents[{i}]: not a stored document ({type(err).__name__}: {err})")
+    if spec is not None:
+        spec = spec.with_documents(documents)
     turns: list[Turn] = []
     raw_turns = doc.get("turns", [])
     if not isinstance(raw_turns, list):
@@ -365,9 +375,15 @@ class SessionStore:
     # ---------------------------------------------------------------- opening
     @classmethod
     def create(
-        cls, path: str | Path, spec_raw: dict[str, Any], spec_source: str | None = None
+        cls,
+        path: str | Path,
+        spec_raw: dict[str, Any],
+        spec_source: str | None = None,
+        *,
+        documents: tuple[Document, ...] = (),
+        forked_from: dict[str, Any] | None = None,
     ) -> SessionStore:
-        """Start a new session file holding the spec; refuses to replace a file or link."""
+        """Start a new session file holding the spec and its documents; never replaces a file."""
         p = Path(path)
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
@@ -387,7 +403,12 @@ class SessionStore:
         }
         if spec_source:
             meta["spec_source"] = spec_source
-        header = sealed("", {"schema": SCHEMA, "session": meta, "spec": spec_raw})
+        if forked_from is not None:
+            meta["forked_from"] = forked_from
+        head: dict[str, Any] = {"schema": SCHEMA, "session": meta, "spec": spec_raw}
+        if documents:
+            head["documents"] = [d.record() for d in documents]
+        header = sealed("", head)
         store = cls(p, real, header, fd)
         try:
             store._append(_chunk(header))

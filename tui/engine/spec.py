@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
+from tui.engine.context import ARTIFACT, Document, context_problems, read_documents
 from tui.engine.errors import SpecError
 from tui.engine.family import family_of
 from tui.engine.protocols import PROTOCOLS
@@ -25,6 +26,7 @@ from tui.engine.substance import DEFAULT_MIN_WORDS
 EvidenceKind = Literal[
     "artifact_quote",
     "transcript_quote",
+    "context_quote",
     "test_result",
     "external_source",
     "assertion",
@@ -32,7 +34,7 @@ EvidenceKind = Literal[
     "summary",
     "final_answer",
 ]
-CHECKABLE: tuple[EvidenceKind, ...] = ("artifact_quote", "transcript_quote")
+CHECKABLE: tuple[EvidenceKind, ...] = ("artifact_quote", "transcript_quote", "context_quote")
 UNCHECKABLE: tuple[EvidenceKind, ...] = ("assertion", "reasoning", "summary", "final_answer")
 RubricRole = Literal["critic", "adversary", "judges"]
 RUBRIC_ROLES: tuple[RubricRole, ...] = ("critic", "adversary", "judges")
@@ -87,6 +89,26 @@ class Script(_Strict):
     turn_delay_ms: float = Field(default=0.0, ge=0, le=600_000)
 
 
+class Budget(_Strict):
+    """Spending caps: ``[budget]`` for the session, ``[debaters.budget]`` for one debater.
+
+    Named apart from a debater's ``max_tokens``, which caps one call's reply.
+    """
+
+    max_tokens: int | None = Field(default=None, gt=0, description="tokens in and out, summed")
+    max_cost_usd: float | None = Field(default=None, gt=0)
+
+
+class ContextEntry(_Strict):
+    """One ``[[context]]`` document: a file, a glob of files, or inline text."""
+
+    label: str = Field(pattern=ID_PATTERN)
+    file: str | None = Field(default=None, min_length=1)
+    glob: str | None = Field(default=None, min_length=1)
+    text: str | None = Field(default=None, min_length=1)
+    roles: list[str] | None = Field(default=None, min_length=1)
+
+
 class Debater(_Strict):
     """One participant: an identity, a model, and the text of its role."""
 
@@ -101,6 +123,7 @@ class Debater(_Strict):
     max_tokens: int | None = Field(default=None, gt=0, le=200_000)
     timeout_s: float | None = Field(default=None, gt=0, le=3600)
     script: Script | None = None
+    budget: Budget | None = None
 
     @property
     def resolved_family(self) -> str:
@@ -114,6 +137,7 @@ class DebateSection(_Strict):
     motion: str = Field(min_length=1)
     protocol: str = "debate"
     artifact: str | None = None
+    artifact_file: str | None = Field(default=None, min_length=1)
     max_rounds: int | None = Field(default=None, ge=1, le=1000)
     consensus_threshold: int | None = Field(default=None, ge=1)
     phases: list[str] | None = None
@@ -162,6 +186,24 @@ class Spec(_Strict):
     debate: DebateSection
     debaters: list[Debater] = Field(min_length=1)
     rubric: Rubric | None = None
+    context: list[ContextEntry] = Field(default_factory=list)
+    budget: Budget | None = None
+    _documents: tuple[Document, ...] = PrivateAttr(default=())
+
+    @property
+    def documents(self) -> tuple[Document, ...]:
+        """The documents read for this spec (from its files, or from the session)."""
+        return self._documents
+
+    def with_documents(self, documents: tuple[Document, ...] | list[Document]) -> Spec:
+        """A copy holding ``documents``; the artifact file's text becomes the artifact."""
+        artifact = next((d for d in documents if d.label == ARTIFACT), None)
+        update = {}
+        if artifact is not None and self.debate.artifact_file is not None:
+            update["debate"] = self.debate.model_copy(update={"artifact": artifact.text})
+        spec = self.model_copy(update=update)
+        spec._documents = tuple(documents)
+        return spec
 
     @property
     def protocol_class(self) -> type[Protocol]:
@@ -270,6 +312,7 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     if protocol is not None:
         problems += protocol.spec_problems(rs)
     problems += _rubric_problems(raw.get("rubric"))
+    problems += context_problems(raw, protocol.role_keys if protocol is not None else ())
 
     threshold = rs.debate.get("consensus_threshold")
     voters = protocol.voter_count(rs) if protocol is not None else len(rs.entries)
@@ -415,7 +458,11 @@ def read_spec_file(path: str | Path) -> tuple[Spec, dict[str, Any]]:
         raw = toml_document(read_regular(p, SPEC_BYTES))
     except (FileRefused, TomlRefused) as err:
         raise SpecError(str(p), [str(err)]) from None
-    return validate_spec(raw, str(p)), raw
+    spec = validate_spec(raw, str(p))
+    documents, problems = read_documents(spec, p.parent)
+    if problems:
+        raise SpecError(str(p), problems)
+    return spec.with_documents(documents), raw
 
 
 def spec_warnings(spec: Spec) -> list[str]:

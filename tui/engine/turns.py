@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from tui.engine.context import SAW_PREFIX, seen_documents, slot_context
 from tui.engine.events import EventBus, ProviderFailed, Slot, TokenReceived, TurnStarted
 from tui.engine.evidence import assess, rubric_schema, with_rubric
 from tui.engine.operator import OperatorLog, now
@@ -29,7 +30,7 @@ from tui.engine.state import DebateState, Decision
 from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, OperatorAction, TurnKind
 
 # Context labels that are not the work under assessment: rubric evidence must quote the work.
-NOT_ARTIFACT = ("note:", "critique:", "challenges:", "responses:")
+NOT_ARTIFACT = ("note:", "critique:", "challenges:", "responses:", SAW_PREFIX)
 
 
 class FailureAction(StrEnum):
@@ -115,7 +116,7 @@ class TurnPlayer:
         if self.operator.stop is not None:
             return None
         debater = self.roster[slot.speaker]
-        items = self.protocol.context(self.state, slot)
+        items = slot_context(self.spec, self.protocol, self.state, slot)
         schema = self.protocol.slot_schema(self.state, slot, self.schemas[slot.kind])
         votes = list(self.spec.debate.votes)
         messages = build_messages(self.spec, debater, slot, items, schema, votes)
@@ -183,8 +184,13 @@ class TurnPlayer:
                 turn.derived["rubric"] = assess(
                     self.spec.rubric,
                     turn.content.get("rubric", []),
-                    [text for label, _, text in items if not label.startswith(NOT_ARTIFACT)],
+                    [
+                        (label, text)
+                        for label, _, text in items
+                        if not label.startswith(NOT_ARTIFACT)
+                    ],
                     (t.content for t in self.state.turns),
+                    seen_documents(items),
                 )
             self.protocol.annotate(self.state, slot, turn)
         return turn

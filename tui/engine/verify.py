@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tui.engine.context import ARTIFACT, digest, seen_documents, slot_context
 from tui.engine.errors import SessionError
 from tui.engine.events import Slot
 from tui.engine.evidence import assess, with_rubric
@@ -122,7 +123,14 @@ def verify(data: SessionData) -> Verification:
         out.notes.append(
             "an unfinished write after the last complete record was left out (not a claim)"
         )
-    for checks in (_file_claims, _turn_claims, _action_claims, _result_claims, _replay_claims):
+    for checks in (
+        _file_claims,
+        _document_claims,
+        _turn_claims,
+        _action_claims,
+        _result_claims,
+        _replay_claims,
+    ):
         try:
             checks(data, out)
         except Exception as err:  # a damaged record: the claims resting on it do not hold
@@ -163,6 +171,38 @@ def _file_claims(data: SessionData, out: Verification) -> None:
             out.check(record.name, "hash", True, "matches its fields and the hash before it")
 
 
+def _document_claims(data: SessionData, out: Verification) -> None:
+    """Each stored document is the text its hash and size name; the spec's documents are all there."""
+    labels = [d.label for d in data.spec.documents]
+    for doc in data.spec.documents:
+        where = f"document {doc.label}"
+        size = len(doc.text.encode("utf-8"))
+        out.same(where, "sha256", doc.sha256, digest(doc.text), "the stored text")
+        out.same(where, "size", doc.size, size, "the stored text")
+        if labels.count(doc.label) > 1:
+            out.check(where, "label", False, "stored more than once")
+    if data.spec.debate.artifact_file is not None:
+        held = ARTIFACT in labels
+        out.check(
+            "document artifact",
+            "stored",
+            held,
+            "the artifact file's text is stored" if held else "artifact_file given, no text stored",
+        )
+    for i, entry in enumerate(data.spec.context):
+        held = (
+            entry.label in labels
+            if entry.glob is None
+            else any(label.startswith(entry.label + "/") for label in labels)
+        )
+        out.check(
+            f"document {entry.label}",
+            "stored",
+            held,
+            f"context[{i}] is stored" if held else f"context[{i}] names a document not stored",
+        )
+
+
 # ----------------------------------------------------------------- the turns
 def _legacy(data: SessionData) -> set[int]:
     """Turn numbers written before the chain: checked by the rules of their day only."""
@@ -191,13 +231,15 @@ def _turn_claims(data: SessionData, out: Verification) -> None:
             state.round, state.phase = turn.round, turn.phase
             slots = protocol.slots(state, turn.round, turn.phase, turn.index)
             parallel = spec.debate.parallel and len(slots) > 1
-            seen_at_start = {s.index: protocol.context(state, s) for s in slots} if parallel else {}
+            seen_at_start = (
+                {s.index: slot_context(spec, protocol, state, s) for s in slots} if parallel else {}
+            )
             actions.at_phase_start = actions.models()
         slot = slots[len(group)] if len(group) < len(slots) else None
         if _schedule_claim(out, where, turn, slot) and slot is not None:
             actions.apply_up_to(turn.index - 1)
             try:
-                context = seen_at_start.get(slot.index) or protocol.context(state, slot)
+                context = seen_at_start.get(slot.index) or slot_context(spec, protocol, state, slot)
                 legacy_turn = turn.index in legacy
                 _slot_claims(
                     data, out, protocol, state, slot, turn, context, legacy_turn, models, actions
@@ -389,15 +431,36 @@ def _derived_claims(
         fresh.derived["rubric"] = assess(
             spec.rubric,
             turn.content.get("rubric", []),
-            [text for label, _, text in context if not label.startswith(NOT_ARTIFACT)],
+            [(label, text) for label, _, text in context if not label.startswith(NOT_ARTIFACT)],
             (t.content for t in data.turns[: turn.index - 1]),
+            seen_documents(context),
         )
+        _unlocated(turn.derived.get("rubric"), fresh.derived["rubric"])
     protocol.annotate(state, slot, fresh)
     for key in sorted(set(turn.derived) | set(fresh.derived)):
         if legacy and key not in turn.derived:
             continue  # not recorded by the version that wrote it
         how = "the evidence found verbatim in what this role saw" if key == "rubric" else "code"
         out.same(where, f"derived.{key}", turn.derived.get(key), fresh.derived.get(key), how)
+
+
+def _unlocated(recorded: Any, fresh: dict[str, Any]) -> None:
+    """Artifact quotes recorded before quotes were located carry no source nor lines."""
+    if not isinstance(recorded, dict):
+        return
+    old = [
+        e
+        for p in recorded.get("properties", [])
+        for e in p.get("evidence", [])
+        if isinstance(e, dict) and e.get("kind") == "artifact_quote"
+    ]
+    if not old or any("lines" in e or "source" in e for e in old):
+        return
+    for prop in fresh["properties"]:
+        for e in prop["evidence"]:
+            if e["kind"] == "artifact_quote":
+                e.pop("source", None)
+                e.pop("lines", None)
 
 
 # --------------------------------------------------------- operator actions

@@ -1,0 +1,186 @@
+"""Context documents through the CLI: read once, stored and hashed, shown by role, quoted."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES
+from tui.cli import main
+from tui.engine.context import FILE_BYTES
+from tui.engine.session import load_session
+from tui.exitcodes import ExitCode
+
+REVIEW = "scripted-architecture-review.toml"
+
+
+def review_copy(tmp_path: Path) -> Path:
+    """The architecture-review example and its documents, copied where a test may delete them."""
+    shutil.copytree(EXAMPLES / "architecture", tmp_path / "architecture")
+    spec = tmp_path / REVIEW
+    shutil.copyfile(EXAMPLES / REVIEW, spec)
+    return spec
+
+
+def run_review(tmp_path: Path) -> Path:
+    out = tmp_path / "review.toml"
+    assert main(["run", str(review_copy(tmp_path)), "--headless", "--out", str(out)]) == 0
+    return out
+
+
+def test_documents_are_stored_hashed_and_outlive_their_files(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    out = run_review(tmp_path)
+    folder = tmp_path / "architecture"
+    originals = {p.name: p.read_bytes() for p in folder.iterdir()}
+    shutil.rmtree(folder)  # replay, export and verify must not need the originals
+    data = load_session(out)
+    docs = {d.label: d for d in data.spec.documents}
+    assert set(docs) == {"artifact", "slo", "incident"}
+    design = originals["orders-outbox-design.md"]
+    assert docs["artifact"].text.encode() == design
+    assert docs["artifact"].sha256 == hashlib.sha256(design).hexdigest()
+    assert docs["artifact"].size == len(design)
+    assert docs["artifact"].path == "architecture/orders-outbox-design.md"
+    assert docs["slo"].roles == ("adversary",)
+    assert data.spec.debate.artifact == design.decode()  # the artifact the protocol shows
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == ExitCode.DECIDED
+    assert "all" in capsys.readouterr().out
+    assert main(["export", str(out), "--format", "markdown"]) == ExitCode.DECIDED
+
+
+def test_role_visibility_is_recorded_in_saw(tmp_path: Path) -> None:
+    data = load_session(run_review(tmp_path))
+    reviewer, owner = data.turns[0], data.turns[1]
+    assert reviewer.speaker == "reviewer" and owner.speaker == "owner"
+    assert {"context:slo", "context:incident"} <= set(reviewer.saw)
+    assert "context:incident" in owner.saw and "context:slo" not in owner.saw
+
+
+def test_quotes_are_admitted_with_lines_or_refused(tmp_path: Path) -> None:
+    data = load_session(run_review(tmp_path))
+    rubric = {p["property"]: p for p in data.turns[0].derived["rubric"]["properties"]}
+    design_quote, incident_quote = rubric["idempotent-capture"]["evidence"]
+    design = (EXAMPLES / "architecture" / "orders-outbox-design.md").read_text().splitlines()
+    line = next(i for i, t in enumerate(design, 1) if "deduplicates on the event id" in t)
+    assert design_quote["admitted"] and design_quote["source"] == "artifact"
+    assert design_quote["lines"] == [line, line]
+    assert incident_quote["admitted"] and incident_quote["source"] == "incident"
+    found, invented = rubric["payment-slo"]["evidence"]
+    assert found["admitted"] and found["lines"] == [5, 5]
+    assert not invented["admitted"] and invented["why"] == "not found verbatim in slo"
+    later = {p["property"]: p for p in data.turns[2].derived["rubric"]["properties"]}
+    revised = later["idempotent-capture"]["evidence"][0]
+    assert revised["admitted"] and revised["source"] == "artifact:r1"  # the revised artifact
+    spanning = later["payment-slo"]["evidence"][0]
+    assert spanning["admitted"] and spanning["lines"] == [5, 6]  # across a line break
+
+
+def test_a_document_the_role_did_not_see_is_not_evidence(tmp_path: Path) -> None:
+    spec = review_copy(tmp_path)
+    text = spec.read_text().replace('roles = ["adversary"]', 'roles = ["owner"]')
+    spec.write_text(text)
+    out = tmp_path / "hidden.toml"
+    main(["run", str(spec), "--headless", "--out", str(out)])
+    data = load_session(out)
+    assert "context:slo" not in data.turns[0].saw and "context:slo" in data.turns[1].saw
+    evidence = data.turns[0].derived["rubric"]["properties"][1]["evidence"][0]
+    assert not evidence["admitted"]
+    assert evidence["why"] == "no document 'slo' was shown to this role"
+
+
+def test_verify_names_a_changed_document(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    out = run_review(tmp_path)
+    text = out.read_text()
+    out.write_text(text.replace("p99 under 800 ms", "p99 under 900 ms"))
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == ExitCode.VERIFY_FAILED
+    report = capsys.readouterr().out
+    assert "document slo: sha256" in report and "document slo: size" not in report
+
+
+def _spec(tmp_path: Path, context: str, artifact: str = 'artifact = "Plan."') -> Path:
+    path = tmp_path / "s.toml"
+    path.write_text(
+        f"""[debate]
+title = "T"
+motion = "M"
+protocol = "challenge"
+defender = "a"
+adversary = "b"
+{artifact}
+{context}
+[[debaters]]
+id = "a"
+model = "scripted"
+[[debaters]]
+id = "b"
+model = "scripted"
+"""
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("context", "artifact", "named"),
+    [
+        ('[[context]]\nlabel = "big"\nfile = "big.txt"', None, "context[0].file"),
+        ('[[context]]\nlabel = "bin"\nfile = "bin.txt"', None, "context[0].file"),
+        ('[[context]]\nlabel = "g"\nglob = "nothing/*.md"', None, "context[0].glob"),
+        ('[[context]]\nlabel = "x"\nfile = "a.md"\ntext = "t"', None, "context[0]"),
+        ('[[context]]\nlabel = "artifact"\ntext = "t"', None, "context[0].label"),
+        ('[[context]]\nlabel = "x"\ntext = "t"\nroles = ["judge"]', None, "context[0].roles[0]"),
+        ("", 'artifact = "P."\nartifact_file = "a.md"', "debate.artifact_file"),
+        ("", 'artifact_file = "missing.md"', "debate.artifact_file"),
+    ],
+)
+def test_bad_documents_exit_2_naming_the_key(
+    tmp_path: Path,
+    capsys,  # noqa: ANN001
+    context: str,
+    artifact: str | None,
+    named: str,
+) -> None:
+    (tmp_path / "big.txt").write_bytes(b"x" * (FILE_BYTES + 1))
+    (tmp_path / "bin.txt").write_bytes(b"\xff\xfe not utf-8")
+    (tmp_path / "a.md").write_text("A plan.")
+    spec = _spec(tmp_path, context, artifact or 'artifact = "Plan."')
+    out = tmp_path / "never.toml"
+    assert main(["run", str(spec), "--headless", "--out", str(out)]) == ExitCode.BAD_INPUT
+    assert f"  - {named}:" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_glob_stores_one_document_per_file(tmp_path: Path) -> None:
+    (tmp_path / "adr").mkdir()
+    (tmp_path / "adr" / "0001-outbox.md").write_text("Use an outbox.")
+    (tmp_path / "adr" / "0002-keys.md").write_text("Key captures on the order id.")
+    spec = tmp_path / "g.toml"
+    spec.write_text(
+        """[debate]
+title = "T"
+motion = "Adopt the outbox."
+max_rounds = 1
+[[context]]
+label = "adrs"
+glob = "adr/*.md"
+roles = ["a"]
+[[debaters]]
+id = "a"
+model = "scripted"
+[[debaters]]
+id = "b"
+model = "scripted"
+"""
+    )
+    out = tmp_path / "g-session.toml"
+    main(["run", str(spec), "--headless", "--out", str(out)])
+    data = load_session(out)
+    labels = [d.label for d in data.spec.documents]
+    assert labels == ["adrs/adr/0001-outbox.md", "adrs/adr/0002-keys.md"]
+    for turn in data.turns:
+        shown = "context:adrs/adr/0002-keys.md" in turn.saw
+        assert shown == (turn.speaker == "a")

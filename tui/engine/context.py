@@ -1,0 +1,250 @@
+"""Context documents: the files a panel holds up, read once and kept in the session.
+
+A spec names documents in ``[[context]]`` (``file``, ``glob`` or ``text``) and
+may give the artifact as ``[debate].artifact_file``. They are read when the run
+starts, must be UTF-8 text and stay within :data:`FILE_BYTES` each and
+:data:`TOTAL_BYTES` together (:data:`GLOB_FILES` files per glob). The session
+stores every document's label, path, size, sha256 and text, so a replay, an
+export or ``moot verify`` never needs the originals again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tui.engine.safeio import FileRefused, read_regular
+
+if TYPE_CHECKING:
+    from tui.engine.events import Slot
+    from tui.engine.protocols.base import ContextItem, Protocol
+    from tui.engine.spec import Spec
+    from tui.engine.state import DebateState
+
+FILE_BYTES = 256 * 1024  # one document
+TOTAL_BYTES = 1024 * 1024  # every document of a spec, the artifact file included
+GLOB_FILES = 64  # files one glob may match
+ARTIFACT = "artifact"  # the label of the document read from [debate].artifact_file
+SAW_PREFIX = "context:"  # how a prompt's document items are named in ``saw``
+# [debate] keys that name debaters, usable in a document's ``roles``.
+ROLE_KEYS = ("proposer", "critic", "defender", "adversary", "authors", "synthesizer", "judges")
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One document as the session stores it."""
+
+    label: str
+    path: str
+    size: int
+    sha256: str
+    text: str
+    roles: tuple[str, ...] | None = None  # None: every role may see it
+
+    def record(self) -> dict[str, Any]:
+        """The session file's ``[[documents]]`` entry."""
+        out: dict[str, Any] = {
+            "label": self.label,
+            "path": self.path,
+            "size": self.size,
+            "sha256": self.sha256,
+            "text": self.text,
+        }
+        if self.roles is not None:
+            out["roles"] = list(self.roles)
+        return out
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Document:
+        """A stored entry; KeyError/TypeError/ValueError when it is not one."""
+        roles = record.get("roles")
+        doc = cls(
+            label=str(record["label"]),
+            path=str(record["path"]),
+            size=int(record["size"]),
+            sha256=str(record["sha256"]),
+            text=str(record["text"]),
+            roles=None if roles is None else tuple(str(r) for r in roles),
+        )
+        if not isinstance(record["text"], str) or not isinstance(roles, list | None):
+            raise TypeError("text must be a string and roles a list")
+        return doc
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def of_text(label: str, path: str, text: str, roles: Sequence[str] | None) -> Document:
+    return Document(label, path, len(text.encode("utf-8")), digest(text), text, _roles(roles))
+
+
+def _roles(roles: Sequence[str] | None) -> tuple[str, ...] | None:
+    return None if roles is None else tuple(roles)
+
+
+class _Reader:
+    """Reads a spec's documents, keeping the running total and every problem by key."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.total = 0
+        self.problems: list[str] = []
+
+    def read(self, key: str, path: Path) -> str | None:
+        try:
+            data = read_regular(path, FILE_BYTES)
+        except FileRefused as err:
+            self.problems.append(f"{key}: {path}: {err}")
+            return None
+        self.total += len(data)
+        if self.total > TOTAL_BYTES:
+            self.problems.append(
+                f"{key}: {path}: the documents together pass the limit of {TOTAL_BYTES:,} bytes"
+            )
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            self.problems.append(f"{key}: {path}: not UTF-8 text (byte {err.start})")
+            return None
+
+    def shown(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.base))
+        except ValueError:
+            return str(path)
+
+
+def read_documents(spec: Spec, base: Path) -> tuple[list[Document], list[str]]:
+    """Every document the spec names, read from ``base`` (the spec's folder), and problems."""
+    reader = _Reader(base)
+    docs: list[Document] = []
+    if spec.debate.artifact_file is not None:
+        path = base / spec.debate.artifact_file
+        text = reader.read("debate.artifact_file", path)
+        if text is not None:
+            docs.append(of_text(ARTIFACT, reader.shown(path), text, None))
+    for i, entry in enumerate(spec.context):
+        key = f"context[{i}]"
+        if entry.text is not None:
+            text = entry.text
+            reader.total += len(text.encode("utf-8"))
+            docs.append(of_text(entry.label, "(inline)", text, entry.roles))
+        elif entry.file is not None:
+            path = base / entry.file
+            text = reader.read(f"{key}.file", path)
+            if text is not None:
+                docs.append(of_text(entry.label, reader.shown(path), text, entry.roles))
+        elif entry.glob is not None:
+            docs += _globbed(reader, f"{key}.glob", entry.glob, entry.label, entry.roles)
+    if reader.total > TOTAL_BYTES and not reader.problems:
+        reader.problems.append(
+            f"context: the documents together pass the limit of {TOTAL_BYTES:,} bytes"
+        )
+    return docs, reader.problems
+
+
+def _globbed(
+    reader: _Reader, key: str, pattern: str, label: str, roles: Sequence[str] | None
+) -> list[Document]:
+    try:
+        matches = sorted(p for p in reader.base.glob(pattern) if not p.is_dir())
+    except (ValueError, NotImplementedError) as err:
+        reader.problems.append(f"{key}: {err}")
+        return []
+    if not matches:
+        reader.problems.append(f"{key}: {pattern!r} matches no file")
+        return []
+    if len(matches) > GLOB_FILES:
+        reader.problems.append(f"{key}: {len(matches)} files match; the limit is {GLOB_FILES}")
+        return []
+    docs = []
+    for path in matches:
+        text = reader.read(key, path)
+        if text is not None:
+            shown = reader.shown(path)
+            docs.append(of_text(f"{label}/{shown}", shown, text, roles))
+    return docs
+
+
+def context_problems(raw: Mapping[str, Any], protocol_keys: Iterable[str]) -> list[str]:
+    """Rules on ``[[context]]`` and ``artifact_file`` in a raw spec, by key path."""
+    problems: list[str] = []
+    debate = raw.get("debate")
+    debate = debate if isinstance(debate, dict) else {}
+    if debate.get("artifact") is not None and debate.get("artifact_file") is not None:
+        problems.append("debate.artifact_file: give artifact or artifact_file, not both")
+    entries = raw.get("context")
+    debaters = raw.get("debaters")
+    ids = (
+        {d.get("id") for d in debaters if isinstance(d, dict)}
+        if isinstance(debaters, list)
+        else set()
+    )
+    roles_ok = ids | (set(ROLE_KEYS) & set(protocol_keys))
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(entry, dict):
+            continue
+        sources = [k for k in ("file", "glob", "text") if entry.get(k) is not None]
+        if len(sources) != 1:
+            problems.append(f"context[{i}]: give exactly one of file, glob or text")
+        label = entry.get("label")
+        if isinstance(label, str):
+            if label == ARTIFACT:
+                problems.append(
+                    f"context[{i}].label: {ARTIFACT!r} is the artifact's; use artifact_file"
+                )
+            elif label in seen:
+                problems.append(
+                    f"context[{i}].label: duplicate label {label!r} (also context[{seen[label]}])"
+                )
+            seen.setdefault(label, i)
+        roles = entry.get("roles")
+        for j, role in enumerate(roles if isinstance(roles, list) else []):
+            if isinstance(role, str) and role not in roles_ok:
+                problems.append(
+                    f"context[{i}].roles[{j}]: {role!r} is neither a debater id nor a role "
+                    f"of this protocol ({', '.join(sorted(map(str, roles_ok)))})"
+                )
+    return problems
+
+
+def may_see(spec: Spec, doc: Document, speaker: str) -> bool:
+    """Whether ``speaker`` sees ``doc``: listed by id, or by a [debate] role it holds."""
+    if doc.roles is None:
+        return True
+    for role in doc.roles:
+        if role == speaker:
+            return True
+        held = getattr(spec.debate, role, None) if role in ROLE_KEYS else None
+        if held == speaker or (isinstance(held, list) and speaker in held):
+            return True
+    return False
+
+
+def document_items(spec: Spec, speaker: str) -> list[ContextItem]:
+    """The prompt sections for the documents ``speaker`` may see (the artifact is the protocol's)."""
+    return [
+        (f"{SAW_PREFIX}{d.label}", f"Document {d.label} ({d.path})", d.text)
+        for d in spec.documents
+        if d.label != ARTIFACT and may_see(spec, d, speaker)
+    ]
+
+
+def slot_context(
+    spec: Spec, protocol: Protocol, state: DebateState, slot: Slot
+) -> list[ContextItem]:
+    """Everything a slot sees: its documents, then what the protocol shows it."""
+    return document_items(spec, slot.speaker) + protocol.context(state, slot)
+
+
+def seen_documents(items: Iterable[ContextItem]) -> dict[str, str]:
+    """Label to text of the documents among a slot's items."""
+    return {
+        label[len(SAW_PREFIX) :]: text for label, _, text in items if label.startswith(SAW_PREFIX)
+    }
