@@ -18,6 +18,7 @@ from tui.engine.vocab import TurnKind
 from tui.export import _turn_md
 from tui.headless import turn_text
 from tui.present import Emphasis, Section, present, words
+from tui.textsafe import md_inline
 
 SCRIPTED = ["consensus", "adversary", "challenge", "refine", "rubric"]
 
@@ -130,7 +131,7 @@ def test_the_three_outputs_show_what_the_presenter_says(name: str) -> None:
                 if not section.full_only:
                     assert first_line in card, (turn.kind, value)
                 assert first_line in printed, (turn.kind, value)
-                assert first_line.replace("|", "\\|") in markdown, (turn.kind, value)
+                assert md_inline(first_line) in markdown, (turn.kind, value)
 
 
 def test_card_and_report_number_turns_from_one() -> None:
@@ -144,7 +145,7 @@ def test_outputs_escape_model_text_each_their_own_way() -> None:
     turn = Turn(0, 1, "proposal", "a", "position", "m", "f", content={"stance": hostile})
     assert "␛[31m" in turn_content(turn).plain  # the escape made visible, markup not parsed
     assert "[bold]x[/]" in turn_text(turn).plain and "\x1b" not in turn_text(turn).plain
-    assert "&lt;b>&amp;" in "\n".join(_turn_md(turn))  # no HTML in the report
+    assert "\\<b>\\&" in "\n".join(_turn_md(turn))  # no HTML in the report
 
 
 def test_the_presenter_imports_no_ui_library() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tui import __version__
 from tui.exitcodes import ExitCode
+from tui.textsafe import clean_line
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -118,8 +119,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _out(message: str) -> None:
+    """One line on stdout; paths, spec keys and values in it are shown, never obeyed."""
+    print(clean_line(message))
+
+
 def _err(message: str) -> None:
-    print(message, file=sys.stderr)
+    print(clean_line(message), file=sys.stderr)
 
 
 def _print_input_error(err: Exception) -> None:
@@ -185,7 +191,7 @@ def _validate(path: str) -> int:
     from tui.engine.spec import read_spec_file
 
     spec, _ = read_spec_file(path)
-    print(
+    _out(
         f"{path}: ok — {spec.debate.protocol}, {len(spec.debaters)} debaters, "
         f"{spec.max_rounds} round(s), threshold {spec.threshold}"
     )
@@ -207,7 +213,7 @@ def _new(path: str, protocol: str) -> int:
         write_new(target, TEMPLATES[protocol].format(name=target.name).encode("utf-8"))
     except FileRefused as err:
         raise MootInputError(path, [str(err)]) from None
-    print(f"wrote {path}")
+    _out(f"wrote {path}")
     return ExitCode.DECIDED
 
 
@@ -227,22 +233,20 @@ def _export(session: str, fmt: str, output: str | None) -> int:
         except FileRefused as err:
             raise MootInputError(output, [str(err)]) from None
     else:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(text + "\n")  # already sanitised for its format by tui.export
     return ExitCode.DECIDED
 
 
 def _verify(session: str, as_json: bool) -> int:
-    import json
-
     from tui.engine.verify import summary_lines, verify_file
-    from tui.textsafe import clean_line
+    from tui.textsafe import json_text
 
     report = verify_file(session)  # never writes; an unreadable file is exit 2
     if as_json:
-        print(json.dumps(report.as_json(), indent=2))
+        print(json_text(report.as_json()))
     else:
         for line in summary_lines(report):
-            print(clean_line(line))
+            _out(line)
     return ExitCode.DECIDED if report.ok else ExitCode.VERIFY_FAILED
 
 
@@ -339,7 +343,7 @@ def _resume_headless(args: argparse.Namespace) -> int:
     try:
         result = session.store.result
         if result is not None and result.get("decision") != ESCALATE:
-            print(f"{args.session}: already decided: {result.get('decision')}")
+            _out(f"{args.session}: already decided: {result.get('decision')}")
             return ExitCode.DECIDED
         return run_headless(session, args.on_unresolved)
     finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,11 @@ from tui.engine.records import Turn
 from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
 from tui.present import Emphasis, Item, Section, present, rubric_items
+from tui.textsafe import json_text, md_code, md_inline, md_text
+
+# Every value below that is not this module's own literal text goes through
+# tui.textsafe's Markdown sanitiser: md_text (quoted blocks), md_inline (one line)
+# or md_code (ids and model names), so no model or spec text can add structure.
 
 
 def to_json(data: SessionData) -> str:
@@ -27,51 +31,52 @@ def to_json(data: SessionData) -> str:
     handoff = data.spec.protocol_class.handoff(data.result) if data.result else None
     if handoff is not None:
         doc["handoff"] = handoff
-    return json.dumps(doc, indent=2, ensure_ascii=False)
+    return json_text(doc)
 
 
 def _md(text: Any) -> str:
-    """Model text quoted so it cannot restructure the report: no HTML, no headings."""
-    out = str(text).replace("\r", "").replace("&", "&amp;").replace("<", "&lt;")
-    return out.replace("\n", "\n> ")
-
-
-def _inline(text: Any) -> str:
-    """Model text on one line of a list or table: escaped, line breaks kept as ``<br>``."""
-    out = str(text).replace("\r", "").replace("&", "&amp;").replace("<", "&lt;")
-    return out.replace("|", "\\|").replace("\n", "<br>")
+    """Untrusted text inside a quote: escaped (:func:`md_text`), each line kept quoted."""
+    return md_text(text).replace("\n", "\n> ")
 
 
 def _title(label: str) -> str:
-    return _inline(label[:1].upper() + label[1:])
+    return md_inline(label[:1].upper() + label[1:])
 
 
 def _section_md(section: Section) -> list[str]:
     if section.emphasis is Emphasis.FACTS:
-        return [" · ".join(f"{_title(f.label)}: **{_inline(f.value)}**" for f in section.facts), ""]
+        return [
+            " · ".join(f"{_title(f.label)}: **{md_inline(f.value)}**" for f in section.facts),
+            "",
+        ]
     if section.emphasis in (Emphasis.LEAD, Emphasis.TEXT):
         return [f"> **{_title(section.label)}:** {_md(section.text)}", ""]
     return [f"{_title(section.label)}:", "", *map(_item_md, section.items), ""]
 
 
 def _item_md(item: Item) -> str:
-    head = " ".join(x for x in (item.tag and f"**{_inline(item.tag)}**", _inline(item.status)) if x)
-    line = "- " + " — ".join(x for x in (head, _inline(item.text)) if x)
-    return "\n".join([line, *(f"  - {_inline(f.label)}: {_inline(f.value)}" for f in item.details)])
+    head = " ".join(
+        x for x in (item.tag and f"**{md_inline(item.tag)}**", md_inline(item.status)) if x
+    )
+    line = "- " + " — ".join(x for x in (head, md_inline(item.text)) if x)
+    return "\n".join(
+        [line, *(f"  - {md_inline(f.label)}: {md_inline(f.value)}" for f in item.details)]
+    )
 
 
 def _turn_md(t: Turn) -> list[str]:
-    head = f"### Turn {t.index} · round {t.round} · {t.phase} · `{t.speaker}`"
+    head = f"### Turn {t.index} · round {t.round} · {md_inline(t.phase)} · {md_code(t.speaker)}"
     if t.target:
-        head += f" → `{t.target}`"
+        head += f" → {md_code(t.target)}"
     if t.invalid:
         head += " · **invalid**"
     lines = [head, ""]
     for section in present(t):
         lines += _section_md(section)
-    meta = f"model `{t.model}` ({t.family}), saw: {', '.join(t.saw) or 'nothing'}"
+    saw = ", ".join(map(md_inline, t.saw)) or "nothing"
+    meta = f"model {md_code(t.model)} ({md_inline(t.family)}), saw: {saw}"
     if t.vote:
-        meta = f"vote **{t.vote}** · " + meta
+        meta = f"vote **{md_inline(t.vote)}** · " + meta
     return [*lines, meta, ""]
 
 
@@ -94,7 +99,7 @@ def _protocol_md(r: dict[str, Any]) -> list[str]:
         "rubric_missing_evidence",
     ):
         if key in r:
-            lines.append(f"- {key}: {r[key]}")
+            lines.append(f"- {key}: {md_inline(r[key])}")
     if r.get("challenges"):
         lines += [
             "",
@@ -102,22 +107,22 @@ def _protocol_md(r: dict[str, Any]) -> list[str]:
             "| --- | --- | --- | --- | --- |",
         ]
         lines += [
-            f"| {c['id']} | {c['severity']} | {_inline(c['concern'])} | {c['status']} | "
-            f"{' → '.join(c.get('history', []))} |"
+            f"| {md_inline(c['id'])} | {md_inline(c['severity'])} | {md_inline(c['concern'])} | "
+            f"{md_inline(c['status'])} | {' → '.join(map(md_inline, c.get('history', [])))} |"
             for c in r["challenges"]
         ]
     for rd in r.get("judge_rounds", []):
-        picks = ", ".join(f"{j} {p['pick']}" for j, p in rd["judges"].items())
+        picks = ", ".join(f"{md_inline(j)} {md_inline(p['pick'])}" for j, p in rd["judges"].items())
         lines.append(
-            f"- round {rd['round']}: {rd['winner']} (agreement {rd['agreement']}, "
+            f"- round {rd['round']}: {md_inline(rd['winner'])} (agreement {rd['agreement']}, "
             f"streak {rd['streak']}): {picks}"
         )
     if r.get("winning_candidate"):
         lines += ["", "Winning candidate:", "", f"> {_md(r['winning_candidate'])}"]
     if r.get("key_arguments"):
-        lines += ["", "Key arguments:"] + [f"- {_md(k)}" for k in r["key_arguments"]]
+        lines += ["", "Key arguments:"] + [f"- {md_inline(k)}" for k in r["key_arguments"]]
     if r.get("minority_dissent"):
-        lines += ["", "Minority dissent:"] + [f"- {_md(k)}" for k in r["minority_dissent"]]
+        lines += ["", "Minority dissent:"] + [f"- {md_inline(k)}" for k in r["minority_dissent"]]
     if r.get("rubric"):
         lines += ["", "Rubric (last assessed turn):", "", *map(_item_md, rubric_items(r["rubric"]))]
     return lines
@@ -127,12 +132,12 @@ def to_markdown(data: SessionData) -> str:
     d = data.spec.debate
     r = data.result or {}
     lines = [
-        f"# {_md(d.title)}",
+        f"# {md_inline(d.title, breaks=' ')}",
         "",
         f"**Motion:** {_md(d.motion)}",
         "",
-        f"Protocol `{d.protocol}` · debaters: "
-        + ", ".join(f"`{x.id}` ({x.model})" for x in data.spec.debaters),
+        f"Protocol {md_code(d.protocol)} · debaters: "
+        + ", ".join(f"{md_code(x.id)} ({md_inline(x.model)})" for x in data.spec.debaters),
         "",
     ]
     if d.artifact:
@@ -140,13 +145,14 @@ def to_markdown(data: SessionData) -> str:
     lines += ["## Result", ""]
     if r:
         lines += [
-            f"- decision: **{r.get('decision')}** by rule `{r.get('decision_rule')}` "
-            f"({r.get('decided_by')})"
+            f"- decision: **{md_inline(r.get('decision'))}** by rule "
+            f"{md_code(r.get('decision_rule'))} ({md_inline(r.get('decided_by'))})"
         ]
         if r.get("rationale"):
-            lines.append(f"- operator rationale: {_md(r['rationale'])}")
+            lines.append(f"- operator rationale: {md_inline(r['rationale'])}")
         if any(r.get("vote_tally", {}).values()):
-            lines.append("- tally: " + ", ".join(f"{k} {v}" for k, v in r["vote_tally"].items()))
+            tally = ", ".join(f"{md_inline(k)} {v}" for k, v in r["vote_tally"].items())
+            lines.append("- tally: " + tally)
         lines.append(f"- rounds run: {r.get('rounds_run')} of {r.get('max_rounds')}")
         lines += _protocol_md(r)
     else:
@@ -158,9 +164,12 @@ def to_markdown(data: SessionData) -> str:
         lines += ["## Operator actions", ""]
         for a in data.actions:
             extra = ", ".join(
-                f"{k}: {_md(v)}" for k, v in a.items() if k not in ("at", "action", "after_turn")
+                f"{md_inline(k)}: {md_inline(v)}"
+                for k, v in a.items()
+                if k not in ("at", "action", "after_turn")
             )
-            lines.append(f"- {a['at']} after turn {a['after_turn']}: **{a['action']}** {extra}")
+            when = f"{md_inline(a['at'])} after turn {md_inline(a['after_turn'])}"
+            lines.append(f"- {when}: **{md_inline(a['action'])}** {extra}")
         lines.append("")
     return "\n".join(lines)
 

@@ -136,14 +136,16 @@ class HeadlessPrinter:
             self.console.print(Text(prefix, style="dim") + turn_text(event.turn))
         elif isinstance(event, ProviderFailed):
             self.console.print(
-                Text(f"provider failure for {event.slot.speaker} ({event.kind}): ", style="red")
+                Text(
+                    clean_line(f"provider failure for {event.slot.speaker} ({event.kind}): "),
+                    style="red",
+                )
                 + Text(printable(event.message, 1000))
             )
         elif isinstance(event, DecisionReached):
             style = "bold yellow" if event.decision == ESCALATE else "bold green"
-            self.console.print(
-                Text(f"\ndecision: {event.decision}  ({event.rule}, by {event.decided_by})", style)
-            )
+            line = f"decision: {event.decision}  ({event.rule}, by {event.decided_by})"
+            self.console.print(Text("\n" + clean_line(line), style))
 
 
 def _ask_operator(session: LiveSession, console: Console) -> bool:
@@ -157,7 +159,7 @@ def _ask_operator(session: LiveSession, console: Console) -> bool:
         )
     )
     while True:
-        console.print(Text(f"votes: {', '.join(votes)}"))
+        console.print(Text(clean_line(f"votes: {', '.join(votes)}")))
         try:
             choice = input("decision> ").strip()
         except EOFError:
@@ -176,9 +178,9 @@ def _ask_operator(session: LiveSession, console: Console) -> bool:
                 session.engine.decide(choice, rationale)
                 return False
             except ValueError as refused:  # no rationale, or a blocking-mode veto
-                console.print(Text(str(refused), style="red"))
+                console.print(Text(clean(refused), style="red"))
         else:
-            console.print(Text(f"unknown choice {choice!r}", style="red"))
+            console.print(Text(clean_line(f"unknown choice {choice!r}"), style="red"))
 
 
 async def _drive(session: LiveSession, console: Console, on_unresolved: str) -> None:
@@ -204,12 +206,12 @@ def run_headless(
     """
     console = console or Console(highlight=False, soft_wrap=False, stderr=False)
     session.engine.subscribe(HeadlessPrinter(console))
-    console.print(Text(f"session: {session.path}", style="dim"))
+    console.print(Text(clean_line(f"session: {session.path}"), style="dim"))
     for warning in spec_warnings(session.spec):
-        console.print(Text(f"warning: {warning}", style="yellow"))
+        console.print(Text(clean(f"warning: {warning}"), style="yellow"))
     if session.resumed_from is not None:
         for warning in session.resumed_from.warnings:
-            Console(stderr=True).print(Text(f"warning: {warning}", style="yellow"))
+            Console(stderr=True).print(Text(clean(f"warning: {warning}"), style="yellow"))
     from tui.providers.registry import close_all
 
     async def main() -> None:
@@ -224,5 +226,5 @@ def run_headless(
     asyncio.run(main())
     result = session.engine.result()
     console.print(report_table(result))
-    console.print(Text(f"saved: {session.path}", style="dim"))
+    console.print(Text(clean_line(f"saved: {session.path}"), style="dim"))
     return ExitCode.UNRESOLVED if result.get("decision") == ESCALATE else ExitCode.DECIDED

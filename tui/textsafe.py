@@ -1,13 +1,25 @@
-"""Untrusted text for the screen: neutralised, bounded, never parsed as markup.
+"""Untrusted text made safe for each output: the terminal, Markdown, and JSON.
 
-Model output and spec text reach the console and the headless printer only
-through these helpers, then go into plain ``Text``/``Content`` objects. Control characters
-(including the ESC that starts ANSI sequences) become visible symbols, so a
-sequence split across streamed tokens is neutralised just the same. What is
-stored in the session file is never touched: only what is drawn is bounded.
+One sanitiser per output, applied where the text is written, never to what is stored:
+
+- terminal (console, headless printer, CLI messages): :func:`clean` and
+  :func:`clean_line` turn control characters (including the ESC that starts ANSI
+  sequences, C1 and bidi overrides) into visible symbols, so a sequence split
+  across streamed tokens is neutralised just the same; the text then goes into
+  plain ``Text``/``Content`` objects, never markup, and is bounded on screen;
+- Markdown (the export): :func:`md_text`, :func:`md_inline` and :func:`md_code`
+  apply the terminal rules, then escape every character that could open a
+  heading, list, quote, table row, link, image, HTML tag or code fence;
+- JSON (the export, ``verify --json``): :func:`json_text` escapes C1, bidi,
+  line-separator and lone-surrogate characters as ``\\uXXXX``, which
+  ``json.dumps(ensure_ascii=False)`` would write raw.
 """
 
 from __future__ import annotations
+
+import json
+import re
+from typing import Any
 
 SCREEN_LIMIT = 20_000
 CARD_LIMIT = 1_500
@@ -36,12 +48,12 @@ _LINE_TABLE = {**_TABLE, 0x0A: " ", 0x2028: " ", 0x2029: " "}
 
 def clean(text: object) -> str:
     """Replace control, escape and bidi-override characters with visible symbols."""
-    return str(text).translate(_TABLE)
+    return str(text).replace("\r\n", "\n").translate(_TABLE)
 
 
 def clean_line(text: object) -> str:
     """Like :func:`clean`, on one line (newlines become spaces)."""
-    return str(text).translate(_LINE_TABLE)
+    return str(text).replace("\r\n", "\n").translate(_LINE_TABLE)
 
 
 def bound(text: str, limit: int = SCREEN_LIMIT, keep: str = "head") -> str:
@@ -58,3 +70,56 @@ def shorten(text: str, width: int) -> str:
     """One line of at most ``width`` characters."""
     line = clean_line(text).strip()
     return line if len(line) <= width else line[: max(0, width - 1)] + "…"
+
+
+# Markdown. Inline constructs (emphasis, code, links, images, autolinks, HTML,
+# entities, strikethrough, table cells) all need one of these characters.
+# ``_`` inside a word (snake_case) opens nothing, so it is left as is.
+_MD_INLINE = re.compile(r"([\\`*\[\]<|~&]|(?<![^\W_])_|_(?![^\W_]))")
+# Block constructs that start a line (after any indent): ATX heading, quote,
+# bullet, setext underline or thematic break, ordered list item. Fences and
+# ``*``/``_`` breaks start with a character already escaped above.
+_MD_LINE_START = re.compile(
+    r"^([ \t]*)(#+(?=[ \t]|$)|>|[-+](?=[ \t]|$)|[-=]+(?=[ \t]*$)|\d{1,9}(?=[.)](?:[ \t]|$)))",
+    re.MULTILINE,
+)
+
+
+def md_text(text: object) -> str:
+    """Text for a Markdown file: terminal-clean, every line unable to open any construct."""
+    out = _MD_INLINE.sub(r"\\\1", clean(text))
+    return _MD_LINE_START.sub(_escape_line_start, out)
+
+
+def _escape_line_start(match: re.Match[str]) -> str:
+    lead, mark = match.group(1), match.group(2)
+    if mark[0].isdigit():  # ``1.`` → ``1\.``: the number stays readable
+        return lead + mark + "\\"
+    return lead + "\\" + mark
+
+
+def md_inline(text: object, breaks: str = "<br>") -> str:
+    """Like :func:`md_text`, on one line (a list item, a table cell, a heading)."""
+    return breaks.join(md_text(text).split("\n"))
+
+
+def md_code(text: object) -> str:
+    """A one-line code span, fenced longer than any backtick run inside it."""
+    body = clean_line(text)
+    if not body:
+        return ""
+    fence = "`" * (max((len(run) for run in re.findall("`+", body)), default=0) + 1)
+    pad = " " if body[0] in "` " or body[-1] in "` " else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+# JSON: characters json.dumps(ensure_ascii=False) writes raw that a terminal or
+# reader acts on: DEL and C1 controls, bidi marks, JavaScript line separators,
+# and lone surrogates (which would not even encode as UTF-8).
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def json_text(doc: Any, indent: int | None = 2) -> str:
+    """``doc`` as JSON, readable non-ASCII kept, every control or bidi character escaped."""
+    out = json.dumps(doc, indent=indent, ensure_ascii=False)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)

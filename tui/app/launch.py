@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from tui.exitcodes import ExitCode
+from tui.textsafe import clean_line
 
 
 def launch(
@@ -28,7 +29,7 @@ def launch(
     """
     for label, value in (("spec", spec_path), ("session", resume_path or replay_path)):
         if value and not Path(value).is_file():
-            print(f"moot: {label} file not found: {value}", file=sys.stderr)
+            print(clean_line(f"moot: {label} file not found: {value}"), file=sys.stderr)
             return ExitCode.BAD_INPUT
     from tui.app.app import MootApp
 
@@ -45,7 +46,7 @@ def launch(
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
     if app.startup_error:
-        print(f"moot: {app.startup_error}", file=sys.stderr)
+        print(clean_line(f"moot: {app.startup_error}"), file=sys.stderr)
     if code is None:
         return ExitCode.INTERNAL if app.return_code not in (0, None) else app.exit_code()
     return int(code)
