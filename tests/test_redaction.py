@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tui.engine import SpecError, validate_spec
+from tests.fake_openai import FakeOpenAI, Reply
+from tests.helpers import SCRIPTED
+from tui.engine import Engine, SpecError, validate_spec
 from tui.engine.redact import Redactor, key_env_names
+from tui.engine.session import SessionStore, load_session
 
 GOOD: dict[str, Any] = {
     "debate": {"title": "T", "motion": "M", "max_rounds": 1, "consensus_threshold": 2},
@@ -104,3 +112,72 @@ def test_redactor_replaces_known_values_shapes_and_url_credentials(
         "[redacted]": None,
     }
     assert redact("risk-management-and-mitigation-first") == "risk-management-and-mitigation-first"
+
+
+# ------------------------------------------------------- the whole path, over HTTP
+CRED_ENV = "MOOT_FAKE_PROVIDER_CRED"  # no KEY or TOKEN in the name: known only from the spec
+CRED = "fake-provider-credential-8472"
+
+
+def _moot(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, **env},
+    )
+
+
+def test_a_reply_echoing_the_key_reaches_no_file_output_or_export(tmp_path: Path) -> None:
+    server = FakeOpenAI().start()
+    echoed = {
+        "stance": f"Ship it; my key is {CRED}.",
+        "rationale": f"Also {SHAPED}.",
+        "vote": "release",
+    }
+    server.push(Reply(json.dumps(echoed)), Reply(f"Not JSON, but here is {CRED} again"))
+    try:
+        spec = tmp_path / "spec.toml"
+        debater = (
+            f'model = "openai/fake"\napi_base = "{server.base_url}"\n'
+            f'api_key_env = "{CRED_ENV}"\ntimeout_s = 10\n'
+        )
+        spec.write_text(
+            '[debate]\ntitle = "Leak"\nmotion = "Ship?"\nphases = ["proposal"]\n'
+            "max_rounds = 1\nretries = 0\nparallel = false\n\n"
+            f'[[debaters]]\nid = "a"\n{debater}\n[[debaters]]\nid = "b"\n{debater}'
+        )
+        out = tmp_path / "s.toml"
+        run = _moot("run", str(spec), "--headless", "--out", str(out), env={CRED_ENV: CRED})
+    finally:
+        server.stop()
+    assert server.requests[0]["authorization"] == f"Bearer {CRED}"  # the key was really used
+    assert "Traceback" not in run.stderr, run.stderr
+    data = out.read_bytes()
+    assert b"[redacted]" in data  # the echo was stored, with the key taken out
+    texts = {"session file": data.decode(), "stdout": run.stdout, "stderr": run.stderr}
+    for fmt in ("markdown", "json"):
+        export = _moot("export", str(out), "--format", fmt, env={CRED_ENV: CRED})
+        assert export.returncode == 0, export.stderr
+        texts[fmt] = export.stdout + export.stderr
+    for where, text in texts.items():
+        assert CRED not in text and SHAPED not in text, where
+    turns = load_session(out).turns
+    assert any(t.invalid and t.raw and "[redacted]" in t.raw for t in turns)
+
+
+def test_operator_notes_actions_and_results_are_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CRED_ENV, CRED)
+    raw = spec_with(("debaters", 0, "api_key_env"), CRED_ENV)
+    engine = Engine(validate_spec(raw), lambda d: SCRIPTED)
+    engine.operator.note(f"try the key {CRED}")
+    assert CRED not in engine.state.notes[-1] and CRED not in str(engine.operator.actions)
+    store = SessionStore.create(tmp_path / "s.toml", raw)  # the writer's own guard
+    store.append_action({"at": "t", "action": "note", "after_turn": 0, "text": CRED})
+    store.set_result({"decision": "escalate", "rationale": f"pasted {CRED}"})
+    store.close()
+    assert CRED.encode() not in (tmp_path / "s.toml").read_bytes()
+    assert load_session(tmp_path / "s.toml").chain == []  # sealed after redaction: chain holds

@@ -16,6 +16,7 @@ from typing import Protocol as TypingProtocol
 from tui.engine.events import EventBus, OperatorActed, StatusChanged
 from tui.engine.protocols.base import Protocol
 from tui.engine.records import Turn
+from tui.engine.redact import Redactor
 from tui.engine.roster import Roster
 from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
@@ -61,6 +62,7 @@ class OperatorLog:
         self.inflight: set[asyncio.Task[Any]] = set()
         self._bus = bus
         self._sink = sink
+        self._redact = Redactor.for_spec(spec)  # a pasted key never reaches the journal
         self._pending = sorted(
             (dict(a) for a in recorded_actions), key=lambda a: a.get("after_turn", 0)
         )
@@ -94,7 +96,7 @@ class OperatorLog:
             "action": action,
             "after_turn": len(self.state.turns),
         }
-        entry.update({k: v for k, v in fields.items() if v is not None})
+        entry.update({k: self._redact.tree(v) for k, v in fields.items() if v is not None})
         self.actions.append(entry)
         if self._sink is not None:
             self._sink.append_action(entry)
@@ -144,7 +146,7 @@ class OperatorLog:
 
     def note(self, text: str) -> None:
         """Shown to debaters from the next turn on."""
-        text = text.strip()
+        text = self._redact(text.strip())
         if not text:
             raise ValueError("a note needs text")
         self.state.notes.append(text)

@@ -32,6 +32,7 @@ from tui.engine.context import Document
 from tui.engine.errors import SessionError, SessionLockedError, SpecError
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.records import Turn
+from tui.engine.redact import Redactor
 from tui.engine.safeio import (
     FileRefused,
     WriteFn,
@@ -44,6 +45,7 @@ from tui.engine.safeio import (
     write_all,
     write_new,
 )
+from tui.engine.saw import compact_record, expand_records
 from tui.engine.spec import Spec, validate_spec
 from tui.engine.upgrade import upgrade_session
 
@@ -242,7 +244,7 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
     if not isinstance(raw_turns, list):
         problems.append("turns: must be an array of tables")
         raw_turns = []
-    for i, rec in enumerate(raw_turns):
+    for i, rec in enumerate(expand_records(raw_turns)):  # the stored records keep their hash
         try:
             turn = _TURN.validate_python(rec)
         except ValidationError as err:
@@ -371,6 +373,7 @@ class SessionStore:
         self._actions: list[dict[str, Any]] = []
         self._result: dict[str, Any] | None = None
         self._tail = tail([Record("header", header)])  # the hash the next record chains to
+        self._redact = Redactor.for_spec(header.get("spec"))  # the last guard before the disk
 
     # ---------------------------------------------------------------- opening
     @classmethod
@@ -507,7 +510,7 @@ class SessionStore:
             raise self._failure(err) from None
 
     def append_turn(self, turn: Turn) -> None:
-        self._append_record("turns", self._turns, turn.to_record())
+        self._append_record("turns", self._turns, compact_record(turn.to_record(), self._turns))
 
     def append_action(self, action: dict[str, Any]) -> None:
         self._append_record("operator_actions", self._actions, action)
@@ -517,7 +520,7 @@ class SessionStore:
     ) -> None:
         """Seal ``record`` onto the chain and commit it; on failure neither happened."""
         before = self._tail
-        body = sealed(before, record)
+        body = sealed(before, self._redact.tree(record))
         records.append(body)
         self._tail = body[HASH]
         try:
@@ -542,7 +545,7 @@ class SessionStore:
 
     def set_result(self, result: dict[str, Any]) -> None:
         """Record the ``[result]``: the one write whose cost grows with the transcript."""
-        self._result = _toml_safe(result)
+        self._result = self._redact.tree(_toml_safe(result))
         self._rewrite()
 
     @property

@@ -23,7 +23,7 @@ from tui.engine.ports import Provider, ProviderError, TokenSink, TurnReply, Turn
 from tui.engine.prompts import build_messages, reask_message
 from tui.engine.protocols.base import Protocol
 from tui.engine.records import CONTENT_MODELS, Turn
-from tui.engine.redact import redact
+from tui.engine.redact import Redactor
 from tui.engine.roster import Roster
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
@@ -84,6 +84,7 @@ class TurnPlayer:
         self._bus = bus
         self._provider_for = provider_for
         self._on_failure = on_failure
+        self._redact = Redactor.for_spec(spec)  # model text too: a reply can echo a key
         self._models: dict[TurnKind, type[Any]] = dict(CONTENT_MODELS)
         self._rubric_kinds: set[TurnKind] = set()
         if spec.rubric is not None:
@@ -148,7 +149,8 @@ class TurnPlayer:
             tokens_in += reply.tokens_in
             tokens_out += reply.tokens_out
             cost += reply.cost
-            reply.text = as_text(reply.text)  # a lone surrogate can be neither printed nor saved
+            # A lone surrogate can be neither printed nor saved; a key it echoes is never kept.
+            reply.text = self._redact(as_text(reply.text))
             last_text = reply.text
             debater = self.roster[slot.speaker]
             try:
@@ -171,9 +173,9 @@ class TurnPlayer:
         if content is None:
             turn.invalid = True
             turn.raw = last_text
-            turn.error = last_error
+            turn.error = self._redact(last_error)
         else:
-            turn.content = content.model_dump()
+            turn.content = self._redact.tree(content.model_dump())
             turn.vote = turn.content.get("routing") or turn.content.get("vote") or None
         against = self.protocol.cross_family_against(slot)
         if against:
@@ -210,9 +212,9 @@ class TurnPlayer:
             except asyncio.CancelledError:
                 raise
             except ProviderError as err:
-                error = ProviderError(err.kind, redact(err.message))
+                error = ProviderError(err.kind, self._redact(err.message))
             except Exception as err:  # a provider bug must not crash the console
-                error = ProviderError("internal", redact(f"{type(err).__name__}: {err}"))
+                error = ProviderError("internal", self._redact(f"{type(err).__name__}: {err}"))
             self._bus.emit(ProviderFailed(slot, error.kind, error.message))
             choice = await self._on_failure(slot, error)
             if choice.action == FailureAction.RETRY:
