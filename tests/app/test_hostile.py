@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from app_support import debate_spec, make_app, plain, wait_until, write_spec
 
 from tui.app.components.cards import TurnCard
@@ -11,7 +13,10 @@ from tui.textsafe import clean
 HOSTILE = (
     "[bold red]alarm[/] [/] [link=http://x]click me[/link] unclosed [ here "
     "\x1b[31mred\x1b[0m \x1b]8;;http://evil\x07osc\x1b]8;;\x07 \u202eesrever "
+    "\x1b]52;c;ZXZpbA==\x07 \x9b2J \x9d52;c;eA==\x9c \x00 \u2066isolate\u2069 "
 )
+# What must never reach the screen raw: C0 (but newline), DEL, C1, bidi controls.
+RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 BIG = HOSTILE + ("lorem ipsum " * 17_100)  # > 200 KB
 
 
@@ -40,7 +45,7 @@ async def test_hostile_text_is_shown_literally_and_round_trips(tmp_path, moot_di
         shown = plain(card)
         assert "[bold red]alarm[/] [/] [link=http://x]click me[/link] unclosed [ here" in shown
         assert "␛[31mred␛[0m" in shown
-        assert "\x1b" not in shown
+        assert not RAW.search(shown)
         assert len(shown) < 20_000  # bounded on screen
         assert "more characters not shown" in shown
         facts = plain(screen.header.query_one("#facts"))
@@ -49,6 +54,7 @@ async def test_hostile_text_is_shown_literally_and_round_trips(tmp_path, moot_di
         await wait_until(pilot, lambda: type(app.screen).__name__ == "TranscriptScreen")
         text = " ".join(plain(w) for w in app.screen.query(".entry"))
         assert "[link=http://x]click me[/link]" in text
+        assert not RAW.search(text + facts)
         await pilot.press("escape")
         screenshot = app.export_screenshot()
         assert "alarm" in screenshot
