@@ -117,7 +117,7 @@ class Debater(_Strict):
     role: str = ""
     persona: str | None = None
     family: str | None = None
-    api_base: str | None = None
+    api_base: str | list[str] | None = None  # a list: calls spread over the servers
     api_key_env: str | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, gt=0, le=200_000)
@@ -355,12 +355,17 @@ def _debater_problems(debaters: Any, votes: Any) -> list[str]:
         if "script" in d and model != "scripted":
             problems.append(f'debaters[{i}].script: only allowed with model = "scripted"')
         base = d.get("api_base")
-        part = _url_credential(base) if isinstance(base, str) else None
-        if part:
-            problems.append(
-                f"debaters[{i}].api_base: holds a credential ({part}); put the key in an "
-                "environment variable named in api_key_env"
-            )
+        bases = list(enumerate(base)) if isinstance(base, list) else [(None, base)]
+        if isinstance(base, list) and (not base or len(set(map(str, base))) != len(base)):
+            problems.append(f"debaters[{i}].api_base: a list needs one or more distinct servers")
+        for j, one in bases:
+            part = _url_credential(one) if isinstance(one, str) else None
+            if part:
+                where = f"debaters[{i}].api_base" + (f"[{j}]" if j is not None else "")
+                problems.append(
+                    f"{where}: holds a credential ({part}); put the key in an "
+                    "environment variable named in api_key_env"
+                )
         env = d.get("api_key_env")
         if isinstance(env, str) and (not ENV_NAME.match(env) or _key_like(env)):
             problems.append(

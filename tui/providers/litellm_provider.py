@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.redact import redact
+from tui.providers.router import completion
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -234,7 +235,8 @@ class LiteLLMProvider:
     def _settings(self, request: TurnRequest) -> dict[str, Any]:
         d = request.debater
         model = self._model or d.model
-        api_base = self._api_base or d.api_base
+        given = self._api_base or d.api_base  # several servers: a Router spreads the calls
+        api_base = tuple(given) if isinstance(given, list) else given
         api_key = self._api_key
         if api_key is None and d.api_key_env:
             api_key = os.environ.get(d.api_key_env) or None
@@ -332,7 +334,7 @@ class LiteLLMProvider:
             }
         kwargs.update(self._extra)
         timeout = s["timeout"]
-        stream = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout)
+        stream = await asyncio.wait_for(completion(litellm, kwargs), timeout)
         parts: list[str] = []
         usage: Any = None
         iterator = stream.__aiter__()
@@ -398,7 +400,8 @@ class LiteLLMProvider:
         status = _status(_unwrap(err)) if kind not in ("timeout", "connection") else None
         http = f" (HTTP {status})" if status else ""
         tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}"
-        where = redact(s["api_base"]) if s["api_base"] else model
+        base = s["api_base"]
+        where = redact(", ".join(base) if isinstance(base, tuple) else base) if base else model
         if kind == "auth":
             env = request.debater.api_key_env or _default_key_env(model)
             if env:

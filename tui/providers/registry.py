@@ -22,7 +22,7 @@ _litellm: dict[tuple[Any, ...], Any] = {}
 def _settings_key(debater: Debater) -> tuple[Any, ...]:
     return (
         debater.model,
-        debater.api_base,
+        tuple(debater.api_base) if isinstance(debater.api_base, list) else debater.api_base,
         debater.api_key_env,
         debater.temperature,
         debater.max_tokens,
@@ -66,9 +66,12 @@ async def close_all(*, stop_local_model: bool = True) -> None:
             await provider.aclose()
         except Exception:  # closing is best effort
             pass
-    if stop_local_model:
-        import sys
+    import sys
 
+    router = sys.modules.get("tui.providers.router")
+    if router is not None:  # only if a debater ever spread its calls
+        router.reset()
+    if stop_local_model:
         local = sys.modules.get("tui.providers.local")
         if local is not None:  # only if it was ever used
             local.shutdown_local_model()
