@@ -162,7 +162,9 @@ class PlainLines:
         self.console = console
 
     def started(self, item: Item) -> None:
-        self.console.print(Text(f"start  {item.name} -> {item.session}"), soft_wrap=True)
+        self.console.print(
+            Text(clean_line(f"start  {item.name} -> {item.session}")), soft_wrap=True
+        )
 
     def turn(self, item: Item, turn: Turn) -> None:
         return None
