@@ -69,6 +69,7 @@ def test_terminal_sanitiser_shows_every_escape_and_obeys_none(name: str) -> None
     assert "\n" not in clean_line("a\nb\u2028c\r\nd")
     assert clean("\x1b[31mred") == "␛[31mred"  # visible, not dropped
     assert clean("one\r\ntwo") == "one\ntwo"  # a Windows line end is a line end
+    assert clean("lone \ud800") == md_text("lone \ud800") == "lone \ufffd"  # encodable
 
 
 def _md() -> MarkdownIt:

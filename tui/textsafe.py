@@ -37,6 +37,8 @@ def _table() -> dict[int, str]:
     # Bidirectional overrides and isolates can reorder what the operator reads.
     for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C):
         table[code] = "\ufffd"
+    for code in range(0xD800, 0xE000):  # a lone surrogate cannot even be encoded
+        table[code] = "\ufffd"
     table[0x2028] = "\n"
     table[0x2029] = "\n"
     return table

@@ -10,6 +10,7 @@ from tui.engine.records import Turn
 from tui.engine.vocab import DecidedBy, DecisionRule, RunStatus, TurnKind
 
 if TYPE_CHECKING:
+    from tui.engine.budget import Ledger
     from tui.engine.report import ResultRecord
 
 
@@ -86,6 +87,14 @@ class ProviderFailed:
 
 
 @dataclass(slots=True, frozen=True)
+class LedgerChanged:
+    """A debater's spending after a call: tokens, cost, last latency, context fullness."""
+
+    speaker: str
+    ledger: Ledger
+
+
+@dataclass(slots=True, frozen=True)
 class StatusChanged:
     """LIVE / PAUSED / AWAITING_OPERATOR / ENDED, for headers and printers."""
 
@@ -103,6 +112,7 @@ Event = (
     | OperatorActed
     | ProviderFailed
     | StatusChanged
+    | LedgerChanged
 )
 
 

@@ -51,8 +51,9 @@ class LiveSession:
     def _on_event(self, event: Event) -> None:
         if isinstance(event, DecisionReached):
             self.store.set_result(dict(event.result))
-        elif (
-            isinstance(event, OperatorActed) and event.action.get("action") == OperatorAction.EXTEND
+        elif isinstance(event, OperatorActed) and event.action.get("action") in (
+            OperatorAction.EXTEND,
+            OperatorAction.RAISE_BUDGET,
         ):
             self.store.clear_result()
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 from typing import Protocol as TypingProtocol
 
+from tui.engine.budget import SESSION, Budget
 from tui.engine.events import EventBus, OperatorActed, StatusChanged
 from tui.engine.protocols.base import Protocol
 from tui.engine.records import Turn
@@ -49,8 +50,10 @@ class OperatorLog:
         *,
         sink: TurnSink | None = None,
         recorded_actions: Iterable[dict[str, Any]] = (),
+        budget: Budget | None = None,
     ) -> None:
         self.spec = spec
+        self.budget = budget or Budget(spec)
         self.protocol = protocol
         self.state = state
         self.roster = roster
@@ -116,6 +119,9 @@ class OperatorLog:
                 self.state.max_rounds += 1
             elif kind == OperatorAction.REPLACE_MODEL:
                 self.roster.swap_model(str(a.get("speaker")), str(a.get("model")))
+            elif kind == OperatorAction.RAISE_BUDGET:
+                self.budget.apply(a)
+                self.stop = None
             elif kind == OperatorAction.DECIDE:  # written, then the process died before the result
                 self.stop = Decision(
                     str(a.get("vote")),
@@ -176,6 +182,11 @@ class OperatorLog:
         """One more round after an unresolved end."""
         self.state.max_rounds += 1
         self.record(OperatorAction.EXTEND, max_rounds=self.state.max_rounds)
+
+    def raise_budget(self, cap: str, value: float, speaker: str | None = None) -> None:
+        """A higher spending cap, checked, applied and journalled."""
+        self.budget.raise_cap(speaker or SESSION, cap, value)
+        self.record(OperatorAction.RAISE_BUDGET, cap=cap, value=value, speaker=speaker)
 
     def replace_model(self, speaker: str, model: str) -> None:
         self.roster.swap_model(speaker, model)

@@ -59,6 +59,10 @@ class ResultRecord(TypedDict, total=False):
     refused_slot: int
     failed_speaker: str
     failure: str
+    budget_exhausted: str  # the cap's spec key, e.g. budget.max_tokens
+    budget_spent: float
+    budget_cap: float
+    budget_speaker: str  # whose call was not made
     missing_evidence: int
     unresolved_challenges: list[str]
     adversary_recommendation: str

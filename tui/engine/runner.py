@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from tui.engine.budget import Budget
 from tui.engine.errors import SessionError
 from tui.engine.events import (
     DecisionReached,
@@ -63,6 +64,7 @@ class Engine:
             self._bus,
             sink=sink,
             recorded_actions=recorded_actions,
+            budget=Budget(spec, recorded_turns),
         )
         self.player = TurnPlayer(
             spec,
@@ -283,3 +285,13 @@ class Engine:
 
     def replace_model(self, speaker: str, model: str) -> None:
         self.operator.replace_model(speaker, model)
+
+    @property
+    def budget(self) -> Budget:
+        """Caps in force and each debater's ledger (tokens, cost, latency, context)."""
+        return self.operator.budget
+
+    def raise_budget(self, cap: str, value: float, speaker: str | None = None) -> None:
+        """A higher cap (the session's, or ``speaker``'s); call ``run()`` again to go on."""
+        self.operator.raise_budget(cap, value, speaker)
+        self.decision = None

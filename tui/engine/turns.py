@@ -10,12 +10,19 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
 from tui.engine.context import SAW_PREFIX, seen_documents, slot_context
-from tui.engine.events import EventBus, ProviderFailed, Slot, TokenReceived, TurnStarted
+from tui.engine.events import (
+    EventBus,
+    LedgerChanged,
+    ProviderFailed,
+    Slot,
+    TokenReceived,
+    TurnStarted,
+)
 from tui.engine.evidence import assess, rubric_schema, with_rubric
 from tui.engine.operator import OperatorLog, now
 from tui.engine.parsing import TurnParseError, as_text, parse_turn
@@ -141,11 +148,23 @@ class TurnPlayer:
                 attempt=attempts,
                 speaker_turn=self.state.speaker_turns.get(slot.speaker, 0) + 1,
             )
+            spent = self.operator.budget.exhausted(slot.speaker)
+            if spent is not None and attempts > 1:  # no re-ask past a cap: the turn ends invalid
+                last_error += f"; not asked again: {spent['budget_exhausted']} is reached"
+                break
+            if spent is not None:
+                self.operator.halt(
+                    Decision(ESCALATE, DecisionRule.BUDGET_EXHAUSTED, extra=spent),
+                    keep=asyncio.current_task(),
+                )
+                return None
             if self._bus.active:
                 self._bus.emit(TurnStarted(slot, debater.model, attempts))
+            called = time.perf_counter()
             reply = await self._call(request, on_token)
             if reply is None or isinstance(reply, Turn):
                 return reply  # stopped, or skipped after a provider failure
+            self._charge(slot, reply, called)
             tokens_in += reply.tokens_in
             tokens_out += reply.tokens_out
             cost += reply.cost
@@ -196,6 +215,19 @@ class TurnPlayer:
                 )
             self.protocol.annotate(self.state, slot, turn)
         return turn
+
+    def _charge(self, slot: Slot, reply: TurnReply, called: float) -> None:
+        """Put one call on the speaker's ledger, and show it."""
+        window = reply.extra.get("context_window")
+        ledger = self.operator.budget.charge(
+            slot.speaker,
+            reply.tokens_in + reply.tokens_out,
+            reply.cost,
+            latency_ms=round((time.perf_counter() - called) * 1000, 3),
+            context=(reply.tokens_in, window if isinstance(window, int) else None),
+        )
+        if self._bus.active:
+            self._bus.emit(LedgerChanged(slot.speaker, replace(ledger)))
 
     def _token_sink(self, slot: Slot) -> TokenSink:
         return lambda text: self._bus.emit(TokenReceived(slot, as_text(text)))

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tui.engine.budget import CAPS, SESSION, Budget, cap_key
 from tui.engine.context import ARTIFACT, digest, seen_documents, slot_context
 from tui.engine.errors import SessionError
 from tui.engine.events import Slot
@@ -560,6 +561,8 @@ def _rule_claims(
             if ok
             else f"{decision} by operator_decision, but no decide action records it",
         )
+    if rule == DecisionRule.BUDGET_EXHAUSTED:
+        _budget_claim(data, out, result)
     if rule == DecisionRule.OPERATOR_ESCALATION:
         ok = any(a.get("action") == OperatorAction.ESCALATE for a in data.actions)
         out.check(
@@ -570,6 +573,30 @@ def _rule_claims(
             if ok
             else "operator_escalation, but no escalate action records it",
         )
+
+
+def _budget_claim(data: SessionData, out: Verification, result: dict[str, Any]) -> None:
+    """The cap named was reached: the turns' tokens or cost against the cap then in force."""
+    budget = Budget(data.spec, data.turns)
+    for action in data.actions:
+        if action.get("action") == OperatorAction.RAISE_BUDGET:
+            budget.apply(action)
+    key = str(result.get("budget_exhausted"))
+    speaker = str(result.get("budget_speaker"))
+    named = {cap_key(scope, cap): (scope, cap) for scope in (SESSION, speaker) for cap in CAPS}
+    if key not in named or speaker not in budget.ledgers:
+        out.check("result", "budget_exhausted", False, f"{key} is not a cap of {speaker}")
+        return
+    scope, cap = named[key]
+    spent, limit = budget.spent(scope, cap), budget.caps.get((scope, cap))
+    out.same("result", "budget_spent", result.get("budget_spent"), spent, "a sum over the turns")
+    ok = limit is not None and spent >= limit
+    out.check(
+        "result",
+        "budget_exhausted",
+        ok,
+        f"{key}: {spent} spent of {limit}" + ("" if ok else ": the cap was not reached"),
+    )
 
 
 def _judge_claims(data: SessionData, out: Verification, result: dict[str, Any]) -> None:

@@ -56,6 +56,8 @@ class OperatorAction(StrEnum):
     EXTEND = "extend"
     REPLACE_MODEL = "replace_model"
     SKIP = "skip"
+    RAISE_BUDGET = "raise_budget"  # a higher spending cap, so a stopped debate can go on
+    CUT = "cut"  # the operator cancelled a turn mid-call; its partial text is kept
 
 
 class DecidedBy(StrEnum):
@@ -81,6 +83,7 @@ class DecisionRule(StrEnum):
     INVALID_TURN = "invalid_turn"
     PROVIDER_FAILURE = "provider_failure"
     SELF_CRITIQUE_REFUSED = "self_critique_refused"
+    BUDGET_EXHAUSTED = "budget_exhausted"  # the next call would start past a spending cap
 
 
 ESCALATE = "escalate"  # the decision value that hands a debate to the operator
