@@ -110,6 +110,7 @@ async def test_decide_key_mid_debate(tmp_path, moot_dirs):
         await tap(pilot, "d")
         modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
         assert not modal.allow_extend
+        await pilot.click("#vote-0")
         await fill(pilot, "#rationale", "enough said")
         await tap(pilot, "enter")
         await wait_until(pilot, lambda: screen.decision is not None)

@@ -67,16 +67,17 @@ async def test_unresolved_critical_blocks_release_in_the_modal(tmp_path, moot_di
         panel = screen.query_one(ChallengePanel)
         assert "⛔ release blocked: C1.1" in panel.text and panel.has_class("-blocked")
         assert "1 critical" in panel.text
-        assert "blocking mode" in modal.summary  # said before the operator picks
-        assert modal.chosen_vote() == "release"
-        await fill(pilot, "#rationale", "ship it anyway")
-        await tap(pilot, "enter")
-        # The engine refuses: the modal stays open and says why; nothing crashed.
-        await wait_until(pilot, lambda: modal.refused)
-        assert app.screen is modal
-        assert "unresolved critical challenges" in modal.refused and "C1.1" in modal.refused
-        error = modal.query_one("#decide-error")
-        assert "C1.1" in error.content.plain
+        assert "blocking mode" in modal.vetoes["release"]  # said before the operator picks
+        # Refused votes are shown disabled with the reason, never pre-selected.
+        assert modal.chosen_vote() is None
+        release = modal.query_one("#vote-0")
+        assert release.disabled and "refused" in str(release.label)
+        assert "C1.1" in str(modal.query_one(".veto").render())
+        await pilot.click("#vote-0")
+        assert modal.chosen_vote() is None
+        # The engine's own refusal still reaches the modal if the protocol changes its mind.
+        refusal = modal.apply("release", "ship it anyway")
+        assert refusal and "unresolved critical challenges" in refusal and "C1.1" in refusal
         assert screen.engine.status == "AWAITING_OPERATOR"
         await pilot.click("#vote-1")  # revise
         await fill(pilot, "#rationale", "the rollback is still a backup restore")
@@ -99,6 +100,7 @@ async def test_advisory_mode_lets_the_operator_release(tmp_path, moot_dirs):
         screen = live_screen(app)
         assert "mode advisory" in screen.query_one(ChallengePanel).text
         assert "release blocked" not in screen.query_one(ChallengePanel).text
+        await pilot.click("#vote-0")
         await fill(pilot, "#rationale", "accepted risk, owner on call")
         await tap(pilot, "enter")
         await wait_until(pilot, lambda: decided(screen) and screen.decision.decision == "release")

@@ -373,31 +373,29 @@ class LiveScreen(DebateScreen):
             tally = self.tally_panel.tally
             if tally:
                 summary += " Tally: " + ", ".join(f"{k} {v}" for k, v in tally.items())
-        blockers = self._blockers()
-        if blockers:
-            summary = (summary + " " if summary else "") + blockers
         modal = DecideModal(
             list(self.spec.debate.votes),
             unresolved=unresolved,
             allow_extend=unresolved,
             summary=summary,
+            vetoes=self._vetoes(),
             apply=self._apply_decision,
         )
         self.app.push_screen(modal, self._decided)
 
-    def _blockers(self) -> str:
-        """What the protocol would veto, said before the operator picks (blocking mode)."""
+    def _vetoes(self) -> dict[str, str]:
+        """The votes the protocol would refuse now, and why (blocking mode), shown disabled."""
         if self.engine is None:
-            return ""
-        vetoes = []
+            return {}
+        vetoes = {}
         for vote in self.spec.debate.votes:
             try:
                 veto = self.engine.protocol.operator_veto(self.engine.state, vote)
             except Exception:  # a protocol bug must not keep the operator from deciding
                 veto = None
             if veto:
-                vetoes.append(f"{clean_line(vote)} is not allowed now: {veto}.")
-        return " ".join(vetoes)
+                vetoes[vote] = clean_line(veto)
+        return vetoes
 
     def _apply_decision(self, vote: str, rationale: str) -> str | None:
         """Called by the modal on confirm; returns the engine's refusal, or None when applied."""

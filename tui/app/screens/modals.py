@@ -37,9 +37,13 @@ class _Modal(ModalScreen[R]):
 
 
 class DecideModal(_Modal[DecideResult | None]):
-    """The operator's call: one of the spec's votes and a rationale (required)."""
+    """The operator's call: one of the spec's votes and a rationale (both required).
 
-    AUTO_FOCUS = "#rationale"  # always start in the rationale (not the first focusable)
+    Nothing is pre-selected, so Enter never decides a vote the operator did not
+    pick; votes the protocol would refuse are shown disabled with the reason.
+    """
+
+    AUTO_FOCUS = "#votes"
 
     def __init__(
         self,
@@ -48,12 +52,14 @@ class DecideModal(_Modal[DecideResult | None]):
         unresolved: bool = False,
         allow_extend: bool = False,
         summary: str = "",
+        vetoes: dict[str, str] | None = None,
         apply: Callable[[str, str], str | None],
     ) -> None:
         super().__init__()
         self.refused: str | None = None
         self.apply = apply  # applies the decision; returns the engine's refusal, if any
         self.votes = list(votes)
+        self.vetoes = dict(vetoes or {})
         self.unresolved = unresolved
         self.allow_extend = allow_extend
         self.summary = summary
@@ -63,51 +69,63 @@ class DecideModal(_Modal[DecideResult | None]):
             title = "Unresolved: the operator decides" if self.unresolved else "Decide the debate"
             yield Label(Content(title), classes="title")
             if self.summary:
-                yield Static(Content(shorten(self.summary, 600)), classes="hint", markup=False)
+                yield Static(Content(shorten(self.summary, 300)), classes="hint", markup=False)
             with RadioSet(id="votes"):
                 for i, vote in enumerate(self.votes):
-                    yield RadioButton(Content(clean_line(vote)), value=i == 0, id=f"vote-{i}")
+                    refused = vote in self.vetoes
+                    label = clean_line(vote) + (" — refused now (why: below)" if refused else "")
+                    yield RadioButton(Content(label), value=False, id=f"vote-{i}", disabled=refused)
+            for vote, veto in self.vetoes.items():
+                yield Static(
+                    Content(f"{clean_line(vote)}: {shorten(veto, 240)}"),
+                    classes="hint veto",
+                    markup=False,
+                )
             yield Label(Content("Rationale (required, recorded in the session)"), classes="hint")
-            yield Input(placeholder="why this decision", id="rationale")
+            yield Input(placeholder="why this decision", id="rationale", select_on_focus=False)
             yield Static("", classes="error", id="decide-error", markup=False)
             with Horizontal(classes="buttons"):
+                yield Button(Content("Decide"), id="confirm", variant="primary")
                 if self.allow_extend:
                     yield Button(Content("Add a round"), id="extend", variant="warning")
                 yield Button(Content("Cancel"), id="cancel")
-                yield Button(Content("Decide"), id="confirm", variant="primary")
 
-    def on_mount(self) -> None:
-        self.query_one("#rationale", Input).focus()
+    def chosen_vote(self) -> str | None:
+        """The vote the operator picked, or None: none is chosen for them."""
+        index = self.query_one("#votes", RadioSet).pressed_index
+        return self.votes[index] if index >= 0 else None
 
-    def chosen_vote(self) -> str:
-        radio = self.query_one("#votes", RadioSet)
-        index = radio.pressed_index
-        return self.votes[index if index >= 0 else 0]
+    def _say(self, problem: str) -> None:
+        self.query_one("#decide-error", Static).update(Content(shorten(problem, 400)))
 
     @on(Input.Submitted, "#rationale")
     @on(Button.Pressed, "#confirm")
-    def confirm(self) -> None:
+    def confirm(self, event: Input.Submitted | Button.Pressed) -> None:
+        event.stop()
         rationale = self.query_one("#rationale", Input).value.strip()
-        if not rationale:
-            self.query_one("#decide-error", Static).update(
-                Content("A rationale is required: say why.")
-            )
-            self.query_one("#rationale", Input).focus()
-            return
         vote = self.chosen_vote()
+        if vote is None or not rationale:
+            missing = ["a vote (pick one above)"] if vote is None else []
+            missing += [] if rationale else ["a rationale"]
+            self._say("Still needed: " + " and ".join(missing) + ".")
+            if vote is None and isinstance(event, Button.Pressed):
+                self.query_one("#votes", RadioSet).focus()
+            return
         refusal = self.apply(vote, rationale)
-        if refusal:  # e.g. blocking mode vetoes release: say why, keep the modal open
+        if refusal:  # the engine refused after all: say why, keep the modal and the words
             self.refused = refusal
-            self.query_one("#decide-error", Static).update(Content(shorten(refusal, 400)))
+            self._say(refusal)
             return
         self.dismiss(DecideResult(vote, rationale))
 
     @on(Button.Pressed, "#extend")
-    def extend(self) -> None:
+    def extend(self, event: Button.Pressed) -> None:
+        event.stop()
         self.dismiss(DecideResult(extend=True))
 
     @on(Button.Pressed, "#cancel")
-    def cancel(self) -> None:
+    def cancel(self, event: Button.Pressed) -> None:
+        event.stop()
         self.dismiss(None)
 
 
@@ -137,7 +155,10 @@ class NoteModal(_Modal[str | None]):
 class FailureModal(_Modal[FailureChoice]):
     """A provider call failed: retry, skip the turn, replace the model, or escalate."""
 
-    BINDINGS = [Binding("escape", "cancel", "Escalate")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Escalate"),
+        Binding("m", "focus_model", "Type a model", show=False),
+    ]
 
     def __init__(self, speaker: str, model: str, kind: str, message: str) -> None:
         super().__init__()
@@ -162,7 +183,9 @@ class FailureModal(_Modal[FailureChoice]):
                 ),
                 markup=False,
             )
-            yield Label(Content("Replace with model (for Replace):"), classes="hint")
+            yield Label(
+                Content("Replace with model (m: type it here, Enter: replace):"), classes="hint"
+            )
             yield Input(
                 value="", placeholder="e.g. scripted, local, openai/gpt-4o-mini", id="model"
             )
@@ -178,9 +201,18 @@ class FailureModal(_Modal[FailureChoice]):
     def action_cancel(self) -> None:
         self.dismiss(FailureChoice(FailureAction.ESCALATE))
 
+    def action_focus_model(self) -> None:
+        self.query_one("#model", Input).focus()
+
+    @on(Input.Submitted, "#model")
+    def replace(self) -> None:
+        self.choose(FailureAction.REPLACE)
+
     @on(Button.Pressed)
     def chosen(self, event: Button.Pressed) -> None:
-        action = FailureAction(str(event.button.id))
+        self.choose(FailureAction(str(event.button.id)))
+
+    def choose(self, action: FailureAction) -> None:
         if action == FailureAction.REPLACE:
             model = self.query_one("#model", Input).value.strip()
             if not model:

@@ -1,0 +1,100 @@
+"""The decide modal cannot lose the operator's words nor decide a vote not picked."""
+
+from __future__ import annotations
+
+from app_support import (
+    debate_spec,
+    decided,
+    live_screen,
+    make_app,
+    tap,
+    wait_until,
+    write_spec,
+)
+from textual.widgets import Input
+
+from tui.app.screens.modals import DecideModal, FailureModal
+from tui.engine.session import load_session
+
+
+def _unresolved(tmp_path):
+    spec = debate_spec(debaters=2, max_rounds=1, phases=["proposal"])
+    return make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+
+
+async def test_nothing_preselected_and_enter_says_what_is_missing(tmp_path, moot_dirs):
+    app = _unresolved(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
+        assert modal.chosen_vote() is None
+        rationale = modal.query_one("#rationale", Input)
+        rationale.focus()
+        await pilot.press(*"keep it")
+        await pilot.press("enter")  # a rationale but no vote: nothing decided, no round added
+        assert app.screen is modal
+        assert "a vote" in str(modal.query_one("#decide-error").render())
+        assert rationale.value == "keep it"
+        screen = live_screen(app)
+        assert screen.engine.state.max_rounds == 1 and screen.decision.decision == "escalate"
+        await pilot.click("#vote-1")
+        rationale.value = ""
+        rationale.focus()
+        await pilot.press("enter")  # a vote but no rationale
+        assert app.screen is modal
+        assert "a rationale" in str(modal.query_one("#decide-error").render())
+        await pilot.press("escape")
+        await pilot.press("q")
+    data = load_session(next((moot_dirs["sessions"]).glob("*.toml")))
+    assert data.actions == [] and data.result["decision"] == "escalate"
+
+
+async def test_rationale_typed_in_two_visits_is_kept(tmp_path, moot_dirs):
+    app = _unresolved(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
+        await pilot.click("#rationale")
+        await pilot.press(*"rehearse first")
+        await pilot.press("shift+tab")  # away (the votes) and back
+        assert not modal.query_one("#rationale", Input).has_focus
+        await pilot.press("tab")
+        rationale = modal.query_one("#rationale", Input)
+        assert rationale.has_focus
+        assert rationale.selected_text == "" and rationale.cursor_position == len("rehearse first")
+        await pilot.press(*", revisit in Q3")
+        await pilot.click("#vote-1")
+        await pilot.click("#confirm")
+        screen = live_screen(app)
+        await wait_until(pilot, lambda: decided(screen))
+        await pilot.press("q")
+    result = load_session(next((moot_dirs["sessions"]).glob("*.toml"))).result
+    assert (result["decision"], result["rationale"]) == ("revise", "rehearse first, revisit in Q3")
+
+
+async def test_buttons_are_labelled_and_fit_80_columns(tmp_path, moot_dirs):
+    app = _unresolved(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
+        buttons = list(modal.query("Button"))
+        assert [str(b.label) for b in buttons] == ["Decide", "Add a round", "Cancel"]
+        for button in buttons:
+            region = button.region
+            assert region.width >= len(str(button.label)) + 2 and region.right <= 80
+            assert region.bottom <= 24
+        await pilot.press("escape")
+        await pilot.press("q")
+
+
+async def test_failure_modal_model_field_takes_enter(tmp_path, moot_dirs):
+    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=1, scripts={0: {"fail": [1]}})
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, FailureModal))
+        await pilot.press("m")  # one key to the field, not three Tabs
+        assert app.screen.query_one("#model", Input).has_focus
+        await pilot.press(*"scripted", "enter")
+        screen = live_screen(app)
+        await wait_until(pilot, lambda: len(screen.engine.state.turns) == 2)
+        assert not screen.engine.state.turns[0].invalid
+        await tap(pilot, "q")
+    data = load_session(next((moot_dirs["sessions"]).glob("*.toml")))
+    assert data.actions[0]["action"] == "replace_model"
