@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import subprocess
@@ -15,8 +16,11 @@ import pytest
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers import SCRIPTED
 from tui.engine import Engine, SpecError, validate_spec
+from tui.engine.records import Turn
 from tui.engine.redact import Redactor, key_env_names
 from tui.engine.session import SessionStore, load_session
+from tui.engine.vocab import TurnKind
+from tui.export import to_json, to_markdown
 
 GOOD: dict[str, Any] = {
     "debate": {"title": "T", "motion": "M", "max_rounds": 1, "consensus_threshold": 2},
@@ -181,3 +185,21 @@ def test_operator_notes_actions_and_results_are_redacted(
     store.close()
     assert CRED.encode() not in (tmp_path / "s.toml").read_bytes()
     assert load_session(tmp_path / "s.toml").chain == []  # sealed after redaction: chain holds
+
+
+def test_exports_of_a_file_written_before_redaction_show_no_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CRED_ENV, CRED)
+    raw = spec_with(("debaters", 0, "api_key_env"), CRED_ENV)
+    store = SessionStore.create(tmp_path / "s.toml", raw)
+    store.close()
+    data = load_session(tmp_path / "s.toml")
+    leaked = Turn(1, 1, "proposal", "a", TurnKind.POSITION, "scripted", "scripted")
+    leaked.content = {"stance": f"key {CRED}", "rationale": f"and {SHAPED}", "vote": "release"}
+    leaked.raw, leaked.error = CRED, f"bad: {CRED}"
+    old = dataclasses.replace(
+        data, turns=[leaked], actions=[{"at": "t", "action": "note", "after_turn": 1, "text": CRED}]
+    )
+    for text in (to_json(old), to_markdown(old)):
+        assert CRED not in text and SHAPED not in text and "redacted" in text
