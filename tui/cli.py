@@ -56,7 +56,12 @@ def _parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("export", parents=[common], help="export a session as a report or JSON")
     exp.add_argument("session")
-    exp.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    exp.add_argument(
+        "--format",
+        choices=["markdown", "json", "adr"],
+        default="markdown",
+        help="adr: an architecture decision record (MADR layout)",
+    )
     exp.add_argument("--output", "-o", help="write to this file instead of stdout")
 
     ver = sub.add_parser(
@@ -226,7 +231,12 @@ def _export(session: str, fmt: str, output: str | None) -> int:
     data = load_session(session)
     for warning in data.warnings:  # a torn tail was dropped: say so, even on success
         _err(f"moot: warning: {session}: {warning}")
-    text = to_json(data) if fmt == "json" else to_markdown(data)
+    if fmt == "adr":
+        from tui.adr import to_adr
+
+        text = to_adr(data)
+    else:
+        text = to_json(data) if fmt == "json" else to_markdown(data)
     if output:
         try:  # never over an existing file, never through a symlink
             write_new(output, (text + "\n").encode("utf-8"))
