@@ -163,7 +163,7 @@ EXPECTED = {
     "challenge no artifact": [
         "debate.phases: the challenge protocol has fixed phases",
         "debate.adversary: 'a' is also the defender; self-critique is refused",
-        "debate.artifact: required for the challenge protocol",
+        "debate.artifact: required for the challenge protocol (or artifact_file)",
     ],
     "challenge missing roles": [
         "debate.proposer: not used by the challenge protocol",

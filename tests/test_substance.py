@@ -128,7 +128,12 @@ def test_a_labelled_critique_is_reasked_with_the_reason_then_recorded_invalid() 
     critique = engine.state.turns[1]
     assert critique.invalid and critique.attempts == 2
     assert "weaknesses[0]: 'defects_found' is a label" in (critique.error or "")
-    retry = [r for r in provider.requests if r.slot.kind == "adversary_critique"][1]
+    first, retry = [r for r in provider.requests if r.slot.kind == "adversary_critique"]
+    # The rule is said before it is enforced, with the spec's threshold.
+    assert (
+        'Each "weaknesses" and "suggestions" must be a statement of at least 3 words'
+        in (first.messages[0]["content"])
+    )
     assert "weaknesses[0]: 'defects_found' is a label" in retry.messages[-1]["content"]
     r = engine.result()
     assert (r["decision"], r["decision_rule"]) == ("escalate", "invalid_turn")
@@ -171,8 +176,10 @@ def test_min_words_is_a_debate_key() -> None:
     engine, _ = run_engine(raw)
     assert engine.state.turns[1].invalid  # one word, below the default of 3
     raw["debate"]["min_words"] = 1
-    engine, _ = run_engine(raw)
+    provider = Recording()
+    engine = play(raw, provider)
     assert not engine.state.turns[1].invalid
+    assert "at least 1 word:" in provider.requests[1].messages[0]["content"]
     assert engine.result()["decision"] == "release"
 
 

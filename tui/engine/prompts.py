@@ -8,6 +8,7 @@ from typing import Any
 from tui.engine.events import Slot
 from tui.engine.protocols.base import ContextItem
 from tui.engine.spec import Debater, Spec
+from tui.engine.substance import rule_text
 from tui.engine.vocab import TurnKind
 
 _TASKS = {
@@ -45,7 +46,8 @@ _TASKS = {
         "praise it. List concrete weaknesses (at least one unless you truly find none, in "
         "which case say no_defect_found), suggestions, a score from 0 to 100, and a "
         "routing: release if it is ready, revise if it must change, escalate if a human "
-        "must decide."
+        "must decide. Your routing is a request: the engine releases only a proposal with no "
+        "weakness left (no_defect_found) and a score at or above the release score."
     ),
     ("challenge", "challenge", 1): (
         "You are the adversary. Challenge the artifact: find what is wrong, missing or risky. "
@@ -186,6 +188,8 @@ def build_messages(
         system += f"Allowed votes: {', '.join(votes)}.\n"
     if "rubric" in schema.get("properties", {}):
         system += rubric_text(spec) + "\n\n"
+    if statement_rule := rule_text(slot.kind, spec.debate.min_words):
+        system += statement_rule + "\n\n"
     system += (
         "Answer with one JSON object and nothing else, with these fields:\n"
         f"{_fields_hint(schema, votes)}"

@@ -101,6 +101,19 @@ def statement_problem(
     return None
 
 
+def rule_text(kind: TurnKind | str, min_words: int = DEFAULT_MIN_WORDS) -> str | None:
+    """The rule as a prompt line for a kind with a negative channel, said before it is enforced."""
+    fields = [sub or key for key, sub in _CHANNEL.get(TurnKind(kind), ())]
+    if not fields:
+        return None
+    named = " and ".join(f'"{f}"' for f in dict.fromkeys(fields))
+    return (
+        f"Each {named} must be a statement of at least {min_words} "
+        f"word{'' if min_words == 1 else 's'}: not a label, "
+        "verdict or vote, and not a copy of another entry or of the motion."
+    )
+
+
 def _items(kind: TurnKind, content: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
     """(path, field, value) of each statement a turn of ``kind`` carries."""
     for key, sub in _CHANNEL.get(kind, ()):
