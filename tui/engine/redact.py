@@ -46,9 +46,13 @@ class Redactor:
         return cls.from_env(key_env_names(spec))
 
     def __call__(self, text: str) -> str:
+        if len(text) < MIN_SECRET:  # shorter than any secret or key shape: the common case
+            return text
         out = SECRET_SHAPES.sub(REDACTED, text)
-        out = _URL_USERINFO.sub(r"\1" + REDACTED + "@", out)
-        out = _URL_SECRET_PARAM.sub(r"\1" + REDACTED, out)
+        if "@" in out:
+            out = _URL_USERINFO.sub(r"\1" + REDACTED + "@", out)
+        if "=" in out:
+            out = _URL_SECRET_PARAM.sub(r"\1" + REDACTED, out)
         for secret in self._secrets:
             if secret in out:
                 out = out.replace(secret, REDACTED)
