@@ -22,6 +22,7 @@ from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.safeio import FileRefused, read_regular
 from tui.engine.vocab import ESCALATE
+from tui.inbox import Awaiting, awaiting, tally_text
 from tui.textsafe import shorten
 
 MAX_SESSIONS = 300
@@ -135,10 +136,16 @@ class HomeScreen(Screen[None]):
     ]
 
     class Loaded(Message):
-        def __init__(self, examples: list[ExampleRow], sessions: list[SessionRow]) -> None:
+        def __init__(
+            self,
+            examples: list[ExampleRow],
+            sessions: list[SessionRow],
+            waiting: list[Awaiting] | None = None,
+        ) -> None:
             super().__init__()
             self.examples = examples
             self.sessions = sessions
+            self.waiting = waiting or []
 
     def __init__(self, examples_dir: Path, sessions_dir: Path) -> None:
         super().__init__()
@@ -146,6 +153,7 @@ class HomeScreen(Screen[None]):
         self.sessions_dir = sessions_dir
         self.examples: list[ExampleRow] = []
         self.sessions: list[SessionRow] = []
+        self.waiting: list[Awaiting] = []
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -160,6 +168,13 @@ class HomeScreen(Screen[None]):
             markup=False,
         )
         with Vertical():
+            yield Static(
+                Content("Awaiting you  (enter: open and decide)"),
+                classes="section",
+                id="awaiting-title",
+                markup=False,
+            )
+            yield DataTable(id="awaiting", cursor_type="row", zebra_stripes=True)
             yield Static(Content("Example debates  (enter: run)"), classes="section", markup=False)
             yield DataTable(id="examples", cursor_type="row", zebra_stripes=True)
             yield Static(
@@ -173,6 +188,10 @@ class HomeScreen(Screen[None]):
 
     def on_mount(self) -> None:
         # Fixed widths: the layout does not jump when the rows arrive.
+        aw = self.query_one("#awaiting", DataTable)
+        for label, width in (("title", 40), ("protocol", 10), ("rule", 22), ("tally", 24)):
+            aw.add_column(label, width=width)
+        self._show_waiting(False)
         ex = self.query_one("#examples", DataTable)
         for label, width in (("title", 44), ("protocol", 10), ("debaters", 34), ("file", 30)):
             ex.add_column(label, width=width)
@@ -192,12 +211,34 @@ class HomeScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="home-load")
     def load(self) -> None:
         self.post_message(
-            self.Loaded(list_examples(self.examples_dir), list_sessions(self.sessions_dir))
+            self.Loaded(
+                list_examples(self.examples_dir),
+                list_sessions(self.sessions_dir),
+                awaiting(self.sessions_dir),
+            )
         )
+
+    def _show_waiting(self, show: bool) -> None:
+        """The "awaiting you" group shows only when a session waits for a decision."""
+        self.query_one("#awaiting-title", Static).display = show
+        self.query_one("#awaiting", DataTable).display = show
 
     def on_home_screen_loaded(self, message: Loaded) -> None:
         self.examples = message.examples
         self.sessions = message.sessions
+        self.waiting = message.waiting
+        aw = self.query_one("#awaiting", DataTable)
+        aw.clear()
+        for a in self.waiting:
+            aw.add_row(
+                _cell(a.title, 50),
+                _cell(a.protocol, 12),
+                _cell(a.decision_rule, 30),
+                _cell(tally_text(a.vote_tally), 30),
+            )
+        self._show_waiting(bool(self.waiting))
+        if self.waiting and self.focused is self.query_one("#examples", DataTable):
+            aw.focus()  # what waits for the operator comes first
         ex = self.query_one("#examples", DataTable)
         ex.clear()
         for row in self.examples:
@@ -232,6 +273,8 @@ class HomeScreen(Screen[None]):
 
     def _selected(self) -> tuple[str, Path] | None:
         focused = self.focused
+        if isinstance(focused, DataTable) and focused.id == "awaiting" and self.waiting:
+            return "awaiting", self.waiting[focused.cursor_row].path
         if isinstance(focused, DataTable) and focused.id == "sessions" and self.sessions:
             return "session", self.sessions[focused.cursor_row].path
         ex = self.query_one("#examples", DataTable)
@@ -249,7 +292,9 @@ class HomeScreen(Screen[None]):
         if chosen is None:
             return
         kind, path = chosen
-        mode = "run" if kind == "example" else "replay"
+        # Resuming an escalated session replays its turns (no model call) and opens
+        # the decide modal at its end.
+        mode = {"example": "run", "awaiting": "resume"}.get(kind, "replay")
         self.post_message(SessionChosen(mode, str(path)))
 
     def action_resume(self) -> None:
