@@ -15,6 +15,7 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers import SCRIPTED
+from tui.adr import to_adr
 from tui.engine import Engine, SpecError, validate_spec
 from tui.engine.records import Turn
 from tui.engine.redact import Redactor, key_env_names
@@ -201,5 +202,5 @@ def test_exports_of_a_file_written_before_redaction_show_no_key(
     old = dataclasses.replace(
         data, turns=[leaked], actions=[{"at": "t", "action": "note", "after_turn": 1, "text": CRED}]
     )
-    for text in (to_json(old), to_markdown(old)):
+    for text in (to_json(old), to_markdown(old), to_adr(old)):
         assert CRED not in text and SHAPED not in text and "redacted" in text

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tui.engine.records import Turn
+from tui.engine.redact import redacted_session
 from tui.engine.session import SessionData
 from tui.engine.verify import verify
 from tui.engine.vocab import ESCALATE, DecidedBy, TurnKind
@@ -145,6 +146,7 @@ def evidence(turns: Iterable[Turn]) -> list[str]:
 
 def to_adr(data: SessionData) -> str:
     """The decision record as Markdown."""
+    data = redacted_session(data)
     d, r = data.spec.debate, data.result or {}
     lines = [
         f"# {md_inline(d.title)}",

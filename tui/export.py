@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
 from tui.engine.records import Turn
-from tui.engine.redact import Redactor
+from tui.engine.redact import redacted_session
 from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
 from tui.present import Emphasis, Item, Section, present, rubric_items
@@ -18,27 +17,9 @@ from tui.textsafe import json_text, md_code, md_inline, md_text
 # or md_code (ids and model names), so no model or spec text can add structure.
 
 
-def _redacted(data: SessionData) -> SessionData:
-    """The session with every known secret replaced: a file written before redaction may hold one."""
-    redact = Redactor.for_spec(data.spec)
-    turns = [
-        dataclasses.replace(
-            t,
-            content=redact.tree(t.content),
-            raw=redact.tree(t.raw),
-            error=redact.tree(t.error),
-            derived=redact.tree(t.derived),
-        )
-        for t in data.turns
-    ]
-    return dataclasses.replace(
-        data, turns=turns, actions=redact.tree(data.actions), result=redact.tree(data.result)
-    )
-
-
 def to_json(data: SessionData) -> str:
     """Machine-readable: spec, result (with protocol reports), turns and operator actions."""
-    data = _redacted(data)
+    data = redacted_session(data)
     doc: dict[str, Any] = {
         "schema": "moot.export/1",
         "session": data.meta,
@@ -150,7 +131,7 @@ def _protocol_md(r: dict[str, Any]) -> list[str]:
 
 
 def to_markdown(data: SessionData) -> str:
-    data = _redacted(data)
+    data = redacted_session(data)
     d = data.spec.debate
     r = data.result or {}
     lines = [

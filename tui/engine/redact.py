@@ -7,12 +7,16 @@ like everything else, since a model can echo whatever reached it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.engine.spec import SECRET_SHAPES
+
+if TYPE_CHECKING:  # the session module itself redacts with this one
+    from tui.engine.session import SessionData
 
 REDACTED = "[redacted]"
 MIN_SECRET = 8  # shorter values ("none", "EMPTY") are placeholders, and too common to replace
@@ -78,6 +82,27 @@ def key_env_names(spec: Any) -> list[str]:
         if isinstance(name, str) and name:
             names.append(name)
     return names
+
+
+def redacted_session(data: SessionData) -> SessionData:
+    """A loaded session with every known secret replaced, for exports.
+
+    A file written before model text was redacted may still hold a key.
+    """
+    redact = Redactor.for_spec(data.spec)
+    turns = [
+        dataclasses.replace(
+            t,
+            content=redact.tree(t.content),
+            raw=redact.tree(t.raw),
+            error=redact.tree(t.error),
+            derived=redact.tree(t.derived),
+        )
+        for t in data.turns
+    ]
+    return dataclasses.replace(
+        data, turns=turns, actions=redact.tree(data.actions), result=redact.tree(data.result)
+    )
 
 
 def redact(text: str) -> str:
