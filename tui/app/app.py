@@ -8,6 +8,7 @@ workers that post messages; handlers on the screens and the app own all state.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -87,7 +88,10 @@ class MootApp(App[int]):
     CSS_PATH = "moot.tcss"
     TITLE = "moot"
     COMMANDS = App.COMMANDS | {MootCommands}
-    BINDINGS = [Binding("q", "quit", "Quit")]
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Keys"),
+    ]
 
     def __init__(
         self,
@@ -124,6 +128,7 @@ class MootApp(App[int]):
         self.startup_error: str | None = None
         self.moot_themes: dict[str, LoadedTheme] = {}
         self.theme_problems: list[str] = []
+        self.farewell: list[str] = []  # printed once the app has left the terminal
 
     # -------------------------------------------------------------- themes
     def _setup_themes(self) -> None:
@@ -314,10 +319,56 @@ class MootApp(App[int]):
         started = [run for run in self.runs if run.engine is not None]
         return started[-1].exit_code() if started else ExitCode.DECIDED
 
+    def running_debate(self) -> LiveScreen | None:
+        """The live debate still running here (quitting would interrupt it), if any."""
+        for run in reversed(self.runs):
+            if run.session is not None and run.exit_code() == ExitCode.INTERRUPTED:
+                return run
+        return None
+
+    def opened_from_home(self) -> bool:
+        """A debate or replay is shown over the home screen (Esc goes back there)."""
+        return self.debate_screen() is not None and any(
+            isinstance(s, HomeScreen) for s in self.screen_stack
+        )
+
     async def action_quit(self) -> None:
-        """Quit; every completed turn and action is already in the session file."""
+        """Quit, asking first when a debate is running or was opened from home."""
+        from tui.app.screens.modals import ConfirmModal
+
+        if isinstance(self.screen, ConfirmModal):
+            return
+        running = self.running_debate()
+        if running is not None:
+            question = "The debate is still running. Quit?"
+            detail = resume_hint(running.path)
+        elif self.opened_from_home():
+            question, detail = "Quit moot?", "Esc goes back to the home screen instead."
+        else:
+            await self.shut_down()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.call_later(self.shut_down)
+
+        self.push_screen(ConfirmModal(question, detail), answered)
+
+    def action_help(self) -> None:
+        from tui.app.screens.help import HelpScreen, describe
+
+        if not isinstance(self.screen, HelpScreen):
+            keys = describe(self.screen.active_bindings, self.get_key_display)
+            self.push_screen(HelpScreen(keys))
+
+    async def shut_down(self) -> None:
+        """Every completed turn and action is already in the session file; say where."""
         code = self.exit_code()
         for run in self.runs:
+            if run.path is not None:
+                self.farewell.append(f"moot: session saved in {run.path}")
+                if run.exit_code() != ExitCode.DECIDED:
+                    self.farewell.append(f"moot: continue it with: {resume_command(run.path)}")
             run.close_session()
         if self._own_providers and isinstance(self.providers, _Providers):
             try:
@@ -325,3 +376,14 @@ class MootApp(App[int]):
             except Exception:  # closing must never block quitting
                 pass
         self.exit(code)
+
+
+def resume_command(path: Path) -> str:
+    """The exact shell line that continues a session."""
+    return f"moot resume {shlex.quote(str(path))}"
+
+
+def resume_hint(path: Path | None) -> str:
+    if path is None:
+        return "Nothing has been saved yet."
+    return f"Saved in {path}. Continue later with: {resume_command(path)}"

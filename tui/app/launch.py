@@ -47,6 +47,8 @@ def launch(
         return ExitCode.INTERRUPTED
     if app.startup_error:
         print(clean_line(f"moot: {app.startup_error}"), file=sys.stderr)
+    for line in app.farewell:  # where the session is and how to continue it
+        print(clean_line(line), file=sys.stderr)
     if code is None:
         return ExitCode.INTERNAL if app.return_code not in (0, None) else app.exit_code()
     return int(code)

@@ -47,7 +47,11 @@ class DebateScreen(Screen[None]):
     follows the engine's; a replay shows ``REPLAY``); the header is bound to it.
     """
 
-    BINDINGS = [Binding("t", "transcript", "Transcript")]
+    BINDINGS = [
+        Binding("t", "transcript", "Transcript"),
+        Binding("slash", "search", "Search"),
+        Binding("escape", "back", "Home"),
+    ]
 
     status: var[str] = var(str(RunStatus.READY), init=False)
 
@@ -152,7 +156,34 @@ class DebateScreen(Screen[None]):
     def pane(self, speaker: str) -> DebaterPane:
         return self.query_one(f"#pane-{speaker}", DebaterPane)
 
-    def action_transcript(self) -> None:
+    def action_transcript(self, search: bool = False) -> None:
         from tui.app.screens.transcript import TranscriptScreen
 
-        self.app.push_screen(TranscriptScreen(self.spec, list(self.turns), list(self.actions)))
+        screen = TranscriptScreen(self.spec, list(self.turns), list(self.actions), search=search)
+        self.app.push_screen(screen)
+
+    def action_search(self) -> None:
+        """``/``: the transcript, with its search field open."""
+        self.action_transcript(search=True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back":  # Esc means "home" only where there is a home to go back to
+            return self.moot.opened_from_home()
+        return True
+
+    def action_back(self) -> None:
+        """Esc: back to the home screen; a running debate asks first (it stops here)."""
+        from tui.app.app import resume_hint
+        from tui.app.screens.modals import ConfirmModal
+
+        running = self.moot.running_debate()
+        if running is not self:
+            self.moot.go_home()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.moot.go_home()
+
+        question = "Leave the running debate? It stops here."
+        self.app.push_screen(ConfirmModal(question, resume_hint(running.path), "Leave"), answered)

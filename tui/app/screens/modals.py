@@ -129,6 +129,44 @@ class DecideModal(_Modal[DecideResult | None]):
         self.dismiss(None)
 
 
+class ConfirmModal(_Modal[bool]):
+    """A yes/no question before something that cannot be undone here (quit, leave).
+
+    y or q says yes (q twice quits); n or Esc stays.
+    """
+
+    BINDINGS = [
+        Binding("y,q", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str, detail: str = "", yes: str = "Quit") -> None:
+        super().__init__()
+        self.question = question
+        self.detail = detail
+        self.yes = yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box"):
+            yield Label(Content(self.question), classes="title")
+            if self.detail:
+                yield Static(Content(self.detail), classes="hint", markup=False)
+            yield Label(Content(f"y/q: {self.yes.lower()} · n/Esc: stay"), classes="hint")
+            with Horizontal(classes="buttons"):
+                yield Button(Content(self.yes), id="yes", variant="error")
+                yield Button(Content("Stay"), id="no", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+    @on(Button.Pressed)
+    def pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
 class NoteModal(_Modal[str | None]):
     """A note the debaters see from their next turn on."""
 

@@ -1,0 +1,163 @@
+"""Leaving and finding your way: quit asks, Esc goes home, ? lists keys, / searches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app_support import (
+    debate_spec,
+    make_app,
+    plain,
+    record_session,
+    tap,
+    wait_until,
+    write_spec,
+)
+
+from tui.app.screens.help import HelpScreen
+from tui.app.screens.home import HomeScreen
+from tui.app.screens.modals import ConfirmModal
+from tui.app.screens.replay import ReplayScreen
+from tui.app.screens.transcript import TranscriptScreen
+
+SPECS = Path(__file__).parent / "specs"
+
+
+def _slow(tmp_path: Path):
+    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=5, token_delay_ms=20)
+    return make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+
+
+async def test_quit_during_a_live_debate_asks_and_says_how_to_resume(tmp_path, moot_dirs):
+    app = _slow(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.engine and screen.engine.status == "LIVE")
+        await tap(pilot, "q")
+        modal = await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal) and app.screen)
+        assert f"moot resume {screen.path}" in modal.detail
+        await tap(pilot, "n")  # stay: the debate goes on
+        assert app.screen is screen and app.return_value is None
+        turns = len(screen.engine.state.turns)
+        await wait_until(pilot, lambda: len(screen.engine.state.turns) > turns)
+        await tap(pilot, "escape")  # not opened from home: Esc does not leave
+        assert app.screen is screen
+        await tap(pilot, "q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await tap(pilot, "q")  # q twice quits
+    assert app.return_value == 130
+    path = screen.path
+    assert app.farewell == [
+        f"moot: session saved in {path}",
+        f"moot: continue it with: moot resume {path}",
+    ]
+
+
+async def test_quit_after_a_decision_does_not_ask(tmp_path, moot_dirs):
+    spec = debate_spec(
+        debaters=2, phases=["proposal"], threshold=1, scripts={1: {"votes": ["release"]}}
+    )
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.decision is not None)
+        await pilot.press("q")
+    assert app.return_value == 0
+    assert app.farewell == [f"moot: session saved in {screen.path}"]  # decided: nothing to resume
+
+
+async def test_escape_goes_home_from_a_debate_opened_there(tmp_path, moot_dirs):
+    app = make_app(tmp_path, examples_dir=SPECS)
+    async with app.run_test(size=(80, 24)) as pilot:
+        home = await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen)
+        await wait_until(pilot, lambda: home.examples)
+        await pilot.press("enter")  # run the demo example
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.engine and screen.engine.status == "LIVE")
+        await tap(pilot, "q")  # q on a debate opened from home asks, never exits at once
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await tap(pilot, "escape")
+        assert app.screen is screen and app.return_value is None
+        await tap(pilot, "escape")  # running: asks before leaving
+        modal = await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal) and app.screen)
+        assert "stops" in modal.question
+        await tap(pilot, "y")
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        assert screen.session is None  # the debate stopped; its file is closed
+        await pilot.press("q")  # nothing running any more: home quits at once
+    assert app.return_value == 130  # the debate left running was interrupted
+
+
+async def test_escape_goes_home_from_a_replay_opened_there(tmp_path, moot_dirs):
+    spec = debate_spec(
+        debaters=2, phases=["proposal"], threshold=1, scripts={1: {"votes": ["release"]}}
+    )
+    await record_session(spec, moot_dirs["sessions"] / "20250101-120000-x.toml")
+    app = make_app(tmp_path, examples_dir=tmp_path / "none")
+    async with app.run_test(size=(80, 24)) as pilot:
+        home = await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen)
+        await wait_until(pilot, lambda: home.sessions)
+        await pilot.press("tab", "enter")  # the sessions list: replay
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        await pilot.press("q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await pilot.press("n")
+        assert isinstance(app.screen, ReplayScreen)
+        await pilot.press("escape")  # a replay leaves without asking
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await pilot.press("q")
+    assert app.return_value == 0
+
+
+async def test_question_mark_lists_every_key(tmp_path, moot_dirs):
+    app = _slow(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await tap(pilot, "question_mark")
+        help_screen = await wait_until(
+            pilot, lambda: isinstance(app.screen, HelpScreen) and app.screen
+        )
+        text = plain(help_screen.query_one("#help-keys"))
+        for key, what in (
+            ("p", "Pause/resume"),
+            ("d", "Decide"),
+            ("/", "Search"),
+            ("q", "Quit"),
+            ("?", "Keys"),
+        ):
+            assert any(line.split()[:1] == [key] and what in line for line in text.splitlines()), (
+                key,
+                text,
+            )
+        await tap(pilot, "escape")
+        assert app.screen is screen
+        await tap(pilot, "q")
+        await tap(pilot, "y")
+
+
+async def test_slash_searches_the_transcript(tmp_path, moot_dirs):
+    spec = debate_spec(
+        debaters=2,
+        phases=["proposal"],
+        threshold=1,
+        scripts={
+            0: {"stances": ["Rehearse the rollback on a copy."]},
+            1: {"votes": ["release"], "stances": ["Ship it today."]},
+        },
+    )
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.decision is not None)
+        await pilot.press("slash")
+        transcript = await wait_until(
+            pilot, lambda: isinstance(app.screen, TranscriptScreen) and app.screen
+        )
+        await pilot.press(*"ROLLBACK", "enter")
+        matches = list(transcript.query(".-match"))
+        assert len(matches) == 1 and "Rehearse the rollback" in plain(matches[0])
+        assert matches[0].has_class("-current")
+        assert "match 1 of 1" in plain(transcript.query_one("#search-status"))
+        await pilot.press("escape")
+        assert app.screen is screen
+        await pilot.press("q")
