@@ -10,11 +10,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tui.engine.events import DecisionReached, Event, ProviderFailed, TurnCompleted
+from tui.engine.events import (
+    DecisionReached,
+    Event,
+    ProviderFailed,
+    StatusChanged,
+    TurnCompleted,
+)
 from tui.engine.live import LiveSession
 from tui.engine.records import Turn
 from tui.engine.spec import spec_warnings
-from tui.engine.vocab import ESCALATE
+from tui.engine.vocab import ESCALATE, RunStatus
 from tui.exitcodes import ExitCode
 from tui.present import Emphasis, Section, Tone, present
 from tui.textsafe import bound, clean, clean_line
@@ -192,6 +198,30 @@ async def _drive(session: LiveSession, console: Console, on_unresolved: str) -> 
             return
 
 
+class _ResumeIfLeftPaused:
+    """Headless, nobody can press resume: a session the operator left paused goes on.
+
+    Replaying the journal may pause the run; once the replay has settled (the
+    next loop step) a run still paused is resumed, and the resume is journalled.
+    """
+
+    def __init__(self, session: LiveSession, console: Console) -> None:
+        self.session = session
+        self.console = console
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, StatusChanged) and event.status == RunStatus.PAUSED:
+            asyncio.get_running_loop().call_soon(self._resume)
+
+    def _resume(self) -> None:
+        engine = self.session.engine
+        if engine.paused and engine.decision is None:
+            self.console.print(
+                Text("the operator left this session paused; resuming it headless", "yellow")
+            )
+            engine.resume()
+
+
 def run_headless(
     session: LiveSession,
     on_unresolved: str = "end",
@@ -206,6 +236,7 @@ def run_headless(
     """
     console = console or Console(highlight=False, soft_wrap=False, stderr=False)
     session.engine.subscribe(HeadlessPrinter(console))
+    session.engine.subscribe(_ResumeIfLeftPaused(session, console))
     console.print(Text(clean_line(f"session: {session.path}"), style="dim"))
     for warning in spec_warnings(session.spec):
         console.print(Text(clean(f"warning: {warning}"), style="yellow"))

@@ -106,23 +106,45 @@ class OperatorLog:
         self._bus.emit(OperatorActed(entry))
         return entry
 
-    def replay(self) -> None:
-        """On resume, re-apply recorded notes, extends and model swaps at their turn."""
+    def replay(self) -> bool:
+        """On resume, re-apply the journal, in order, up to the turns replayed so far.
+
+        Each action does what it did live: a note is shown, a pause holds the
+        gate, a swap changes the model, an escalate or decide stops the run, and
+        an extend adds its round and withdraws whatever end came before it (the
+        operator chose to go on). True when an extend was replayed.
+        """
         done = len(self.state.turns)
+        extended = False
         while self._pending and self._pending[0].get("after_turn", 0) <= done:
             a = self._pending.pop(0)
             self.actions.append(a)
             kind = a.get("action")
             if kind == OperatorAction.NOTE:
                 self.state.notes.append(str(a.get("text", "")))
+            elif kind == OperatorAction.PAUSE:
+                self.gate.clear()
+                if self.status == RunStatus.LIVE:
+                    self.set_status(RunStatus.PAUSED)
+            elif kind == OperatorAction.RESUME:
+                self.gate.set()
+                if self.status == RunStatus.PAUSED:
+                    self.set_status(RunStatus.LIVE)
             elif kind == OperatorAction.EXTEND:
-                self.state.max_rounds += 1
+                recorded = a.get("max_rounds")
+                self.state.max_rounds = (
+                    recorded
+                    if isinstance(recorded, int) and not isinstance(recorded, bool)
+                    else self.state.max_rounds + 1
+                )
+                self.stop = None
+                extended = True
             elif kind == OperatorAction.REPLACE_MODEL:
                 self.roster.swap_model(str(a.get("speaker")), str(a.get("model")))
             elif kind == OperatorAction.RAISE_BUDGET:
                 self.budget.apply(a)
                 self.stop = None
-            elif kind == OperatorAction.DECIDE:  # written, then the process died before the result
+            elif kind == OperatorAction.DECIDE:
                 self.stop = Decision(
                     str(a.get("vote")),
                     DecisionRule.OPERATOR_DECISION,
@@ -130,10 +152,12 @@ class OperatorLog:
                     str(a.get("rationale")),
                 )
             elif kind == OperatorAction.ESCALATE:
+                self.gate.set()  # escalating releases a pause, as it did live
                 self.stop = Decision(
                     ESCALATE, DecisionRule.OPERATOR_ESCALATION, decided_by=DecidedBy.OPERATOR
                 )
             self._bus.emit(OperatorActed(a))
+        return extended
 
     # -------------------------------------------------------------- controls
     def pause(self) -> None:

@@ -114,14 +114,18 @@ class Engine:
         self.operator.stop = None
         self.operator.set_status(RunStatus.LIVE if not self.paused else RunStatus.PAUSED)
         decision: Decision | None = None
-        while decision is None:
-            self.operator.replay()
+        while True:
+            # On resume the journal is re-applied as the turns are: an extend the
+            # operator chose after an end withdraws that end, and the run goes on.
+            if self.operator.replay():
+                decision = None
             if self.operator.stop is not None:
                 decision = self.operator.stop
+            if decision is not None:
                 break
             if self._round > self.state.max_rounds:
                 decision = self.protocol.exhausted(self.state)
-                break
+                continue  # an extend recorded at this turn may withdraw it
             phases = self.protocol.phases(self._round)
             phase = phases[self._phase_index]
             if self._current_slots is None:  # else: finish a phase that was interrupted
@@ -133,8 +137,7 @@ class Engine:
                 self._bus.emit(PhaseStarted(self._round, phase, tuple(slots)))
             turns = await self._run_phase(slots)
             if turns is None:
-                decision = self.operator.stop
-                break
+                continue  # stopped: the operator's (or the refusal's) decision ends it
             self._current_slots = None
             self.state.phase_sequence.append(phase)
             self._phase_index += 1
@@ -160,12 +163,16 @@ class Engine:
         committed = len(self.state.turns)
         done: list[Turn] = [self.state.turns[s.index - 1] for s in slots if s.index <= committed]
         slots = [s for s in slots if s.index > committed]
+        for slot in [s for s in slots if self._is_recorded(s)]:  # each in the file stays
+            recorded = self._recorded_turn(slot)
+            self._commit(recorded, slot)
+            done.append(recorded)
+        slots = [s for s in slots if not self._is_recorded(s)]
+        if slots and self.operator.stop is not None:
+            return None  # a replayed escalate or decide ends the run before a live turn
         if not self.spec.debate.parallel or len(slots) <= 1:
             for slot in slots:
-                if self._is_recorded(slot):
-                    turn: Turn | None = self._recorded_turn(slot)
-                else:
-                    turn = await self._play_cancellable(slot)
+                turn = await self._play_cancellable(slot)
                 if turn is None:
                     return None
                 self._commit(turn, slot)
@@ -215,8 +222,6 @@ class Engine:
         if refusal is not None:  # validation refuses such specs; stop on record anyway
             self.operator.stop = refusal
             return None
-        if self._is_recorded(slot):
-            return self._recorded_turn(slot)
         return await self.player.play(slot)
 
     def _commit(self, turn: Turn, slot: Slot) -> None:
@@ -224,7 +229,9 @@ class Engine:
         before = self.state.latest_vote.get(turn.speaker)  # only this speaker's vote can move
         self.state.speaker_turns[turn.speaker] = self.state.speaker_turns.get(turn.speaker, 0) + 1
         self.state.add(turn)
-        if self._sink is not None and not replayed:
+        if replayed:
+            self.operator.replay()  # the journal up to this turn, as it stood live
+        elif self._sink is not None:
             self._sink.append_turn(turn)
         if not self._bus.active:
             return
