@@ -70,6 +70,20 @@ def _parser() -> argparse.ArgumentParser:
     ver.add_argument("session")
     ver.add_argument("--json", action="store_true", help="print the claims as one JSON object")
 
+    frk = sub.add_parser(
+        "fork", help="a new session holding a saved session's first N turns, to go on from there"
+    )
+    frk.add_argument("session")
+    frk.add_argument("--at", type=int, required=True, metavar="N", help="keep turns 1 to N")
+    frk.add_argument("--out", help="the new session file (default: SESSION-forkN.toml beside it)")
+    frk.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change a spec key for the rest (debaters.critic.model=local, debate.max_rounds=4)",
+    )
+
     new = sub.add_parser("new", help="write a commented spec to start from")
     new.add_argument("path")
     new.add_argument("--protocol", default="debate")
@@ -171,6 +185,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _export(args.session, args.format, args.output)
     if cmd == "verify":
         return _verify(args.session, args.json)
+    if cmd == "fork":
+        return _fork(args.session, args.at, args.out, args.set)
     if cmd == "batch":
         return _batch(args)
     if cmd == "inbox":
@@ -244,6 +260,16 @@ def _export(session: str, fmt: str, output: str | None) -> int:
             raise MootInputError(output, [str(err)]) from None
     else:
         sys.stdout.write(text + "\n")  # already sanitised for its format by tui.export
+    return ExitCode.DECIDED
+
+
+def _fork(session: str, at: int, out: str | None, sets: list[str]) -> int:
+    from tui.engine.fork import default_out, fork
+    from tui.textsafe import clean_line
+
+    path = fork(session, at, out or default_out(session, at), sets)
+    print(clean_line(f"wrote {path}: turns 1 to {at} of {session}"))
+    print(clean_line(f"continue it with: moot resume {path}"))
     return ExitCode.DECIDED
 
 

@@ -1,0 +1,149 @@
+"""Forking a session: its first N turns in a new file, to go on differently from there.
+
+The new session holds the source's spec (changed by ``--set KEY=VALUE``), its
+documents, turns 1..N and the operator actions taken before turn N finished,
+and ``[session].forked_from`` (the source's id, path and N). Its hash chain
+starts fresh. A model changed by ``--set debaters.ID.model=…`` is recorded as a
+``replace_model`` operator action after turn N, so the first N turns keep the
+model they were played with and ``moot verify`` checks them as it would a swap.
+``moot resume`` continues the fork like any interrupted session.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from tui.engine.errors import MootInputError, SessionError, SpecError
+from tui.engine.operator import now
+from tui.engine.session import SessionData, SessionStore, load_session
+from tui.engine.spec import validate_spec
+from tui.engine.vocab import OperatorAction
+
+
+def parse_value(text: str) -> Any:
+    """A TOML value (``4``, ``true``, ``"x"``, ``[1, 2]``); anything else is a bare string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_set(raw: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``key`` (dotted; a debater is addressed by id: ``debaters.critic.model``) in ``raw``."""
+    parts = key.split(".")
+    if len(parts) < 2 or not all(parts):
+        raise ValueError(f"{key}: expected a dotted key such as debate.max_rounds")
+    node: Any = raw
+    for i, part in enumerate(parts[:-1]):
+        if isinstance(node, list):
+            found = [d for d in node if isinstance(d, dict) and d.get("id") == part]
+            if not found:
+                raise ValueError(f"{key}: no debater {part!r}")
+            node = found[0]
+        else:
+            child = node.setdefault(part, [] if part == "debaters" else {})
+            if not isinstance(child, dict | list) or (part == "debaters" and i != 0):
+                raise ValueError(f"{key}: {'.'.join(parts[: i + 1])} is not a table")
+            node = child
+    if isinstance(node, list):
+        raise ValueError(f"{key}: address a debater by its id (debaters.ID.KEY)")
+    node[parts[-1]] = value
+
+
+def _model_swap(key: str) -> str | None:
+    """The debater whose model ``key`` sets, if that is what it sets."""
+    parts = key.split(".")
+    return parts[1] if len(parts) == 3 and parts[0] == "debaters" and parts[2] == "model" else None
+
+
+def fork(source: str | Path, at: int, out: str | Path, sets: list[str]) -> Path:
+    """Write the fork; MootInputError (exit 2) for a bad N, key or file, nothing written."""
+    data = load_session(source)
+    if data.chain:
+        raise SessionError(str(source), [f"hash chain broken at {data.chain[0]}; not forking it"])
+    if not 0 <= at <= len(data.turns):
+        raise MootInputError("--at", [f"{at}: the session has turns 1 to {len(data.turns)}"])
+    spec_raw = copy.deepcopy(data.spec_raw)
+    swaps: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for item in sets:
+        key, eq, text = item.partition("=")
+        if not eq:
+            problems.append(f"{item}: expected KEY=VALUE")
+            continue
+        value = parse_value(text)
+        speaker = _model_swap(key)
+        try:
+            if speaker is not None and at > 0:  # the first N turns keep the model they had
+                apply_set(copy.deepcopy(spec_raw), key, value)  # the debater must exist
+                swaps.append({"speaker": speaker, "model": str(value)})
+            else:
+                apply_set(spec_raw, key, value)
+        except ValueError as err:
+            problems.append(str(err))
+    if problems:
+        raise MootInputError("--set", problems)
+    try:
+        validate_spec(spec_raw, "--set")
+    except SpecError as err:
+        raise MootInputError("--set", err.problems) from None
+    return _write(data, at, Path(out), spec_raw, swaps, sets)
+
+
+def _write(
+    data: SessionData,
+    at: int,
+    out: Path,
+    spec_raw: dict[str, Any],
+    swaps: list[dict[str, Any]],
+    sets: list[str],
+) -> Path:
+    forked_from: dict[str, Any] = {
+        "id": str(data.meta.get("id", data.path.stem)),
+        "path": str(data.path),
+        "at": at,
+    }
+    if sets:
+        forked_from["set"] = list(sets)
+    store = SessionStore.create(
+        out,
+        spec_raw,
+        data.meta.get("spec_source"),
+        documents=data.spec.documents,
+        forked_from=forked_from,
+    )
+    try:
+        kept = [a for a in data.actions if a.get("after_turn", 0) < at]
+        for turn in data.turns[:at]:  # in the chain's order: actions after the turn they followed
+            while kept and kept[0].get("after_turn", 0) < turn.index:
+                store.append_action(dict(kept.pop(0)))
+            store.append_turn(turn)
+        for action in kept:
+            store.append_action(dict(action))
+        for swap in swaps:
+            store.append_action(
+                {
+                    "at": now(),
+                    "action": OperatorAction.REPLACE_MODEL,
+                    "after_turn": at,
+                    **swap,
+                    "fork": True,
+                }
+            )
+    finally:
+        store.close()
+    return store.path
+
+
+def default_out(source: str | Path, at: int) -> Path:
+    """``<source>-fork<N>.toml`` beside the source, numbered if taken."""
+    src = Path(source)
+    path = src.with_name(f"{src.stem}-fork{at}.toml")
+    n = 2
+    while path.exists():
+        path = src.with_name(f"{src.stem}-fork{at}-{n}.toml")
+        n += 1
+    return path
