@@ -11,8 +11,9 @@ Run with ``.venv/bin/python bench/batch.py`` (``--sizes 10,100`` for a quick loo
 2. The same with sessions on disk, where every turn is fsynced: the turn rate
    one process reaches is the disk's fsync rate.
 3. 100 debates against an OpenAI-compatible server on loopback that answers
-   every call after 200 ms (run in its own process), through LiteLLM: wall
-   time against the ideal (every debate's phases back to back, nothing else).
+   every call after 200 ms, reporting usage as real servers do (run in its own
+   process), through LiteLLM: wall time against the ideal (every debate's
+   phases back to back, nothing else) and the client's CPU per call.
 """
 
 from __future__ import annotations
@@ -169,6 +170,11 @@ def serve(port_file: str, latency: float) -> None:
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
             }
             await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        usage = {"prompt_tokens": 400, "completion_tokens": 30, "total_tokens": 430}
+        final = {"id": "bench", "object": "chat.completion.chunk", "created": int(time.time())}
+        await resp.write(
+            f"data: {json.dumps({**final, 'choices': [], 'usage': usage})}\n\n".encode()
+        )
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp
@@ -264,8 +270,9 @@ def main() -> None:
     print(
         f"wall {r['wall_s']:.2f} s, ideal {ideal:.2f} s ({r['phases']} phases back to back): "
         f"{r['wall_s'] / ideal:.1f}x; {r['turns_per_s']:.0f} turns/s; "
-        f"{r['cpu_ms_per_debate']:.0f} ms CPU per debate"
+        f"{r['cpu_ms_per_debate'] * r['debates'] / r['turns']:.0f} ms client CPU per call"
     )
+    print(f"load average over the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":
