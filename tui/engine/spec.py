@@ -402,8 +402,10 @@ def _url_credential(base: str) -> str | None:
     if "@" in url.netloc:
         return "user info before the host"
     for name, value in parse_qsl(url.query, keep_blank_values=True):
-        if SECRET_NAME.search(name) or _key_like(value):
+        if SECRET_NAME.search(name):
             return f"query parameter {name!r}"
+        if _key_like(name) or _key_like(value):  # named without repeating it
+            return "a key-like query parameter"
     if url.fragment:  # never sent to the server: a fragment in an API base only hides things
         return "a #fragment"
     return None
