@@ -2,38 +2,37 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.color import Color
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
+from textual.geometry import Size
 from textual.reactive import var
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
 from tui.app.components.cards import TurnCard
-from tui.app.stream import ReadableStream
 from tui.engine.events import Slot
 from tui.engine.records import Turn
+from tui.streamfields import FieldStream
 from tui.textsafe import clean_line, shorten
 
 MAX_CARDS = 8  # older turns stay in the transcript (t) and the session file
 
 
 class TailText(Widget):
-    """The newest lines of a growing text, in a box of fixed height.
+    """The newest lines of a growing text, in a box that grows up to a cap.
 
-    Streaming into an auto-height widget re-lays out the whole screen on every
-    update and scrolls every pane. This box never changes size while a turn is
-    spoken: each update wraps only the last paragraphs, enough to fill it, and
-    repaints this one widget (no layout, no scrolling).
+    The box grows a line at a time (a re-layout only when it gains a line) until
+    it reaches ``max-height``; from then on an update wraps only the last
+    paragraphs, enough to fill it, and repaints this one widget.
     """
 
     DEFAULT_CSS = """
-    TailText { height: 3; color: $text; }
+    TailText { height: auto; max-height: 3; color: $text; }
     """
 
     def __init__(self, classes: str | None = None) -> None:
@@ -42,9 +41,15 @@ class TailText(Widget):
         self._shown: Content | None = None
         self._shown_for: tuple[int, int, int] = (-1, -1, -1)
 
+    @property
+    def cap(self) -> int:
+        max_height = self.styles.max_height
+        return int(max_height.value) if max_height is not None else 3
+
     def set_text(self, text: str) -> None:
+        """Show ``text``; re-lay out only while the box is still growing."""
         self.text = text
-        self.refresh()
+        self.refresh(layout=self.size.height < self.cap)
 
     def tail_lines(self, width: int, height: int) -> list[str]:
         """The last ``height`` lines of the text wrapped at ``width`` cells."""
@@ -58,6 +63,9 @@ class TailText(Widget):
             lines[:0] = wrapped
         return lines[-height:]
 
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return max(1, len(self.tail_lines(width, self.cap))) if self.text else 1
+
     def render(self) -> Content:
         width, height = self.content_region.width, self.content_region.height
         key = (len(self.text), width, height)
@@ -68,71 +76,99 @@ class TailText(Widget):
         return self._shown
 
 
-class StreamingTurn(Vertical):
-    """The turn being spoken: a heading and the words so far.
+def live_line(elapsed: float, tokens: int, streamed: float) -> str:
+    """``12 s · 57 tok · 9.8 tok/s``: how a turn in progress is going.
 
-    Two renderers: a fixed-height :class:`TailText` showing the newest lines of
-    the readable text (the default: cheapest under four fast streams, a repaint
-    of one box per update), or a ``Markdown`` fed by ``Markdown.get_stream``
-    (``use_markdown = True``; links are never opened). Either way the text is
-    cleaned and bounded first.
+    ``streamed`` is the time since the first token (the rate leaves out the wait
+    for it); before the first token the line says what it is waiting for.
+    """
+    if tokens == 0:
+        return f"waiting for the first token · {elapsed:.0f} s"
+    rate = tokens / streamed if streamed > 0.05 else 0.0
+    return f"{elapsed:.0f} s · {tokens:,} tok · {rate:.1f} tok/s"
+
+
+class StreamingTurn(Vertical):
+    """The turn being spoken: a heading with a live line, and the fields so far.
+
+    The raw reply goes through :class:`FieldStream` (labelled fields, never raw
+    JSON, cleaned and bounded); the newest lines show in a :class:`TailText`.
     """
 
-    use_markdown: ClassVar[bool] = False
     TAIL = 3_000
 
     DEFAULT_CSS = """
     StreamingTurn { height: auto; padding: 0 1; background: $boost; border-left: outer $accent; }
-    StreamingTurn Markdown { margin: 0; padding: 0; background: transparent; }
-    StreamingTurn MarkdownParagraph { margin: 0 0 1 0; }
     """
 
     def __init__(self, slot: Slot, attempt: int) -> None:
         super().__init__()
         self.slot = slot
         self.attempt = attempt
-        self.markdown = self.use_markdown
-        self.reader = ReadableStream(markdown=self.markdown)
-        self.stream: MarkdownStream | None = None
+        self.reader = FieldStream()
         self.text = ""
+        self.tokens = 0
+        self.started = time.monotonic()
+        self.first_token: float | None = None
 
     def compose(self) -> ComposeResult:
+        yield Static(self._heading(), markup=False, classes="heading")
+        yield TailText(classes="body")
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self._show_progress)  # the clock moves while a model thinks
+
+    def _heading(self) -> Content:
         heading = f"#{self.slot.index} r{self.slot.round} {clean_line(self.slot.phase)}"
         if self.slot.target:
             heading += f" → {clean_line(self.slot.target)}"
-        parts: list[tuple[str, str] | str] = [(heading, "$text-muted"), ("  speaking…", "$accent")]
+        now = time.monotonic()
+        streamed = now - self.first_token if self.first_token is not None else 0.0
+        parts: list[tuple[str, str] | str] = [
+            (heading, "$text-muted"),
+            ("  speaking ", "$accent"),
+            (live_line(now - self.started, self.tokens, streamed), "$text-muted"),
+        ]
         if self.attempt > 1:
             parts.append((f" (attempt {self.attempt})", "$warning"))
-        yield Static(Content.assemble(*parts), markup=False, classes="heading")
-        if self.markdown:
-            yield Markdown("", open_links=False)
-        else:
-            yield TailText(classes="body")
+        return Content.assemble(*parts)
+
+    def _show_progress(self) -> None:
+        self.query_one(".heading", Static).update(self._heading())
 
     def fit(self, height: int) -> None:
-        """Size the text box to the pane's visible height (once per turn and on resize)."""
-        if not self.markdown:
-            body = self.query_one(TailText)
-            rows = max(3, height - 1)  # the heading takes a row
-            if body.styles.height is None or body.styles.height.value != rows:
-                body.styles.height = rows
+        """Cap the text box below the pane's visible height, so the turn before stays in view."""
+        rows = max(3, (height - 1) * 2 // 3)  # the heading takes a row
+        body = self.query_one(TailText)
+        if body.cap != rows or body.styles.max_height is None:
+            body.styles.max_height = rows
 
-    async def feed(self, text: str) -> None:
+    def feed(self, text: str, tokens: int) -> None:
+        if tokens and self.first_token is None:
+            self.first_token = time.monotonic()
+        self.tokens += tokens
+        self._show_progress()
         fragment = self.reader.feed(text)
-        if not fragment:
-            return
-        if not self.markdown:
+        if fragment:
             self.text = (self.text + fragment)[-self.TAIL :]
             self.query_one(TailText).set_text(self.text)
-            return
-        if self.stream is None:
-            self.stream = Markdown.get_stream(self.query_one(Markdown))
-        await self.stream.write(fragment)
 
-    async def stop(self) -> None:
-        if self.stream is not None:
-            await self.stream.stop()
-            self.stream = None
+
+class TurnsScroll(VerticalScroll):
+    """A pane's turns; it follows the newest words only while scrolled to the bottom.
+
+    Scrolling up stops the following (the next token does not undo it);
+    reaching the bottom again, or :meth:`DebaterPane.follow`, restarts it.
+    """
+
+    following: var[bool] = var(True, init=False)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value >= self.max_scroll_y - 1:
+            self.following = True
+        elif new_value < old_value:
+            self.following = False
 
 
 @dataclass(frozen=True)
@@ -175,21 +211,30 @@ class DebaterPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(markup=False, classes="meta")
-        yield VerticalScroll(classes="turns")
+        yield TurnsScroll(classes="turns")
         yield Static(markup=False, classes="failure")
 
     def on_mount(self) -> None:
         self._show_meta()
 
+    @property
+    def turns(self) -> TurnsScroll:
+        return self.query_one(".turns", TurnsScroll)
+
     def _follow(self) -> None:
-        """Keep the newest words in view (the transcript, t, holds everything)."""
-        scroll = self.query_one(".turns", VerticalScroll)
-        scroll.call_after_refresh(scroll.scroll_end, animate=False)
+        """Keep the newest words in view, unless the reader has scrolled up."""
+        scroll = self.turns
+        if scroll.following:
+            scroll.call_after_refresh(scroll.scroll_end, animate=False)
+
+    def follow(self) -> None:
+        """Follow the newest words again (after scrolling up)."""
+        self.turns.following = True
+        self._follow()
 
     def _fit_streaming(self) -> None:
         if self.streaming is not None:
-            height = self.query_one(".turns", VerticalScroll).scrollable_content_region.height
-            self.streaming.fit(height)
+            self.streaming.fit(self.turns.scrollable_content_region.height)
             self._follow()
 
     def on_resize(self) -> None:
@@ -243,19 +288,18 @@ class DebaterPane(Vertical):
         self.failure = None
         self.speaking = True
         self.streaming = StreamingTurn(slot, attempt)
-        await self.query_one(".turns", VerticalScroll).mount(self.streaming)
-        self._fit_streaming()  # a fixed box: tokens repaint it, never re-lay out the pane
+        await self.turns.mount(self.streaming)
+        self._fit_streaming()  # a capped box: once full, tokens repaint it without a layout
 
-    async def feed(self, text: str) -> None:
+    def feed(self, text: str, tokens: int) -> None:
+        """``tokens`` chunks arrived, together ``text``."""
         if self.streaming is not None:
-            await self.streaming.feed(text)
-            if self.streaming.markdown:
-                self._follow()
+            self.streaming.feed(text, tokens)
+            self._follow()
 
     async def stop_streaming(self) -> None:
         if self.streaming is not None:
             streaming, self.streaming = self.streaming, None
-            await streaming.stop()
             await streaming.remove()
         self.speaking = False
 
@@ -264,8 +308,8 @@ class DebaterPane(Vertical):
         await self.add_card(turn)
 
     async def add_card(self, turn: Turn, *, follow: bool = True) -> None:
-        scroll = self.query_one(".turns", VerticalScroll)
-        await scroll.mount(TurnCard(turn))
+        scroll = self.turns
+        await scroll.mount(TurnCard(turn), before=self.streaming)
         cards = list(scroll.query(TurnCard))
         if len(cards) > MAX_CARDS:
             await scroll.remove_children(cards[: len(cards) - MAX_CARDS])
@@ -281,7 +325,7 @@ class DebaterPane(Vertical):
 
     async def reset(self) -> None:
         await self.stop_streaming()
-        await self.query_one(".turns", VerticalScroll).remove_children()
+        await self.turns.remove_children()
         self.vote = None
         self.usage = Usage()
         self.failure = None

@@ -60,6 +60,7 @@ class LiveScreen(DebateScreen):
         Binding("d", "decide", "Decide"),
         Binding("n", "note", "Note"),
         Binding("t", "transcript", "Transcript"),
+        Binding("f,end", "follow", "Follow", show=False),
         Binding("q", "app.quit", "Quit"),
     ]
 
@@ -154,6 +155,8 @@ class LiveScreen(DebateScreen):
     # ---------------------------------------------- engine events → messages
     def _relay_engine_event(self, event: Event) -> None:
         """The engine's listener: tokens are buffered, every other event is posted as is."""
+        if isinstance(event, TurnStarted):  # a re-ask starts afresh; its first token is next
+            self._tokens.pop(event.slot.index, None)
         if isinstance(event, TokenReceived):
             self._tokens.setdefault(event.slot.index, []).append(event.text)
             self._slots[event.slot.index] = event.slot
@@ -234,7 +237,6 @@ class LiveScreen(DebateScreen):
 
     async def _turn_started(self, event: TurnStarted) -> None:
         slot = event.slot
-        self._tokens.pop(slot.index, None)
         self.timeline.mark(slot.index, "speaking")
 
         async def begin() -> None:
@@ -256,7 +258,7 @@ class LiveScreen(DebateScreen):
                 self._tokens.setdefault(index, [])[:0] = chunks
                 waiting = True
                 continue
-            await self.pane(slot.speaker).feed("".join(chunks))
+            self.pane(slot.speaker).feed("".join(chunks), len(chunks))
         if waiting and not self._flush_pending:
             self._flush_pending = True
             self.set_timer(FLUSH_INTERVAL, self._post_flush)
@@ -420,6 +422,11 @@ class LiveScreen(DebateScreen):
             self.tally_panel.verdict = None
             self.drive()
         # otherwise the modal has already applied the decision through the engine
+
+    def action_follow(self) -> None:
+        """Every pane follows its newest words again (scrolling up had stopped it)."""
+        for pane in self.query(DebaterPane):
+            pane.follow()
 
     def action_note(self) -> None:
         engine = self.engine

@@ -1,0 +1,85 @@
+"""Debater panes while a turn streams: fields not JSON, never blank, a live line, follow."""
+
+from __future__ import annotations
+
+from app_support import debate_spec, live_screen, make_app, tap, wait_until, write_spec
+
+from tui.app.components.cards import TurnCard
+
+LONG = " ".join(f"point{i} about the rollout" for i in range(15)) + "."
+
+
+def _spec(token_delay_ms: float = 15) -> dict:
+    script = {"stances": [LONG], "rationales": [LONG]}
+    return debate_spec(
+        debaters=2,
+        phases=["proposal"],
+        max_rounds=6,
+        token_delay_ms=token_delay_ms,
+        parallel=True,
+        scripts={0: dict(script), 1: dict(script)},
+    )
+
+
+async def test_a_scripted_turn_streams_its_fields_not_json(tmp_path, moot_dirs):
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, _spec())))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        pane = await wait_until(pilot, lambda: live_screen(app).pane("planner"))
+        await wait_until(
+            pilot, lambda: pane.streaming is not None and "rationale:" in pane.streaming.text
+        )
+        text = pane.streaming.text
+        assert text.startswith("stance: point0 about")  # the first token was not lost
+        assert "{" not in text and '"' not in text
+        await tap(pilot, "q")
+        await tap(pilot, "y")
+    assert screen is not None
+
+
+async def test_the_last_turn_stays_in_view_while_the_next_streams(tmp_path, moot_dirs):
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, _spec())))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.debate_screen())
+        pane = live_screen(app).pane("planner")
+        await wait_until(
+            pilot,
+            lambda: (
+                list(pane.query(TurnCard))
+                and pane.streaming is not None
+                and pane.streaming.tokens > 3
+            ),
+        )
+        await pilot.pause(0.1)
+        view = pane.turns.content_region
+        card = list(pane.query(TurnCard))[-1]
+        assert card.region.intersection(view).area > 0, "the last completed turn scrolled away"
+        assert pane.streaming.region.intersection(view).area > 0
+        heading = str(pane.streaming.query_one(".heading").render())
+        assert "tok/s" in heading and " tok " in heading
+        await tap(pilot, "q")
+        await tap(pilot, "y")
+
+
+async def test_scrolling_up_is_kept_until_f_follows_again(tmp_path, moot_dirs):
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, _spec(token_delay_ms=5))))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: app.debate_screen())
+        pane = live_screen(app).pane("planner")
+        scroll = pane.turns
+        await wait_until(pilot, lambda: scroll.max_scroll_y > 5 and pane.streaming is not None)
+        scroll.scroll_to(y=0, animate=False)
+        await pilot.pause(0.05)
+        assert not scroll.following
+        tokens = pane.streaming.tokens if pane.streaming else 0
+        await wait_until(
+            pilot, lambda: pane.streaming is None or pane.streaming.tokens > tokens + 10
+        )
+        await pilot.pause(0.2)
+        assert scroll.scroll_y == 0, "a token undid the scroll up"
+        await tap(pilot, "f")
+        await wait_until(
+            pilot, lambda: scroll.following and scroll.scroll_y >= scroll.max_scroll_y - 1
+        )
+        await tap(pilot, "q")
+        await tap(pilot, "y")
