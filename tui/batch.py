@@ -294,20 +294,33 @@ def summary(items: Sequence[Item]) -> dict[str, Any]:
     }
 
 
-def results_table(items: Sequence[Item]) -> Table:
+def results_table(items: Sequence[Item], width: int | None = None) -> Table:
+    """The final table; in a terminal ``width`` wide the paths share what the figures leave."""
+    spec_width = None if width is None else max(16, (width - 75) // 3)
+    session_width = None if width is None else max(16, width - 75 - (spec_width or 0))
     table = Table(title="Batch", title_style="bold")
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("spec", "left"),
-        ("decision", "left"),
-        ("rule", "left"),
-        ("turns", "right"),
-        ("tokens", "right"),
-        ("cost", "right"),
-        ("time", "right"),
-        ("session", "left"),
+    # Paths never wrap: a narrow terminal shortens them with an ellipsis (the summary and
+    # piped output keep them whole); the other columns keep room for their figures.
+    columns: tuple[tuple[str, JustifyMethod, int], ...] = (
+        ("spec", "left", 12),
+        ("decision", "left", 8),
+        ("rule", "left", 14),
+        ("turns", "right", 5),
+        ("tokens", "right", 6),
+        ("cost", "right", 7),
+        ("time", "right", 5),
+        ("session", "left", 12),
     )
-    for label, justify in columns:
-        table.add_column(label, justify=justify, no_wrap=label in ("spec", "session"))
+    for label, justify, least in columns:
+        path = label in ("spec", "session")
+        table.add_column(
+            label,
+            justify=justify,
+            min_width=least,
+            max_width={"spec": spec_width, "session": session_width}.get(label),
+            no_wrap=path,
+            overflow="ellipsis",
+        )
     for item in items:
         r = item.result
         if item.status in (Status.BAD, Status.FAILED):
@@ -387,9 +400,11 @@ def run_batch(
     for item in items:
         if item.status == Status.FAILED:
             _print_problems(errors, item)
-    if not console.is_terminal:  # a log or a pipe: paths are never wrapped
+    if console.is_terminal:  # the figures keep their room; long paths end in an ellipsis
+        console.print(results_table(items, console.width))
+    else:  # a log or a pipe: paths whole, never wrapped
         console.width = max(console.width, _table_width(items))
-    console.print(results_table(items))
+        console.print(results_table(items))
     if summary_path:
         write_summary(summary_path, items)
         console.print(Text(f"summary: {clean_line(summary_path)}", style="dim"), soft_wrap=True)
