@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.batch_specs import blocked, decided, unresolved, write
+from tests.helpers import run_engine
 from tests.test_inbox import run_specs
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
@@ -101,3 +102,10 @@ def test_extend_adds_a_round_and_continues_headless(tmp_path: Path) -> None:
     assert [a["action"] for a in data.actions] == ["extend"]
     assert verify_file(target).ok
     assert [a.path for a in awaiting(tmp_path / "sessions")] == [target]
+
+
+def test_the_console_and_the_cli_share_the_rationale_rule() -> None:
+    engine, _ = run_engine(unresolved())
+    with pytest.raises(ValueError, match="rationale in words"):
+        engine.decide("revise", "-- 42 !")
+    assert engine.decide("revise", "Roll back first.").decided_by == "operator"

@@ -64,6 +64,33 @@ class FailureChoice:
 FailureHandler = Callable[[Slot, ProviderError], Awaitable[FailureChoice]]
 
 
+class CutAction(StrEnum):
+    """What the operator does with a turn it cut."""
+
+    REDO = "redo"  # ask again (after a note, if one is given)
+    SKIP = "skip"  # record the turn invalid, its partial text kept
+    REPLACE = "replace"  # ask again with another model
+
+
+@dataclass(frozen=True, slots=True)
+class CutChoice:
+    """The operator's answer to a cut; ``model`` with REPLACE only, ``note`` with REDO only."""
+
+    action: CutAction
+    model: str | None = None
+    note: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.action == CutAction.REPLACE) != bool(self.model):
+            raise ValueError("a model is given with replace, and only with replace")
+        if self.note is not None and self.action != CutAction.REDO:
+            raise ValueError("a note goes with redo only")
+
+
+class _Redo:
+    """``_call``'s answer when the cut turn is to be played again from its prompt."""
+
+
 async def escalate_on_failure(slot: Slot, error: ProviderError) -> FailureChoice:
     """Headless default: a provider failure ends the debate unresolved."""
     return FailureChoice(FailureAction.ESCALATE)
@@ -101,6 +128,9 @@ class TurnPlayer:
                 if protocol.rubric_role(probe) in applies:
                     self._models[kind] = with_rubric(CONTENT_MODELS[kind], spec.rubric)
                     self._rubric_kinds.add(kind)
+        self._partial: dict[int, list[str]] = {}  # text streamed so far, per slot
+        self._calls: dict[int, tuple[Slot, asyncio.Task[TurnReply]]] = {}
+        self._cuts: dict[int, tuple[Slot, asyncio.Future[CutChoice]]] = {}
         self.schemas = {k: m.model_json_schema() for k, m in self._models.items()}
         for kind in self._rubric_kinds:  # one answer per property, named by its id
             self.schemas[kind] = rubric_schema(self.schemas[kind], spec.rubric)
@@ -135,7 +165,7 @@ class TurnPlayer:
         attempts = 0
         last_text, last_error = "", ""
         content = None
-        on_token = self._token_sink(slot) if self._bus.active else None
+        on_token = self._token_sink(slot)
         while attempts <= self.spec.debate.retries:
             attempts += 1
             request = TurnRequest(
@@ -162,8 +192,10 @@ class TurnPlayer:
                 self._bus.emit(TurnStarted(slot, debater.model, attempts))
             called = time.perf_counter()
             reply = await self._call(request, on_token)
+            if isinstance(reply, _Redo):
+                return await self.play(slot)  # a fresh prompt: notes and model as they are now
             if reply is None or isinstance(reply, Turn):
-                return reply  # stopped, or skipped after a provider failure
+                return reply  # stopped, or skipped after a provider failure or a cut
             self._charge(slot, reply, called)
             tokens_in += reply.tokens_in
             tokens_out += reply.tokens_out
@@ -230,23 +262,100 @@ class TurnPlayer:
             self._bus.emit(LedgerChanged(slot.speaker, replace(ledger)))
 
     def _token_sink(self, slot: Slot) -> TokenSink:
-        return lambda text: self._bus.emit(TokenReceived(slot, as_text(text)))
+        """Streams tokens to the bus and keeps them, so a cut can record the partial text."""
+
+        def sink(text: str) -> None:
+            text = as_text(text)
+            self._partial.setdefault(slot.index, []).append(text)
+            if self._bus.active:
+                self._bus.emit(TokenReceived(slot, text))
+
+        return sink
+
+    # ------------------------------------------------------------------- cuts
+    @property
+    def speaking(self) -> list[Slot]:
+        """Slots whose provider call is under way now."""
+        return [slot for slot, task in self._calls.values() if not task.done()]
+
+    @property
+    def awaiting_cut(self) -> list[Slot]:
+        """Cut slots waiting for the operator's choice."""
+        return [slot for slot, choice in self._cuts.values() if not choice.done()]
+
+    def cut(self, speaker: str | None = None) -> list[Slot]:
+        """Cancel the speaking call of ``speaker`` (or every one) at once; journal each cut."""
+        cut = []
+        loop = asyncio.get_running_loop()
+        for slot, task in list(self._calls.values()):
+            if task.done() or slot.index in self._cuts or speaker not in (None, slot.speaker):
+                continue
+            self._cuts[slot.index] = (slot, loop.create_future())
+            task.cancel()
+            partial = "".join(self._partial.get(slot.index, []))
+            self.operator.record(
+                OperatorAction.CUT,
+                speaker=slot.speaker,
+                turn=slot.index,
+                model=self.roster[slot.speaker].model,
+                partial=self._redact(partial),
+            )
+            cut.append(slot)
+        return cut
+
+    def answer_cut(self, choice: CutChoice, speaker: str | None = None) -> list[Slot]:
+        """Give the operator's choice to the cut turn of ``speaker`` (or every cut turn)."""
+        answered = []
+        for slot, waiting in list(self._cuts.values()):
+            if speaker in (None, slot.speaker) and not waiting.done():
+                waiting.set_result(choice)
+                answered.append(slot)
+        return answered
+
+    async def _after_cut(self, slot: Slot) -> Turn | _Redo:
+        """Wait for the operator's choice on a cut turn, and carry it out."""
+        try:
+            choice = await self._cuts[slot.index][1]
+        finally:
+            del self._cuts[slot.index]
+        partial = "".join(self._partial.pop(slot.index, []))
+        if choice.action == CutAction.SKIP:
+            self.operator.record(OperatorAction.SKIP, speaker=slot.speaker, turn=slot.index)
+            turn = self.new_turn(slot, now())
+            turn.invalid = True
+            turn.raw = self._redact(partial)
+            turn.error = "cut by the operator and skipped"
+            return turn
+        if choice.action == CutAction.REPLACE and choice.model:
+            self.operator.replace_model(slot.speaker, choice.model)
+        elif choice.note:
+            self.operator.note(choice.note)
+        return _Redo()
 
     async def _call(
-        self, request: TurnRequest, on_token: TokenSink | None
-    ) -> TurnReply | Turn | None:
+        self, request: TurnRequest, on_token: TokenSink
+    ) -> TurnReply | Turn | _Redo | None:
         """One provider call; failures go to the failure handler, never up as tracebacks."""
         slot = request.slot
         while True:
             provider = self._provider_for(self.roster[slot.speaker])
+            self._partial[slot.index] = []
+            call = asyncio.ensure_future(provider.complete(request, on_token))
+            self._calls[slot.index] = (slot, call)
             try:
-                return await provider.complete(request, on_token)
+                return await call
             except asyncio.CancelledError:
-                raise
+                current = asyncio.current_task()
+                if slot.index not in self._cuts or (current is not None and current.cancelling()):
+                    raise  # the run itself was stopped (decide, escalate, a halt)
+                return await self._after_cut(slot)
             except ProviderError as err:
                 error = ProviderError(err.kind, self._redact(err.message))
             except Exception as err:  # a provider bug must not crash the console
                 error = ProviderError("internal", self._redact(f"{type(err).__name__}: {err}"))
+            finally:
+                del self._calls[slot.index]
+                self._partial.pop(slot.index, None)
             self._bus.emit(ProviderFailed(slot, error.kind, error.message))
             choice = await self._on_failure(slot, error)
             if choice.action == FailureAction.RETRY:
