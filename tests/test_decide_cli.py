@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.batch_specs import blocked, decided, unresolved, write
-from tests.helpers import run_engine
+from tests.helpers import run_engine, with_script
 from tests.test_inbox import run_specs
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
@@ -109,3 +109,15 @@ def test_the_console_and_the_cli_share_the_rationale_rule() -> None:
     with pytest.raises(ValueError, match="rationale in words"):
         engine.decide("revise", "-- 42 !")
     assert engine.decide("revise", "Roll back first.").decided_by == "operator"
+
+
+def test_deciding_a_run_a_provider_failure_stopped_makes_no_call(tmp_path: Path) -> None:
+    failing = with_script(unresolved(), "b", fail=[1])
+    target = run_specs(tmp_path, {"failed": failing})["failed"]
+    assert load_session(target).result["decision_rule"] == "provider_failure"  # type: ignore[index]
+    done = moot("decide", str(target), "--vote", "release", "--rationale", "Ship it, b agreed.")
+    assert done.returncode == 0, done.stderr
+    data = load_session(target)
+    assert data.result is not None and data.result["decided_by"] == "operator"
+    assert len(data.turns) == 1  # the failed turn was not asked for again
+    assert verify_file(target).ok
