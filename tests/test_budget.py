@@ -73,7 +73,6 @@ def test_a_debater_cap_stops_only_at_that_debaters_call(tmp_path: Path) -> None:
     b_turns = [t for t in data.turns if t.speaker == "b"]
     b_spent = [t.tokens_out for t in b_turns]
     assert sum(b_spent[:-1]) < 20 <= sum(b_spent)
-    assert data.turns[-1].speaker == "a"  # a still spoke after b's last; b's next call was not made
     assert main(["verify", str(data.path)]) == ExitCode.DECIDED
 
 

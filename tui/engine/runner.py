@@ -32,7 +32,7 @@ from tui.engine.report import ResultRecord, result_record
 from tui.engine.roster import Roster
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
-from tui.engine.turns import FailureHandler, TurnPlayer, escalate_on_failure
+from tui.engine.turns import CutChoice, FailureHandler, TurnPlayer, escalate_on_failure
 from tui.engine.vocab import ESCALATE, RunStatus
 
 
@@ -292,6 +292,20 @@ class Engine:
 
     def replace_model(self, speaker: str, model: str) -> None:
         self.operator.replace_model(speaker, model)
+
+    def cut(self, speaker: str | None = None) -> list[Slot]:
+        """Cancel ``speaker``'s call (or every call of the phase) at once, journalled with
+        its partial text; each cut turn then waits for :meth:`answer_cut`."""
+        return self.player.cut(speaker)
+
+    def answer_cut(self, choice: CutChoice, speaker: str | None = None) -> list[Slot]:
+        """Redo (after an optional note), skip, or replace the model of the cut turn(s)."""
+        return self.player.answer_cut(choice, speaker)
+
+    @property
+    def awaiting_cut(self) -> list[Slot]:
+        """The cut turns waiting for the operator's choice."""
+        return self.player.awaiting_cut
 
     @property
     def budget(self) -> Budget:

@@ -481,6 +481,8 @@ def _action_claims(data: SessionData, out: Verification) -> None:
             else f"after turn {after}: must not precede an earlier action nor pass the last turn",
         )
         last = after if isinstance(after, int) else last
+        if action.get("action") in (OperatorAction.CUT, OperatorAction.SKIP) and "turn" in action:
+            _cut_claim(data, out, where, action)
         if action.get("action") == OperatorAction.DECIDE:
             vote, rationale = action.get("vote"), str(action.get("rationale", ""))
             out.check(
@@ -491,6 +493,28 @@ def _action_claims(data: SessionData, out: Verification) -> None:
                 if vote in votes and rationale.strip()
                 else f"{_show(vote)} must be one of {', '.join(votes)} with a rationale",
             )
+
+
+def _cut_claim(data: SessionData, out: Verification, where: str, action: dict[str, Any]) -> None:
+    """A cut names a turn of its speaker not yet played; a skip after a cut left it invalid."""
+    number, speaker = action.get("turn"), action.get("speaker")
+    after = action.get("after_turn", 0)
+    if not isinstance(number, int) or isinstance(number, bool) or number <= after:
+        out.check(where, "turn", False, f"turn {_show(number)} was played before the action")
+        return
+    if number > len(data.turns):  # the run stopped before that turn was written
+        out.check(where, "turn", True, f"turn {number}, not written before the run stopped")
+        return
+    turn = data.turns[number - 1]
+    ok = turn.speaker == speaker
+    if action.get("action") == OperatorAction.SKIP:
+        ok = ok and turn.invalid and turn.error == "cut by the operator and skipped"
+    out.check(
+        where,
+        "turn",
+        ok,
+        f"turn {number} by {turn.speaker}" + ("" if ok else f": not {_show(speaker)}'s cut turn"),
+    )
 
 
 # ------------------------------------------------------ the result, recounted
