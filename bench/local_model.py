@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import tui.engine  # noqa: E402,F401  (import order: the engine before its providers)
 from tui.engine.records import CONTENT_MODELS  # noqa: E402
+from tui.engine.schemas import kind_schema  # noqa: E402
 from tui.providers.local import LocalModelServer, local_schema  # noqa: E402
 
 SYSTEM = (
@@ -58,9 +59,7 @@ def _body(tokens: int, structured: bool, seed: int) -> dict[str, Any]:
         "cache_prompt": False,
     }
     if structured:
-        schema = local_schema(
-            CONTENT_MODELS["position"].model_json_schema(), ["release", "revise", "escalate"], 384
-        )
+        schema = local_schema(kind_schema(CONTENT_MODELS["position"], ["release", "revise"]), 384)
         body["response_format"] = {
             "type": "json_schema",
             "json_schema": {"name": "Position", "schema": schema, "strict": False},

@@ -207,23 +207,3 @@ def test_slot_schema_names_exactly_the_ids_to_answer() -> None:
     assert responses["minItems"] == responses["maxItems"] == 2
     assert responses["items"]["properties"]["challenge_id"]["enum"] == ["C1.1", "C1.2"]
     assert "$defs" not in schema and base == pristine  # the kind's schema is untouched
-
-
-def test_local_schema_keeps_nested_objects_and_fixed_sizes() -> None:
-    from tui.engine.events import Slot
-    from tui.providers.local import local_schema
-
-    adversary = [{"challenges": [C_CRIT], "verdict": "objections"}]
-    engine, _ = run_engine(spec_raw(adversary, max_rounds=1))
-    report = engine.protocol.slot_schema(
-        engine.state,
-        Slot(9, 2, "challenge", "red", "challenge_report"),
-        CONTENT_MODELS[TurnKind.CHALLENGE_REPORT].model_json_schema(),
-    )
-    tight = local_schema(report, [], 384)
-    ch = tight["properties"]["challenges"]["items"]
-    assert ch["type"] == "object" and set(ch["required"]) >= {"evidence", "severity"}
-    assert ch["properties"]["evidence"]["minLength"] == 1
-    assessments = tight["properties"]["assessments"]
-    assert assessments["minItems"] == assessments["maxItems"] == 1
-    assert tight["properties"]["verdict"]["enum"] == ["objections"]

@@ -16,6 +16,7 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI, Reply, Stall, Status, free_port
 from tui.engine import Engine, validate_spec
+from tui.engine.errors import SpecError
 from tui.engine.live import LiveSession
 from tui.engine.ports import ProviderError
 from tui.engine.session import load_session
@@ -242,12 +243,63 @@ async def test_structured_output_is_requested_from_openai_compatible_servers(
     assert "vote" in fmt["json_schema"]["schema"]["properties"]
 
 
-async def test_schema_refused_falls_back_to_prompt_json(fake: FakeOpenAI, tmp_path: Path) -> None:
-    fake.push(Status(400, "response_format json_schema is not supported"), Reply(VALID))
-    engine, _ = await _run(tmp_path, _raw_spec(fake.base_url))
-    assert fake.calls == 2
-    assert "response_format" not in fake.requests[1]["body"]
-    assert engine.decision.decision == "release"
+async def test_schema_refused_steps_down_once_and_the_turn_says_so(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    """json_schema refused: json_object; refused too: the prompt alone; recorded per turn."""
+    raw = _raw_spec(fake.base_url)
+    raw["debaters"].append({**raw["debaters"][0], "id": "other"})
+    raw["debate"].update(max_rounds=2, consensus_threshold=2, parallel=False)
+    revise = VALID.replace('"release"', '"revise"')
+    fake.push(
+        Status(400, "response_format json_schema is not supported"),
+        Reply(VALID),
+        Status(400, "response_format json_object is not supported"),
+        Reply(revise),
+        Reply(VALID),
+        Reply(revise),
+    )
+    engine, path = await _run(tmp_path, raw)
+    sent = [r["body"].get("response_format", {}).get("type") for r in fake.requests]
+    assert sent == ["json_schema", "json_object", "json_object", None, None, None]
+    turns = [(t.speaker, t.structured, t.invalid) for t in engine.state.turns]
+    assert turns == [
+        ("solo", "json_object", False),
+        ("other", "prompt", False),
+        ("solo", "prompt", False),
+        ("other", "prompt", False),
+    ]
+    data = load_session(path)
+    assert [t.structured for t in data.turns] == ["json_object", "prompt", "prompt", "prompt"]
+
+
+@pytest.mark.parametrize(
+    ("structured", "sent"),
+    [("json_schema", "json_schema"), ("json_object", "json_object"), ("prompt", None)],
+)
+async def test_the_debaters_structured_mode_is_what_is_sent(
+    fake: FakeOpenAI, tmp_path: Path, structured: str, sent: str | None
+) -> None:
+    fake.push(Reply(VALID))
+    engine, _ = await _run(tmp_path, _raw_spec(fake.base_url, structured=structured))
+    assert fake.requests[0]["body"].get("response_format", {}).get("type") == sent
+    assert engine.state.turns[0].structured == structured
+
+
+async def test_a_chosen_mode_the_server_refuses_is_not_stepped_down(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    """The spec asked for json_schema: a refusal is the server's answer, not a fallback."""
+    fake.push(Status(400, "response_format json_schema is not supported"))
+    engine, _ = await _run(tmp_path, _raw_spec(fake.base_url, structured="json_schema"))
+    assert fake.calls == 1
+    assert engine.decision.rule == "provider_failure"
+
+
+def test_an_unknown_structured_mode_is_refused_by_key_path() -> None:
+    with pytest.raises(SpecError) as info:
+        validate_spec(_raw_spec("http://127.0.0.1:9/v1", structured="grammar"))
+    assert any(p.startswith("debaters[0].structured:") for p in info.value.problems)
 
 
 def test_provider_error_kinds_are_short_and_safe() -> None:

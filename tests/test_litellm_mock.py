@@ -57,7 +57,7 @@ async def test_tokens_and_cost_of_a_known_model() -> None:
     )
     assert reply.cost > 0
     assert reply.cost == pytest.approx(in_cost + out_cost)
-    assert reply.extra["structured"] is True  # LiteLLM says gpt-4o-mini takes a JSON schema
+    assert reply.extra["structured"] == "json_schema"  # LiteLLM knows gpt-4o-mini takes one
 
 
 async def test_unknown_model_costs_zero_and_never_raises() -> None:

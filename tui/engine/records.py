@@ -217,6 +217,7 @@ class Turn:
     cost: float = 0.0
     cross_family_held: bool | None = None
     variant: str | None = None
+    structured: str | None = None  # how the provider asked for JSON, when it says (json_schema ...)
     derived: dict[str, Any] = field(default_factory=dict)  # engine-owned facts about the turn
 
     def to_record(self) -> dict[str, Any]:

@@ -37,6 +37,7 @@ EvidenceKind = Literal[
 CHECKABLE: tuple[EvidenceKind, ...] = ("artifact_quote", "transcript_quote", "context_quote")
 UNCHECKABLE: tuple[EvidenceKind, ...] = ("assertion", "reasoning", "summary", "final_answer")
 RubricRole = Literal["critic", "adversary", "judges"]
+Structured = Literal["json_schema", "json_object", "prompt"]
 RUBRIC_ROLES: tuple[RubricRole, ...] = ("critic", "adversary", "judges")
 DEFAULT_VOTES = ("release", "revise", "escalate")
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
@@ -122,6 +123,9 @@ class Debater(_Strict):
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, gt=0, le=200_000)
     timeout_s: float | None = Field(default=None, gt=0, le=3600)
+    # How the answer's JSON is asked for; None: json_schema with an api_base, else
+    # whatever LiteLLM knows the model supports.
+    structured: Structured | None = None
     script: Script | None = None
     budget: Budget | None = None
 

@@ -23,7 +23,7 @@ from tui.engine.events import (
     TokenReceived,
     TurnStarted,
 )
-from tui.engine.evidence import assess, rubric_schema, with_rubric
+from tui.engine.evidence import assess, with_rubric
 from tui.engine.operator import OperatorLog, now
 from tui.engine.parsing import TurnParseError, as_text, parse_turn
 from tui.engine.ports import Provider, ProviderError, TokenSink, TurnReply, TurnRequest
@@ -32,6 +32,7 @@ from tui.engine.protocols.base import Protocol
 from tui.engine.records import CONTENT_MODELS, Turn
 from tui.engine.redact import Redactor
 from tui.engine.roster import Roster
+from tui.engine.schemas import fit, kind_schema, negative_channel
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, OperatorAction, TurnKind
@@ -128,12 +129,14 @@ class TurnPlayer:
                 if protocol.rubric_role(probe) in applies:
                     self._models[kind] = with_rubric(CONTENT_MODELS[kind], spec.rubric)
                     self._rubric_kinds.add(kind)
+        votes = spec.debate.votes
         self._partial: dict[int, list[str]] = {}  # text streamed so far, per slot
         self._calls: dict[int, tuple[Slot, asyncio.Task[TurnReply]]] = {}
         self._cuts: dict[int, tuple[Slot, asyncio.Future[CutChoice]]] = {}
-        self.schemas = {k: m.model_json_schema() for k, m in self._models.items()}
-        for kind in self._rubric_kinds:  # one answer per property, named by its id
-            self.schemas[kind] = rubric_schema(self.schemas[kind], spec.rubric)
+        self.schemas = {
+            k: kind_schema(m, votes, spec.rubric if k in self._rubric_kinds else None)
+            for k, m in self._models.items()
+        }
 
     def refusal(self, slot: Slot) -> Decision | None:
         """A verifier slot judging its own speaker's work is refused on record."""
@@ -156,12 +159,15 @@ class TurnPlayer:
         debater = self.roster[slot.speaker]
         items = slot_context(self.spec, self.protocol, self.state, slot)
         schema = self.protocol.slot_schema(self.state, slot, self.schemas[slot.kind])
+        schema = fit(schema, debater.max_tokens)
         votes = list(self.spec.debate.votes)
         messages = build_messages(self.spec, debater, slot, items, schema, votes)
+        schema = negative_channel(schema)
         content_model = self._models[slot.kind]
         started_at, t0 = now(), time.perf_counter()
         tokens_in = tokens_out = 0
         cost = 0.0
+        structured: str | None = None
         attempts = 0
         last_text, last_error = "", ""
         content = None
@@ -200,6 +206,7 @@ class TurnPlayer:
             tokens_in += reply.tokens_in
             tokens_out += reply.tokens_out
             cost += reply.cost
+            structured = reply.extra.get("structured")
             # A lone surrogate can be neither printed nor saved; a key it echoes is never kept.
             reply.text = self._redact(as_text(reply.text))
             last_text = reply.text
@@ -221,6 +228,7 @@ class TurnPlayer:
         turn.attempts = attempts
         turn.elapsed_ms = round((time.perf_counter() - t0) * 1000, 3)
         turn.tokens_in, turn.tokens_out, turn.cost = tokens_in, tokens_out, cost
+        turn.structured = structured
         if content is None:
             turn.invalid = True
             turn.raw = last_text

@@ -16,17 +16,20 @@ import os
 import random
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.redact import redact
+from tui.engine.spec import Structured
 from tui.providers.router import completion
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 DEFAULT_TIMEOUT_S = 60.0
 RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection"})
-Structured = Literal["auto", "always", "never"]
+# What to ask for next when a server refuses a structured-output mode.
+FALLBACK: dict[Structured, Structured] = {"json_schema": "json_object", "json_object": "prompt"}
+Base = str | tuple[str, ...] | None  # one server, or several behind the Router
 
 _litellm: Any = None
 
@@ -197,10 +200,12 @@ def classify(err: BaseException) -> str:
 class LiteLLMProvider:
     """Any model LiteLLM knows, configured per debater (``api_base``, ``api_key_env`` ...).
 
-    ``structured`` chooses JSON-schema output: ``"auto"`` uses it when LiteLLM says
-    the model supports it or the debater points at an OpenAI-compatible
-    ``api_base`` (falling back to prompt-only JSON if that server refuses it),
-    ``"always"`` and ``"never"`` force the choice.
+    How the JSON answer is asked for (``json_schema``, ``json_object`` or
+    ``prompt``) is the debater's ``structured``, else this provider's, else
+    ``json_schema`` for any ``api_base`` and LiteLLM's knowledge of the model
+    otherwise. A chosen-by-default mode the server refuses steps down once per
+    server (json_schema, then json_object, then prompt); each reply says which
+    mode it used, and the turn records it.
     """
 
     def __init__(
@@ -210,7 +215,7 @@ class LiteLLMProvider:
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8.0,
         default_timeout_s: float = DEFAULT_TIMEOUT_S,
-        structured: Structured = "auto",
+        structured: Structured | None = None,
         model: str | None = None,
         api_base: str | None = None,
         api_key: str | None = None,
@@ -229,7 +234,7 @@ class LiteLLMProvider:
         self._default_temperature = default_temperature
         self._default_max_tokens = default_max_tokens
         self._extra = dict(extra_params or {})
-        self._no_schema: set[tuple[str, str | None]] = set()  # servers that refused it
+        self._refused: dict[tuple[str, Base], Structured] = {}  # server: the mode it took
 
     # ------------------------------------------------------------ settings
     def _settings(self, request: TurnRequest) -> dict[str, Any]:
@@ -258,39 +263,41 @@ class LiteLLMProvider:
             "timeout": float(timeout),
         }
 
-    def _use_schema(self, model: str, api_base: str | None) -> bool:
-        if self.structured != "auto":
-            return self.structured == "always"
-        if (model, api_base) in self._no_schema:
-            return False
-        if api_base and (model.startswith("openai/") or model.startswith("hosted_vllm/")):
-            return True
+    def _mode(self, request: TurnRequest, model: str, api_base: Base) -> Structured:
+        chosen = request.debater.structured or self.structured
+        if chosen is not None:
+            return chosen
+        if (model, api_base) in self._refused:
+            return self._refused[(model, api_base)]
+        if api_base:
+            return "json_schema"
+        lib = _lib()
         try:
-            return bool(_lib().supports_response_schema(model=model))
-        except Exception:
-            return False
+            if lib.supports_response_schema(model=model):
+                return "json_schema"
+            if "response_format" in (lib.get_supported_openai_params(model=model) or []):
+                return "json_object"
+        except Exception:  # a model LiteLLM does not know: the prompt carries the shape
+            pass
+        return "prompt"
 
     # --------------------------------------------------------------- calls
     async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
         s = self._settings(request)  # a missing key fails here, before any call
-        use_schema = self._use_schema(s["model"], s["api_base"])
+        mode = self._mode(request, s["model"], s["api_base"])
+        chosen = request.debater.structured or self.structured
         attempt = 0
         while True:
             try:
-                return await self._once(request, s, use_schema, on_token)
+                return await self._once(request, s, mode, on_token)
             except asyncio.CancelledError:
                 raise
             except Exception as err:  # mapped below; nothing escapes unmapped
                 kind = classify(err)
-                if (
-                    kind == "bad_request"
-                    and use_schema
-                    and self.structured == "auto"
-                    and _mentions_schema(err)
-                ):
-                    # This server does not take JSON-schema output: rely on the prompt.
-                    self._no_schema.add((s["model"], s["api_base"]))
-                    use_schema = False
+                lower = FALLBACK.get(mode)
+                if kind == "bad_request" and lower and not chosen and _mentions_schema(err):
+                    # This server does not take this mode: step down, once per server.
+                    mode = self._refused[(s["model"], s["api_base"])] = lower
                     continue
                 if kind in RETRYABLE and attempt < self.max_retries:
                     attempt += 1
@@ -306,7 +313,7 @@ class LiteLLMProvider:
         self,
         request: TurnRequest,
         s: dict[str, Any],
-        use_schema: bool,
+        mode: Structured,
         on_token: TokenSink | None,
     ) -> TurnReply:
         litellm = _lib()
@@ -323,7 +330,9 @@ class LiteLLMProvider:
         for key in ("api_base", "api_key", "temperature", "max_tokens"):
             if s[key] is not None:
                 kwargs[key] = s[key]
-        if use_schema:
+        if mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        elif mode == "json_schema":
             kwargs["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {
@@ -371,7 +380,7 @@ class LiteLLMProvider:
             tokens_in=tokens_in,
             tokens_out=tokens_out,
             cost=cost,
-            extra={"structured": use_schema},
+            extra={"structured": mode},
         )
 
     @staticmethod

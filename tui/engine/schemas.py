@@ -1,0 +1,141 @@
+"""The JSON schema a slot is sent: the spec's rules as enums, ids and bounds.
+
+Every provider gets the same schema, so a server nobody here wrote (llama.cpp,
+Ollama, vLLM, a LiteLLM proxy) is held to the spec's votes, verdicts and ids
+exactly as the embedded model is. A provider may tighten it for its backend
+(smaller lists, shorter strings) but never chooses a verdict or a vote.
+Validation still uses the pydantic content models; the schema only guides.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from tui.engine.evidence import rubric_schema
+from tui.engine.records import inline_refs
+from tui.engine.spec import Rubric
+
+STRING_MAX_LENGTH = 2000  # no single field of a turn needs more
+LIST_MAX_ITEMS = 5
+MIN_STRING_LENGTH = 40  # a bound never squeezes a field below a sentence
+CHARS_PER_TOKEN = 1.5  # cautious: ~4 on English prose, near 1 when a model loops on digits
+TOKENS_FOR_SYNTAX = 60  # braces, keys, quotes, enums and numbers
+# The negative channel: a list that must be non-empty unless the verdict says "nothing".
+NEGATIVE_CHANNELS = {
+    "weaknesses": ("defects_found", "no_defect_found"),
+    "challenges": ("objections", "no_objections"),
+}
+
+
+def kind_schema(
+    model: type[BaseModel], votes: Sequence[str], rubric: Rubric | None = None
+) -> dict[str, Any]:
+    """A turn kind's schema: every field required, the vote an enum of the spec's votes.
+
+    Literal fields (verdicts, severities, routings, convergence, statuses) are
+    already enums; free strings and lists are bounded; a rubric's answers are one
+    per property, named by an enum of its ids.
+    """
+    out = inline_refs(model.model_json_schema())
+    props = out.get("properties", {})
+    if "routing" in props:
+        props.pop("vote", None)  # the adversary critique votes through its routing
+    _close(out, list(votes))
+    return rubric_schema(out, rubric) if rubric is not None else out
+
+
+def _close(node: dict[str, Any], votes: list[str]) -> None:
+    props: dict[str, Any] = node.get("properties", {})
+    for name, prop in list(props.items()):
+        prop.pop("default", None)
+        kind = prop.get("type")
+        if name == "vote":
+            desc = {"description": prop["description"]} if "description" in prop else {}
+            props[name] = {"type": "string", "enum": list(votes), **desc}
+        elif kind == "string" and "enum" not in prop:
+            prop["minLength"] = max(1, prop.get("minLength", 1))
+            prop["maxLength"] = STRING_MAX_LENGTH
+        elif kind == "array":
+            items = prop.setdefault("items", {"type": "string"})
+            if items.get("type") == "object":
+                _close(items, votes)
+            elif "enum" not in items:
+                prop["items"] = {"type": "string", "minLength": 1, "maxLength": STRING_MAX_LENGTH}
+            prop.setdefault("maxItems", LIST_MAX_ITEMS)
+        elif kind == "object":
+            _close(prop, votes)
+    node["required"] = list(props)
+    node["additionalProperties"] = False
+
+
+def fit(
+    schema: dict[str, Any], max_tokens: int | None, cap: int = STRING_MAX_LENGTH
+) -> dict[str, Any]:
+    """A copy whose free strings are bounded so the whole object fits in ``max_tokens``.
+
+    A model that rambles is made to close its strings instead of being cut off
+    mid-object. Without ``max_tokens`` every free string is bounded by ``cap``.
+    """
+    out = copy.deepcopy(schema)
+    limit = cap
+    if max_tokens is not None:
+        budget = max(0, max_tokens - TOKENS_FOR_SYNTAX) * CHARS_PER_TOKEN
+        slots = max((_strings(b, 1) for b in _branches(out)), default=1)
+        limit = int(max(MIN_STRING_LENGTH, min(cap, budget // max(1, slots))))
+    for branch in _branches(out):
+        _bound(branch, limit)
+    return out
+
+
+def _branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(schema.get("anyOf", [schema]))
+
+
+def _strings(node: dict[str, Any], times: int) -> int:
+    """How many free strings an object can hold, lists counted at their maximum."""
+    kind = node.get("type")
+    if kind == "object":
+        return sum(_strings(p, times) for p in node.get("properties", {}).values())
+    if kind == "array":
+        items = node.get("maxItems", LIST_MAX_ITEMS)
+        return _strings(node.get("items", {}), times * max(1, items))
+    if kind == "string" and "enum" not in node:
+        return times
+    return 0
+
+
+def _bound(node: dict[str, Any], limit: int) -> None:
+    kind = node.get("type")
+    if kind == "object":
+        for prop in node.get("properties", {}).values():
+            _bound(prop, limit)
+    elif kind == "array":
+        _bound(node.get("items", {}), limit)
+    elif kind == "string" and "enum" not in node:
+        node["maxLength"] = limit
+
+
+def negative_channel(schema: dict[str, Any]) -> dict[str, Any]:
+    """The verifier's rule as two shapes: something listed and its verdict, or nothing and its.
+
+    A critic either lists weaknesses with ``defects_found`` or none with
+    ``no_defect_found`` (an adversary: challenges with ``objections``, or none with
+    ``no_objections``); the model picks the shape, the schema never picks for it.
+    Other schemas are returned unchanged.
+    """
+    props = schema.get("properties", {})
+    for key, (found, nothing) in NEGATIVE_CHANNELS.items():
+        verdicts = props.get("verdict", {}).get("enum", [])
+        if key in props and set(verdicts) == {found, nothing}:
+            some, none = copy.deepcopy(schema), copy.deepcopy(schema)
+            some["properties"][key]["minItems"] = 1
+            some["properties"]["verdict"]["enum"] = [found]
+            none["properties"][key]["maxItems"] = 0
+            none["properties"][key].pop("minItems", None)
+            none["properties"]["verdict"]["enum"] = [nothing]
+            return {"anyOf": [some, none]}
+    return schema
