@@ -233,3 +233,12 @@ def rubric_spec(answers: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         ],
         "rubric": RUBRIC,
     }
+
+
+async def quit_confirmed(pilot: Any) -> None:
+    """``q`` on a running debate, then ``y`` once the question is on screen."""
+    from tui.app.screens.modals import ConfirmModal
+
+    await tap(pilot, "q")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal))
+    await tap(pilot, "y")

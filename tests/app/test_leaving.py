@@ -8,6 +8,7 @@ from app_support import (
     debate_spec,
     make_app,
     plain,
+    quit_confirmed,
     record_session,
     tap,
     wait_until,
@@ -37,7 +38,8 @@ async def test_quit_during_a_live_debate_asks_and_says_how_to_resume(tmp_path, m
         modal = await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal) and app.screen)
         assert f"moot resume {screen.path}" in modal.detail
         await tap(pilot, "n")  # stay: the debate goes on
-        assert app.screen is screen and app.return_value is None
+        await wait_until(pilot, lambda: app.screen is screen)
+        assert app.return_value is None
         turns = len(screen.engine.state.turns)
         await wait_until(pilot, lambda: len(screen.engine.state.turns) > turns)
         await tap(pilot, "escape")  # not opened from home: Esc does not leave
@@ -77,7 +79,8 @@ async def test_escape_goes_home_from_a_debate_opened_there(tmp_path, moot_dirs):
         await tap(pilot, "q")  # q on a debate opened from home asks, never exits at once
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
         await tap(pilot, "escape")
-        assert app.screen is screen and app.return_value is None
+        await wait_until(pilot, lambda: app.screen is screen)
+        assert app.return_value is None
         await tap(pilot, "escape")  # running: asks before leaving
         modal = await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal) and app.screen)
         assert "stops" in modal.question
@@ -130,9 +133,8 @@ async def test_question_mark_lists_every_key(tmp_path, moot_dirs):
                 text,
             )
         await tap(pilot, "escape")
-        assert app.screen is screen
-        await tap(pilot, "q")
-        await tap(pilot, "y")
+        await wait_until(pilot, lambda: app.screen is screen)
+        await quit_confirmed(pilot)
 
 
 async def test_slash_searches_the_transcript(tmp_path, moot_dirs):

@@ -11,6 +11,7 @@ from app_support import (
     live_screen,
     make_app,
     plain,
+    quit_confirmed,
     tap,
     wait_until,
     write_spec,
@@ -72,8 +73,7 @@ async def test_pause_stops_the_next_turn_from_starting(tmp_path, moot_dirs):
         await tap(pilot, "p")
         assert screen.header.status == "LIVE"
         await wait_until(pilot, lambda: len(engine.state.turns) > done)
-        await tap(pilot, "q")
-        await tap(pilot, "y")  # a running debate asks first
+        await quit_confirmed(pilot)
     assert app.return_value in (130, 3)  # quit before a decision: saved, not decided
     actions = [a["action"] for a in load_session(_session_file(moot_dirs)).actions]
     assert actions[:2] == ["pause", "resume"]

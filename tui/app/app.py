@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.app import App
 from textual.binding import Binding
+from textual.events import Resize
 from textual.theme import Theme
 
 from tui.app.commands import MootCommands
 from tui.app.messages import SessionChosen
 from tui.app.screens.home import HomeScreen, SessionRow, list_sessions
+from tui.app.screens.too_small import TooSmallScreen, too_small
 from tui.app.themes import (
     DEFAULT_THEME,
     FALLBACK_COLORS,
@@ -106,6 +108,7 @@ class MootApp(App[int]):
         provider_for: Callable[[Debater], Provider] | None = None,
         replay_start: int = 0,
         replay_speed: float = 1.0,
+        preflight: bool = False,
     ) -> None:
         super().__init__()
         self.spec_path = spec_path
@@ -124,6 +127,7 @@ class MootApp(App[int]):
         self.providers = provider_for or _Providers()
         self.replay_start = replay_start
         self.replay_speed = replay_speed
+        self.preflight = preflight  # check a run's models before its session file exists
         self.runs: list[LiveScreen] = []  # every live debate opened here, oldest first
         self.startup_error: str | None = None
         self.moot_themes: dict[str, LoadedTheme] = {}
@@ -193,13 +197,57 @@ class MootApp(App[int]):
     def on_mount(self) -> None:
         self._setup_themes()
         if self.spec_path:
-            self.open_path("run", self.spec_path, startup=True)
+            self.open_run_at_start(self.spec_path)
         elif self.resume_path:
             self.open_path("resume", self.resume_path, startup=True)
         elif self.replay_path:
             self.open_path("replay", self.replay_path, startup=True)
         else:
             self.push_screen(HomeScreen(self.examples_path, self.sessions_path))
+        self.call_after_refresh(lambda: self.fit_terminal(*self.size))
+
+    def open_run_at_start(self, path: str) -> None:
+        """``moot run``: the title on screen first, then the engine (in a worker)."""
+        from tui.app.screens.opening import OpeningScreen
+
+        self.push_screen(OpeningScreen(path))
+        self._prepare_run(path)
+
+    @work(thread=True, exclusive=True, group="opening")
+    def _prepare_run(self, path: str) -> None:
+        from tui.app.screens.opening import start_problem
+
+        problem = start_problem(path, self.preflight)
+        try:
+            self.call_from_thread(self._run_prepared, path, problem)
+        except RuntimeError:  # the app has quit meanwhile
+            pass
+
+    def _run_prepared(self, path: str, problem: str | None) -> None:
+        from tui.app.screens.opening import OpeningScreen
+
+        if problem is not None:
+            self.startup_error = problem
+            self.exit(ExitCode.BAD_INPUT)
+            return
+        if isinstance(self.screen, OpeningScreen):
+            self.pop_screen()
+        self.open_path("run", path, startup=True)
+
+    def on_resize(self, event: Resize) -> None:
+        if self.screen_stack[1:]:  # the first screen is up: the start-up check has run
+            self.fit_terminal(*event.size)  # before Textual's own handler records the size
+
+    def fit_terminal(self, width: int, height: int) -> None:
+        """Below the minimum size a message covers every screen until the terminal grows."""
+        small = too_small(width, height)
+        covering = [s for s in self.screen_stack if isinstance(s, TooSmallScreen)]
+        if small and not covering:
+            self.push_screen(TooSmallScreen())
+        elif small:
+            covering[-1].show(width, height)
+        elif covering and self.screen is covering[-1]:
+            self.pop_screen()
 
     def fail_start(self, message: str) -> None:
         """A spec or session that cannot be opened: a message, exit code 2 at start-up."""

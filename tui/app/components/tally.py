@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass
 
 from textual.content import Content
+from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Static
 
@@ -26,6 +27,9 @@ class Verdict:
 
 
 class TallyPanel(Static):
+    class Changed(Message):
+        """Redrawn: the compact (narrow terminal) line follows."""
+
     tally: var[dict[str, int]] = var(dict, init=False)
     verdict: var[Verdict | None] = var(None, init=False)
 
@@ -61,7 +65,28 @@ class TallyPanel(Static):
         self.set_class(verdict is not None and verdict.decision == ESCALATE, "-unresolved")
         self.redraw()
 
+    def one_line(self) -> Content:
+        """The tally or the decision on one line, for a narrow terminal."""
+        if self.verdict is not None:
+            decision, rule, by, _ = astuple(self.verdict)
+            head = (
+                ("UNRESOLVED", "bold $accent")
+                if decision == ESCALATE
+                else (f" {clean_line(decision)} ", "bold $background on $success")
+            )
+            tail = f" rule {clean_line(rule)}" + (f" · by {clean_line(by)}" if by else "")
+            return Content.assemble(head, (tail, "$text-muted"))
+        if not self.bars:
+            return Content.assemble(("no decision yet", "italic $text-muted"))
+        parts: list[tuple[str, str] | str] = [("tally ", "$text-muted")]
+        for i, vote in enumerate(self.votes):
+            n = self.tally.get(vote, 0)
+            parts += [" · " if i else "", (f"{shorten(vote, 14)} {n}", "bold" if n else "")]
+        parts.append((f"  (needs {self.threshold} of {self.voters})", "$text-muted"))
+        return Content.assemble(*parts)
+
     def redraw(self) -> None:
+        self.post_message(self.Changed())
         width = max(len(clean_line(v)) for v in self.votes) if self.votes else 4
         width = min(width, 14)
         parts: list[tuple[str, str] | str] = []

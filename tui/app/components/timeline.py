@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Static
 
 from tui.textsafe import shorten
@@ -32,6 +33,9 @@ class Entry:
 
 class Timeline(VerticalScroll):
     """One line per slot, grouped by round and phase; follows the current slot."""
+
+    class Changed(Message):
+        """Redrawn: the compact line and the narrow layout's shown pane follow."""
 
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -67,7 +71,38 @@ class Timeline(VerticalScroll):
         self.current = index
         self.redraw()
 
+    @property
+    def current_speaker(self) -> str | None:
+        entry = self.entries.get(self.current) if self.current is not None else None
+        return entry.speaker if entry else None
+
+    def compact(self) -> Content:
+        """The current round and phase on one line, for a narrow terminal."""
+        if not self.entries:
+            return Content("(nothing scheduled yet)")
+        ordered = sorted(self.entries)
+        anchor = self.current if self.current in self.entries else None
+        if anchor is None:  # nothing speaking: the last slot that has been through
+            done = [i for i in ordered if self.entries[i].status != "waiting"]
+            anchor = done[-1] if done else ordered[0]
+        here = self.entries[anchor]
+        parts: list[tuple[str, str] | str] = [
+            (f"round {here.round} · {shorten(here.phase, 16)} ", "bold $secondary")
+        ]
+        for index in ordered:
+            e = self.entries[index]
+            if (e.round, e.phase) != (here.round, here.phase):
+                continue
+            glyph, style = GLYPH.get(e.status, ("?", ""))
+            parts += [
+                " ",
+                (glyph, style),
+                (shorten(e.speaker, 14), "bold" if index == anchor else ""),
+            ]
+        return Content.assemble(*parts)
+
     def redraw(self) -> None:
+        self.post_message(self.Changed())
         parts: list[tuple[str, str] | str] = []
         group = None
         line_of_current = 0

@@ -8,10 +8,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
-from textual.events import Mount
+from textual.content import Content
+from textual.events import Mount, Resize
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, Static
 
 from tui.app.components.header import DebateHeader
 from tui.app.components.pane import DebaterPane
@@ -21,6 +22,7 @@ from tui.app.components.verify import ChallengePanel, JudgePanel, RubricPanel
 from tui.engine.protocols.challenge import ChallengeProtocol
 from tui.engine.protocols.refine import RefineProtocol
 from tui.engine.vocab import RunStatus
+from tui.textsafe import shorten
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
     from tui.engine.protocols.base import Protocol
     from tui.engine.records import Turn
     from tui.engine.spec import Spec
+
+
+NARROW_BELOW = 120  # columns: below this the side panels fold into lines, one pane shows
 
 
 def grid_columns(n: int) -> int:
@@ -45,12 +50,18 @@ class DebateScreen(Screen[None]):
 
     ``status`` is the screen's one copy of the run status (the live screen
     follows the engine's; a replay shows ``REPLAY``); the header is bound to it.
+    Below ``NARROW_BELOW`` columns (class ``-narrow``) the timeline and tally fold
+    into a few lines and one pane shows at full width: the speaker's, or the one
+    picked with ``[`` / ``]`` (``.`` follows the speaker again).
     """
 
     BINDINGS = [
         Binding("t", "transcript", "Transcript"),
         Binding("slash", "search", "Search"),
         Binding("escape", "back", "Home"),
+        Binding("left_square_bracket", "cycle_pane(-1)", "Previous debater", show=False),
+        Binding("right_square_bracket", "cycle_pane(1)", "Next debater", show=False),
+        Binding("full_stop", "follow_speaker", "Follow speaker", show=False),
     ]
 
     status: var[str] = var(str(RunStatus.READY), init=False)
@@ -60,6 +71,7 @@ class DebateScreen(Screen[None]):
         self.spec = spec
         self.turns: list[Turn] = []
         self.actions: list[dict[str, Any]] = []
+        self.picked: str | None = None  # narrow layout: the pane the operator chose
 
     @property
     def moot(self) -> MootApp:
@@ -83,6 +95,7 @@ class DebateScreen(Screen[None]):
                         debater.id, debater.model, debater.resolved_family, debater.role
                     )
             with Vertical(id="side"):
+                yield Static(id="compact", markup=False)
                 yield Timeline(id="timeline")
                 if d.protocol == "challenge":
                     yield ChallengePanel(id="challenges")
@@ -108,13 +121,74 @@ class DebateScreen(Screen[None]):
     def _lay_out(self) -> None:
         """Grid and colours; Textual calls this after a subclass's own ``on_mount``."""
         self.set_class(self.verifying, "-verify")
-        grid = self.query_one("#panes", Grid)
-        n = len(self.spec.debaters)
-        cols = grid_columns(n)
-        grid.styles.grid_size_columns = cols
-        grid.styles.grid_size_rows = (n + cols - 1) // cols
+        self.fit(self.app.size.width)
         self.apply_colors()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.apply_colors())
+
+    # --------------------------------------------------------- narrow layout
+    def on_resize(self, event: Resize) -> None:
+        self.fit(event.size.width)
+
+    def fit(self, width: int) -> None:
+        """The full layout, or the narrow one (one pane, side panels as lines)."""
+        narrow = width < NARROW_BELOW
+        changed = narrow != self.has_class("-narrow")
+        self.set_class(narrow, "-narrow")
+        grid = self.query_one("#panes", Grid)
+        n = len(self.spec.debaters)
+        cols = 1 if narrow else grid_columns(n)
+        grid.styles.grid_size_columns = cols
+        grid.styles.grid_size_rows = 1 if narrow else (n + cols - 1) // cols
+        self.show_pane()
+        if changed:
+            self.refresh_bindings()
+
+    def shown_speaker(self) -> str:
+        """Narrow layout: the debater whose pane shows."""
+        ids = [d.id for d in self.spec.debaters]
+        for wanted in (self.picked, self.timeline.current_speaker):
+            if wanted in ids:
+                return str(wanted)
+        return ids[0]
+
+    def show_pane(self) -> None:
+        narrow = self.has_class("-narrow")
+        shown = self.shown_speaker()
+        for pane in self.query(DebaterPane):
+            pane.set_class(narrow and pane.debater_id != shown, "-folded")
+        if narrow:
+            self._draw_compact(shown)
+
+    def _draw_compact(self, shown: str) -> None:
+        speaking = self.timeline.current_speaker
+        parts: list[tuple[str, str] | str | Content] = [
+            self.tally_panel.one_line(),
+            "\n",
+            self.timeline.compact(),
+            "\n",
+        ]
+        for debater in self.spec.debaters:
+            label = ("▶" if debater.id == speaking else " ") + shorten(debater.id, 16)
+            parts += [(f" {label} ", "bold reverse" if debater.id == shown else "$text-muted"), "│"]
+        follow = "following the speaker" if self.picked is None else ".: follow the speaker"
+        parts.append((f" [ ]: debater · {follow}", "$text-muted"))
+        self.query_one("#compact", Static).update(Content.assemble(*parts))
+
+    @on(Timeline.Changed)
+    @on(TallyPanel.Changed)
+    def _side_changed(self) -> None:
+        if self.has_class("-narrow"):
+            self.show_pane()
+
+    def action_cycle_pane(self, step: int) -> None:
+        ids = [d.id for d in self.spec.debaters]
+        at = ids.index(self.shown_speaker())
+        self.picked = ids[(at + step) % len(ids)]
+        self.show_pane()
+
+    def action_follow_speaker(self) -> None:
+        self.picked = None
+        self.show_pane()
 
     def apply_colors(self) -> None:
         colors = self.moot.debater_colors()
@@ -169,6 +243,8 @@ class DebateScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":  # Esc means "home" only where there is a home to go back to
             return self.moot.opened_from_home()
+        if action in ("cycle_pane", "follow_speaker"):  # one pane at a time: narrow only
+            return self.has_class("-narrow")
         return True
 
     def action_back(self) -> None:

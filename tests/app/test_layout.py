@@ -1,0 +1,75 @@
+"""Any terminal size: the narrow layout at 80×24, the full one from 120 columns, and a
+clear message below the minimum."""
+
+from __future__ import annotations
+
+from app_support import debate_spec, make_app, plain, quit_confirmed, tap, wait_until, write_spec
+
+from tui.app.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
+
+
+def _slow(tmp_path):
+    spec = debate_spec(debaters=3, phases=["proposal"], max_rounds=5, token_delay_ms=20)
+    return make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+
+
+def _shown(screen):
+    return [p for p in screen.query("DebaterPane") if p.display and p.region.width]
+
+
+async def test_80x24_shows_one_wide_pane_and_every_debater_is_reachable(tmp_path, moot_dirs):
+    app = _slow(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.timeline.current_speaker)
+        assert screen.has_class("-narrow")
+        assert not screen.timeline.display and not screen.tally_panel.display
+        compact = plain(screen.query_one("#compact"))
+        assert "tally release" in compact and "round 1 · proposal" in compact
+        shown = _shown(screen)
+        assert len(shown) == 1 and shown[0].region.width >= 40
+        reached = set()
+        for _ in range(3):
+            await tap(pilot, "right_square_bracket")
+            await pilot.pause(0.05)
+            (pane,) = _shown(screen)
+            assert pane.region.width >= 40
+            reached.add(pane.debater_id)
+        assert reached == {"planner", "critic", "operator"}
+        await tap(pilot, "full_stop")  # follow the speaker again
+        assert screen.picked is None
+        await quit_confirmed(pilot)
+
+
+async def test_120x40_and_200x60_show_the_full_layout(tmp_path, moot_dirs):
+    app = _slow(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await pilot.pause(0.1)
+        for size in ((120, 40), (200, 60)):
+            await pilot.resize_terminal(*size)
+            await wait_until(pilot, lambda: len(_shown(screen)) == 3)
+            assert not screen.has_class("-narrow")
+            assert screen.timeline.region.width and screen.tally_panel.region.width
+            assert not screen.query_one("#compact").display
+        await pilot.resize_terminal(80, 24)  # and back: narrow again
+        await wait_until(pilot, lambda: len(_shown(screen)) == 1)
+        await quit_confirmed(pilot)
+
+
+async def test_below_the_minimum_a_clear_message_until_the_terminal_grows(tmp_path, moot_dirs):
+    app = _slow(tmp_path)
+    async with app.run_test(size=(40, 12)) as pilot:
+        small = await wait_until(
+            pilot, lambda: isinstance(app.screen, TooSmallScreen) and app.screen
+        )
+        text = plain(small.query_one("#too-small"))
+        assert "terminal too small" in text and f"need at least {MIN_WIDTH}×{MIN_HEIGHT}" in text
+        assert "have 40×12" in text
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: app.screen is app.debate_screen())
+        await pilot.resize_terminal(MIN_WIDTH - 1, 30)
+        await wait_until(pilot, lambda: isinstance(app.screen, TooSmallScreen))
+        await pilot.resize_terminal(MIN_WIDTH, MIN_HEIGHT)
+        await wait_until(pilot, lambda: app.screen is app.debate_screen())
+        await quit_confirmed(pilot)
