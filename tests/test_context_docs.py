@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -50,6 +51,14 @@ def test_documents_are_stored_hashed_and_outlive_their_files(tmp_path: Path, cap
     assert main(["verify", str(out)]) == ExitCode.DECIDED
     assert "all" in capsys.readouterr().out
     assert main(["export", str(out), "--format", "markdown"]) == ExitCode.DECIDED
+    slo = docs["slo"]
+    assert (
+        f"- slo: architecture/orders-slo.md, {slo.size} bytes, sha256 `{slo.sha256}`, "
+        "seen by adversary" in capsys.readouterr().out
+    )
+    assert main(["export", str(out), "--format", "json"]) == ExitCode.DECIDED
+    exported = json.loads(capsys.readouterr().out)["documents"]
+    assert exported[1] == {k: v for k, v in slo.record().items() if k != "text"}
 
 
 def test_role_visibility_is_recorded_in_saw(tmp_path: Path) -> None:

@@ -153,6 +153,18 @@ def test_bad_forks_exit_2_and_write_nothing(
     assert not fork.exists()
 
 
+def test_verify_names_a_fork_point_past_the_turns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = run(EXAMPLES / "scripted-exhausted.toml", tmp_path / "source.toml")
+    fork = tmp_path / "fork.toml"
+    main(["fork", str(source), "--at", "2", "--out", str(fork)])
+    fork.write_text(fork.read_text().replace("at = 2\n", "at = 9\n"))
+    capsys.readouterr()
+    assert main(["verify", str(fork)]) == ExitCode.VERIFY_FAILED
+    assert "session: forked_from:" in capsys.readouterr().out
+
+
 def test_a_fork_never_replaces_a_file(tmp_path: Path) -> None:
     source = run(EXAMPLES / "scripted-exhausted.toml", tmp_path / "source.toml")
     taken = tmp_path / "taken.toml"

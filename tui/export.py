@@ -29,6 +29,9 @@ def to_json(data: SessionData) -> str:
         "result": data.result,
         "turns": [t.to_record() for t in data.turns],
         "operator_actions": data.actions,
+        "documents": [
+            {k: v for k, v in doc.record().items() if k != "text"} for doc in data.spec.documents
+        ],
     }
     handoff = data.spec.protocol_class.handoff(data.result) if data.result else None
     if handoff is not None:
@@ -145,6 +148,15 @@ def to_markdown(data: SessionData) -> str:
     ]
     if d.artifact:
         lines += ["**Artifact:**", "", f"> {_md(d.artifact)}", ""]
+    if data.spec.documents:
+        lines += ["**Documents:**", ""]
+        for doc in data.spec.documents:
+            seen = ", ".join(doc.roles) if doc.roles else "everyone"
+            lines.append(
+                f"- {md_inline(doc.label)}: {md_inline(doc.path)}, {doc.size} bytes, "
+                f"sha256 {md_code(doc.sha256)}, seen by {md_inline(seen)}"
+            )
+        lines.append("")
     lines += ["## Result", ""]
     if r:
         lines += [

@@ -144,6 +144,18 @@ def verify(data: SessionData) -> Verification:
 
 # ------------------------------------------------------------------ the file
 def _file_claims(data: SessionData, out: Verification) -> None:
+    fork = data.meta.get("forked_from")
+    if fork is not None:  # the source is not needed: the kept turns are checked as any others
+        at = fork.get("at") if isinstance(fork, dict) else None
+        ok = isinstance(at, int) and not isinstance(at, bool) and 0 <= at <= len(data.turns)
+        out.check(
+            "session",
+            "forked_from",
+            ok,
+            f"forked from {_show(fork.get('id'))} after turn {at}"
+            if ok
+            else f"{_show(fork)}: names no turn of this file to fork after",
+        )
     out.check(
         "file",
         "commit markers",
@@ -722,6 +734,9 @@ class _Replay:
         failed = self.result.get("decision_rule") == DecisionRule.PROVIDER_FAILURE
         if failed and self.result.get("failed_speaker") == slot.speaker:
             return FailureChoice(FailureAction.ESCALATE)  # the provider failed here, on record
+        if self.needs is not None:  # a later call of the same phase: the first one says it
+            raise asyncio.CancelledError
+        self.needs = slot
         raise _OutOfTurns(slot)
 
 
