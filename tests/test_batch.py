@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.batch_specs import decided, unresolved, write
@@ -127,3 +129,26 @@ def test_concurrency_bounds_the_debates_running_at_once(tmp_path: Path) -> None:
     assert peak == 2
     assert [i.status for i in items] == [Status.DECIDED] * 6
     assert exit_code(items) == 0
+
+
+def test_an_interrupted_batch_names_each_unfinished_session(tmp_path: Path) -> None:
+    slow = with_script(unresolved(), "a", turn_delay_ms=2000)
+    specs = [write(tmp_path / f"s{i}.toml", slow) for i in range(2)]
+    out = tmp_path / "out"
+    batch = subprocess.Popen(
+        [sys.executable, "-m", "tui", "batch", *map(str, specs), "--sessions-dir", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    end = time.monotonic() + 60
+    while len(list(out.glob("*.toml"))) < 2:  # both debates started
+        assert time.monotonic() < end and batch.poll() is None
+        time.sleep(0.02)
+    batch.send_signal(signal.SIGINT)
+    _, err = batch.communicate(timeout=60)
+    assert batch.returncode == 130 and "Traceback" not in err
+    for session in out.glob("*.toml"):
+        assert f"moot resume {session} --headless" in err
+        assert verify_file(session).ok  # committed turns only, resumable

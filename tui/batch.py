@@ -392,11 +392,20 @@ def run_batch(
         finally:
             await close_all()
 
-    if console.is_terminal:
-        with LiveProgress(console, runnable) as live:
-            asyncio.run(main(live))
-    else:
-        asyncio.run(main(PlainLines(console)))
+    try:
+        if console.is_terminal:
+            with LiveProgress(console, runnable) as live:
+                asyncio.run(main(live))
+        else:
+            asyncio.run(main(PlainLines(console)))
+    except KeyboardInterrupt:  # every file keeps its committed turns: say how to go on
+        for item in items:
+            if item.session is not None and item.status == Status.PENDING:
+                errors.print(
+                    Text(f"moot: unfinished: moot resume {clean_line(item.session)} --headless"),
+                    soft_wrap=True,
+                )
+        raise
     for item in items:
         if item.status == Status.FAILED:
             _print_problems(errors, item)
