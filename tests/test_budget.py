@@ -163,3 +163,33 @@ def test_bad_budgets_exit_2_naming_the_key(
     assert main(["run", str(spec), "--headless", "--out", str(out)]) == ExitCode.BAD_INPUT
     assert f"  - {named}:" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_resume_headless_raises_a_cap_and_goes_on(tmp_path: Path) -> None:
+    code, data = run(tmp_path, write_spec(tmp_path, "[budget]\nmax_tokens = 60"))
+    stopped_at = len(data.turns)
+    raise_it = ["resume", str(data.path), "--headless", "--raise-budget"]
+    assert main([*raise_it, "budget.max_tokens=1000"]) == ExitCode.UNRESOLVED
+    data = load_session(data.path)
+    assert data.result["decision_rule"] == DecisionRule.MAX_ROUNDS_EXHAUSTED
+    raised = [a for a in data.actions if a["action"] == OperatorAction.RAISE_BUDGET]
+    assert [(a["cap"], a["value"], a["after_turn"]) for a in raised] == [
+        ("max_tokens", 1000, stopped_at)
+    ]
+    assert main(["verify", str(data.path)]) == ExitCode.DECIDED
+
+
+@pytest.mark.parametrize(
+    "raise_it",
+    ["budget.max_tokens=10", "budget.max_words=10", "debaters.nobody.budget.max_tokens=99"],
+)
+def test_a_bad_raise_is_refused_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], raise_it: str
+) -> None:
+    code, data = run(tmp_path, write_spec(tmp_path, "[budget]\nmax_tokens = 60"))
+    before = data.path.read_bytes()
+    capsys.readouterr()
+    code = main(["resume", str(data.path), "--headless", "--raise-budget", raise_it])
+    assert code == ExitCode.BAD_INPUT
+    assert "moot: --raise-budget:" in capsys.readouterr().err
+    assert data.path.read_bytes() == before

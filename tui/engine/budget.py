@@ -47,6 +47,18 @@ def cap_key(scope: str, cap: str) -> str:
     return f"budget.{cap}" if scope == SESSION else f"debaters.{scope}.budget.{cap}"
 
 
+def parse_cap(key: str) -> tuple[str, str]:
+    """``budget.max_tokens`` → (SESSION, max_tokens); ``debaters.ID.budget.CAP`` → (ID, CAP)."""
+    parts = key.split(".")
+    if len(parts) == 2 and parts[0] == "budget" and parts[1] in CAPS:
+        return SESSION, parts[1]
+    if len(parts) == 4 and parts[0] == "debaters" and parts[2] == "budget" and parts[3] in CAPS:
+        return parts[1], parts[3]
+    raise ValueError(
+        f"{key}: expected budget.CAP or debaters.ID.budget.CAP, CAP one of {', '.join(CAPS)}"
+    )
+
+
 class Budget:
     """The caps now in force and what each debater has spent against them."""
 
@@ -110,7 +122,12 @@ class Budget:
         return None
 
     def raise_cap(self, scope: str, cap: str, value: float) -> None:
-        """A higher cap from the operator; a lower one, or an unknown debater, is refused."""
+        """Set a higher cap from the operator (checked by :meth:`check_raise`)."""
+        self.check_raise(scope, cap, value)
+        self.caps[(scope, cap)] = int(value) if cap == TOKENS else float(value)
+
+    def check_raise(self, scope: str, cap: str, value: float) -> None:
+        """ValueError for a cap that is not higher, unknown, or of an unknown debater."""
         if cap not in CAPS:
             raise ValueError(f"unknown cap {cap!r}; expected {' or '.join(CAPS)}")
         if scope != SESSION and scope not in self.ledgers:
@@ -120,7 +137,6 @@ class Budget:
         current = self.caps.get((scope, cap))
         if current is not None and value <= current:
             raise ValueError(f"{cap_key(scope, cap)} is {current}; a raise must be higher")
-        self.caps[(scope, cap)] = int(value) if cap == TOKENS else float(value)
 
     def apply(self, action: Mapping[str, Any]) -> None:
         """Re-apply a recorded ``raise_budget`` action."""

@@ -208,10 +208,19 @@ class OperatorLog:
         self.state.max_rounds += 1
         self.record(OperatorAction.EXTEND, max_rounds=self.state.max_rounds)
 
-    def raise_budget(self, cap: str, value: float, speaker: str | None = None) -> None:
-        """A higher spending cap, checked, applied and journalled."""
+    def raise_budget(
+        self, cap: str, value: float, speaker: str | None = None, after_turn: int | None = None
+    ) -> None:
+        """A higher spending cap, checked, applied and journalled (after ``after_turn``, if
+        given: a resumed run raises before its recorded turns are replayed)."""
         self.budget.raise_cap(speaker or SESSION, cap, value)
-        self.record(OperatorAction.RAISE_BUDGET, cap=cap, value=value, speaker=speaker)
+        self.record(
+            OperatorAction.RAISE_BUDGET,
+            cap=cap,
+            value=value,
+            speaker=speaker,
+            after_turn=after_turn,
+        )
 
     def replace_model(self, speaker: str, model: str) -> None:
         self.roster.swap_model(speaker, model)

@@ -314,5 +314,6 @@ class Engine:
 
     def raise_budget(self, cap: str, value: float, speaker: str | None = None) -> None:
         """A higher cap (the session's, or ``speaker``'s); call ``run()`` again to go on."""
-        self.operator.raise_budget(cap, value, speaker)
+        done = max(len(self.state.turns), len(self._recorded))  # resumed: after the file's turns
+        self.operator.raise_budget(cap, value, speaker, after_turn=done)
         self.decision = None
