@@ -6,23 +6,47 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tui import __version__
 from tui.exitcodes import ExitCode
 from tui.textsafe import clean_line
 
-if TYPE_CHECKING:
-    from tui.engine.live import LiveSession
+# The protocols `protocol = ...` names (tui.engine.protocols.PROTOCOLS, kept light here:
+# the engine is not imported to print help; a test keeps the two in step).
+PROTOCOL_HELP = {
+    "debate": "rounds of proposal, critique, revision, consensus; a vote decides",
+    "adversary": "a proposer and a critic who releases, asks to revise or escalates",
+    "challenge": "evidence-backed challenges and defenses over an artifact",
+    "refine": "rewrites judged blind until one candidate keeps winning",
+}
+THEME_HELP = "console theme for this run (not saved; switch with ctrl+p to remember one)"
+
+
+def _epilog() -> str:
+    protocols = "\n".join(f"  {name:<10} {what}" for name, what in PROTOCOL_HELP.items())
+    meanings = {
+        ExitCode.DECIDED: "decided (verify: every claim holds)",
+        ExitCode.INTERNAL: "internal error (a bug; reported without a traceback)",
+        ExitCode.BAD_INPUT: "bad spec, session or path, refused decision, unreachable model",
+        ExitCode.UNRESOLVED: "ended unresolved (escalated, no operator decision)",
+        ExitCode.VERIFY_FAILED: "moot verify: a claim does not hold",
+        ExitCode.INTERRUPTED: "interrupted (Ctrl+C, or quit while running); the session is saved",
+    }
+    codes = "\n".join(f"  {int(code):<10} {meanings[code]}" for code in ExitCode)
+    return f"protocols:\n{protocols}\n\nexit codes:\n{codes}"
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="moot", description="Run structured LLM debates live, headless, or from a file."
+        prog="moot",
+        description="Run structured LLM debates live, headless, or from a file.\n"
+        "With no command: the console's home screen.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"moot {__version__}")
     p.add_argument("--sessions-dir", help="where sessions are saved (default ./sessions)")
-    p.add_argument("--theme", help="console theme name")
+    p.add_argument("--theme", help=THEME_HELP)
     sub = p.add_subparsers(dest="command")
     # Options accepted before or after the subcommand.
     common = argparse.ArgumentParser(add_help=False)
@@ -31,10 +55,10 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run", parents=[common], help="run a debate live, or headless with --headless"
     )
-    run.add_argument("spec")
+    run.add_argument("spec", help="the debate spec (TOML); see moot new and moot validate")
     run.add_argument("--headless", action="store_true", help="no console; print a report")
     run.add_argument("--out", help="session file to write (default: a new file in sessions)")
-    run.add_argument("--theme", default=argparse.SUPPRESS, help="console theme name")
+    run.add_argument("--theme", default=argparse.SUPPRESS, help=THEME_HELP)
     run.add_argument(
         "--on-unresolved",
         choices=["end", "prompt"],
@@ -43,31 +67,28 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     res = sub.add_parser("resume", parents=[common], help="continue an interrupted session")
-    res.add_argument("session")
-    res.add_argument("--headless", action="store_true")
-    res.add_argument("--theme", default=argparse.SUPPRESS)
-    res.add_argument("--on-unresolved", choices=["end", "prompt"], default="end")
+    res.add_argument("session", help="the session file to continue")
+    res.add_argument("--headless", action="store_true", help="no console; print a report")
+    res.add_argument("--theme", default=argparse.SUPPRESS, help=THEME_HELP)
+    res.add_argument(
+        "--on-unresolved",
+        choices=["end", "prompt"],
+        default="end",
+        help="headless: end with exit code 3 (default), or ask on the terminal",
+    )
     res.add_argument(
         "--force", action="store_true", help="headless: resume even if the hash chain is broken"
     )
-    res.add_argument(
-        "--raise-budget",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="headless: a higher cap, then go on (budget.max_tokens=500000, "
-        "debaters.critic.budget.max_cost_usd=2)",
-    )
 
     rep = sub.add_parser("replay", parents=[common], help="replay a saved session in the console")
-    rep.add_argument("session")
-    rep.add_argument("--theme", default=argparse.SUPPRESS)
+    rep.add_argument("session", help="the session file to replay (no model is called)")
+    rep.add_argument("--theme", default=argparse.SUPPRESS, help=THEME_HELP)
 
     val = sub.add_parser("validate", help="list every problem in a spec")
-    val.add_argument("spec")
+    val.add_argument("spec", help="the spec file to check")
 
     exp = sub.add_parser("export", parents=[common], help="export a session as a report or JSON")
-    exp.add_argument("session")
+    exp.add_argument("session", help="the session file to export")
     exp.add_argument(
         "--format",
         choices=["markdown", "json", "adr"],
@@ -79,13 +100,13 @@ def _parser() -> argparse.ArgumentParser:
     ver = sub.add_parser(
         "verify", help="re-check every claim of a session from the file alone (exit 4 if one fails)"
     )
-    ver.add_argument("session")
+    ver.add_argument("session", help="the session file to check")
     ver.add_argument("--json", action="store_true", help="print the claims as one JSON object")
 
     frk = sub.add_parser(
         "fork", help="a new session holding a saved session's first N turns, to go on from there"
     )
-    frk.add_argument("session")
+    frk.add_argument("session", help="the session to fork")
     frk.add_argument("--at", type=int, required=True, metavar="N", help="keep turns 1 to N")
     frk.add_argument("--out", help="the new session file (default: SESSION-forkN.toml beside it)")
     frk.add_argument(
@@ -97,8 +118,13 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     new = sub.add_parser("new", help="write a commented spec to start from")
-    new.add_argument("path")
-    new.add_argument("--protocol", default="debate")
+    new.add_argument("path", help="the spec file to write (never overwritten)")
+    new.add_argument(
+        "--protocol",
+        default="debate",
+        choices=list(PROTOCOL_HELP),
+        help="the protocol the spec starts from: %(choices)s (default %(default)s)",
+    )
 
     bat = sub.add_parser(
         "batch", parents=[common], help="run many specs headless in one process, N at a time"
@@ -120,7 +146,7 @@ def _parser() -> argparse.ArgumentParser:
     dec = sub.add_parser(
         "decide", help="record an operator decision on an unresolved session (exit 2 if refused)"
     )
-    dec.add_argument("session")
+    dec.add_argument("session", help="the unresolved session file")
     dec.add_argument("--vote", help="one of the spec's votes")
     dec.add_argument("--rationale", default="", help="why (required with --vote)")
     dec.add_argument(
@@ -130,13 +156,13 @@ def _parser() -> argparse.ArgumentParser:
     wat = sub.add_parser(
         "watch", help="follow a session another process is writing (read-only, live)"
     )
-    wat.add_argument("session")
+    wat.add_argument("session", help="the session file to follow")
 
     srv = sub.add_parser(
         "serve", parents=[common], help="serve the console to a browser (extra: moot[serve])"
     )
-    srv.add_argument("--port", type=_positive, default=8000)
-    srv.add_argument("--host", default="localhost")
+    srv.add_argument("--port", type=_positive, default=8000, help="port (default 8000)")
+    srv.add_argument("--host", default="localhost", help="address to bind (default localhost)")
     return p
 
 
@@ -381,27 +407,6 @@ def _run_headless(args: argparse.Namespace) -> int:
         session.close()
 
 
-def _raise_budgets(session: LiveSession, raises: list[str]) -> None:
-    """``--raise-budget KEY=VALUE``: every raise checked before any is journalled."""
-    from tui.engine.budget import parse_cap
-    from tui.engine.errors import MootInputError
-
-    parsed, problems = [], []
-    for item in raises:
-        key, _, text = item.partition("=")
-        try:
-            scope, cap = parse_cap(key)
-            value = float(text)
-            session.engine.budget.check_raise(scope, cap, value)
-            parsed.append((scope, cap, int(value) if cap == "max_tokens" else value))
-        except ValueError as err:
-            problems.append(str(err) if key and text else f"{item}: expected KEY=VALUE")
-    if problems:
-        raise MootInputError("--raise-budget", problems)
-    for scope, cap, value in parsed:
-        session.engine.raise_budget(cap, value, scope or None)
-
-
 def _resume_headless(args: argparse.Namespace) -> int:
     from tui.engine.live import LiveSession
     from tui.engine.vocab import ESCALATE
@@ -414,7 +419,6 @@ def _resume_headless(args: argparse.Namespace) -> int:
         if result is not None and result.get("decision") != ESCALATE:
             _out(f"{args.session}: already decided: {result.get('decision')}")
             return ExitCode.DECIDED
-        _raise_budgets(session, args.raise_budget)
         return run_headless(session, args.on_unresolved)
     finally:
         session.close()

@@ -99,3 +99,23 @@ async def test_home_lists_sessions_and_replays_one(tmp_path):
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
         await pilot.press("q")
+
+
+async def test_replay_of_a_session_without_turns_says_so(tmp_path):
+    from tui.engine.live import LiveSession
+    from tui.engine.spec import validate_spec
+
+    spec = debate_spec(debaters=2, max_rounds=2)
+    path = tmp_path / "sessions" / "20250101-120000-empty.toml"
+    LiveSession.start(validate_spec(spec), spec, _no_provider, out=path).close()
+    app = make_app(tmp_path, replay_path=str(path), provider_for=_no_provider)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await wait_until(
+            pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen
+        )
+        await tap(pilot, "space")  # nothing to play: stays stopped
+        facts = plain(screen.header.query_one("#facts"))
+        assert "no turns recorded" in facts and "not started" in facts
+        assert "round 0" not in facts and "playing" not in facts
+        assert not screen.playing
+        await pilot.press("q")

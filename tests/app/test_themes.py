@@ -57,8 +57,35 @@ async def test_theme_option_and_user_theme_folder(tmp_path, moot_dirs):
         assert app.theme == "mine"
         assert app.debater_colors() == ("#010203",)
         await pilot.press("q")
-    config = tomllib.loads((moot_dirs["config"] / "config.toml").read_text())
-    assert config["theme"] == "mine"
+    # --theme is for that run only: nothing is written
+    assert not (moot_dirs["config"] / "config.toml").exists()
+
+
+async def test_theme_option_is_not_saved_and_unknown_is_reported(tmp_path, moot_dirs):
+    config_file = moot_dirs["config"] / "config.toml"
+    config_file.write_text('theme = "moot-light"\n')
+    before = config_file.stat().st_mtime_ns
+    app = make_app(tmp_path, theme="moot-high-contrast")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert app.theme == "moot-high-contrast"
+        await pilot.press("q")
+    shown: list[str] = []
+    unknown = make_app(tmp_path, theme="no-such-theme")
+    notify = unknown.notify
+    unknown.notify = lambda message, **kw: (shown.append(str(message)), notify(message, **kw))
+    async with unknown.run_test() as pilot:
+        await pilot.pause()
+        assert unknown.theme == "moot-dark"
+        await pilot.press("q")
+    assert any("unknown theme no-such-theme" in m for m in shown)
+    plain_launch = make_app(tmp_path)
+    async with plain_launch.run_test() as pilot:
+        await pilot.pause()
+        assert plain_launch.theme == "moot-light"  # the saved choice, untouched
+        await pilot.press("q")
+    assert config_file.read_text() == 'theme = "moot-light"\n'
+    assert config_file.stat().st_mtime_ns == before  # no launch rewrote it
 
 
 async def test_theme_from_the_command_palette(tmp_path, moot_dirs):

@@ -132,6 +132,7 @@ class MootApp(App[int]):
         self.startup_error: str | None = None
         self.moot_themes: dict[str, LoadedTheme] = {}
         self.theme_problems: list[str] = []
+        self.shown_theme = ""
         self.farewell: list[str] = []  # printed once the app has left the terminal
 
     # -------------------------------------------------------------- themes
@@ -149,9 +150,8 @@ class MootApp(App[int]):
                     markup=False,
                 )
             name = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
-        self.theme = name
-        if self.requested_theme:
-            save_config({"theme": name})
+        self.theme = name  # --theme is for this run: saved only when the user switches
+        self.shown_theme = name  # Textual announces this first setting too (a frame later)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.validate_themes()
 
@@ -170,7 +170,10 @@ class MootApp(App[int]):
             self.notify(f"theme skipped: {shorten(problem, 200)}", severity="warning", markup=False)
 
     def _theme_changed(self, theme: Theme) -> None:
-        save_config({"theme": theme.name})
+        """The user switched theme (palette or command): remembered for the next launch."""
+        if theme.name != self.shown_theme:
+            self.shown_theme = theme.name
+            save_config({"theme": theme.name})
 
     def moot_theme_names(self) -> list[str]:
         return sorted(self.moot_themes)

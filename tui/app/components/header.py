@@ -87,7 +87,7 @@ class DebateHeader(Horizontal):
             sep,
             clean_line(self.protocol),
             sep,
-            f"round {self.round}/{self.max_rounds}",
+            f"round {self.round}/{self.max_rounds}" if self.round else "not started",
         ]
         if self.phase:
             parts += [sep, ("phase ", "$text-muted"), (clean_line(self.phase), "bold")]

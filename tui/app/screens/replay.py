@@ -103,6 +103,8 @@ class ReplayScreen(DebateScreen):
         self.header.extra = (
             f"turn {self.cursor}/{len(self.recorded)} · "
             f"{'playing' if self.playing else 'stopped'} ×{self.speed:g}"
+            if self.recorded
+            else "no turns recorded"
         )
         if self.verifying:
             self.refresh_verify(protocol_at(self.spec, shown), shown)
@@ -130,6 +132,9 @@ class ReplayScreen(DebateScreen):
         await self.goto(len(self.recorded))
 
     def action_play(self) -> None:
+        if not self.recorded:
+            self.notify("nothing to play: the session has no turns", markup=False, timeout=3)
+            return
         if self.playing:
             self._stop_playing()
         else:
