@@ -6,10 +6,15 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tui import __version__
 from tui.exitcodes import ExitCode
 from tui.textsafe import clean_line
+
+if TYPE_CHECKING:
+    from tui.engine.live import LiveSession
+
 
 # The protocols `protocol = ...` names (tui.engine.protocols.PROTOCOLS, kept light here:
 # the engine is not imported to print help; a test keeps the two in step).
@@ -78,6 +83,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     res.add_argument(
         "--force", action="store_true", help="headless: resume even if the hash chain is broken"
+    )
+    res.add_argument(
+        "--raise-budget",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="headless: a higher cap, then go on (budget.max_tokens=500000, "
+        "debaters.critic.budget.max_cost_usd=2)",
     )
 
     rep = sub.add_parser("replay", parents=[common], help="replay a saved session in the console")
@@ -407,6 +420,27 @@ def _run_headless(args: argparse.Namespace) -> int:
         session.close()
 
 
+def _raise_budgets(session: LiveSession, raises: list[str]) -> None:
+    """``--raise-budget KEY=VALUE``: every raise checked before any is journalled."""
+    from tui.engine.budget import parse_cap
+    from tui.engine.errors import MootInputError
+
+    parsed, problems = [], []
+    for item in raises:
+        key, _, text = item.partition("=")
+        try:
+            scope, cap = parse_cap(key)
+            value = float(text)
+            session.engine.budget.check_raise(scope, cap, value)
+            parsed.append((scope, cap, int(value) if cap == "max_tokens" else value))
+        except ValueError as err:
+            problems.append(str(err) if key and text else f"{item}: expected KEY=VALUE")
+    if problems:
+        raise MootInputError("--raise-budget", problems)
+    for scope, cap, value in parsed:
+        session.engine.raise_budget(cap, value, scope or None)
+
+
 def _resume_headless(args: argparse.Namespace) -> int:
     from tui.engine.live import LiveSession
     from tui.engine.vocab import ESCALATE
@@ -419,6 +453,7 @@ def _resume_headless(args: argparse.Namespace) -> int:
         if result is not None and result.get("decision") != ESCALATE:
             _out(f"{args.session}: already decided: {result.get('decision')}")
             return ExitCode.DECIDED
+        _raise_budgets(session, args.raise_budget)
         return run_headless(session, args.on_unresolved)
     finally:
         session.close()
