@@ -21,6 +21,7 @@ def launch(
     theme: str | None = None,
     sessions_dir: str | None = None,
     out: str | None = None,
+    preflight: bool = False,
 ) -> int:
     """Run the console; return the process exit code.
 
@@ -40,6 +41,7 @@ def launch(
         theme=theme,
         sessions_dir=sessions_dir,
         out=out,
+        preflight=preflight,
     )
     try:
         code = app.run()

@@ -1,0 +1,78 @@
+"""The first frame of ``moot run SPEC``: the debate's title, at once.
+
+Validating a spec loads pydantic and the engine, and checking the models may
+wait on the network; together that is most of a second before the live screen
+could draw. This screen needs only the TOML text (``tomllib``), so the title is
+on screen as soon as Textual is; the app then does the slow part in a worker
+and puts the live screen in its place.
+"""
+
+from __future__ import annotations
+
+import importlib
+import tomllib
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Static
+
+from tui.textsafe import shorten
+
+
+def quick_title(path: str | Path) -> str:
+    """The spec's ``debate.title`` as written (not validated), else the file's name."""
+    try:
+        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        title = raw["debate"]["title"]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
+        return Path(path).name
+    return title if isinstance(title, str) and title.strip() else Path(path).name
+
+
+class OpeningScreen(Screen[None]):
+    """The title and what is happening, until the live screen replaces it."""
+
+    DEFAULT_CSS = """
+    OpeningScreen { align: center middle; }
+    OpeningScreen > Static { width: auto; max-width: 100%; padding: 0 2; }
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        self.title_text = quick_title(path)
+
+    def compose(self) -> ComposeResult:
+        yield Static(
+            Content.assemble(
+                (shorten(self.title_text, 200), "bold"),
+                ("\nopening the debate: reading the spec, checking the models…", "$text-muted"),
+            ),
+            markup=False,
+        )
+
+
+def start_problem(path: str, check_models: bool) -> str | None:
+    """Run off the event loop: load the live screen and the engine, read the spec,
+    and (``check_models``) preflight its models before any session file exists.
+
+    Returns why the debate cannot start, or None; a spec that does not validate
+    is None here, as the app's opening of it reports every problem by key path.
+    """
+    importlib.import_module("tui.app.screens.live")  # the slow imports, here, not on the loop
+    from tui.engine.errors import SpecError
+    from tui.engine.spec import read_spec_file
+
+    try:
+        spec, _ = read_spec_file(path)
+    except SpecError:
+        return None
+    if not check_models:
+        return None
+    from tui.providers.preflight import preflight
+
+    problems = preflight(spec)
+    if not problems:
+        return None
+    return f"{path}: preflight (skip with --no-preflight): " + "; ".join(problems)
