@@ -248,7 +248,9 @@ def test_headless_provider_failure_exit_3_no_traceback(tmp_path: Path) -> None:
     )
     out = tmp_path / "o.toml"
     env_run = subprocess.run(
-        [sys.executable, "-m", "tui", "run", str(spec), "--headless", "--out", str(out)],
+        # Past preflight (which refuses this port up front), as a server that dies mid-run.
+        [sys.executable, "-m", "tui", "run", str(spec), "--headless", "--out", str(out)]
+        + ["--no-preflight"],
         capture_output=True,
         text=True,
         timeout=180,

@@ -14,6 +14,7 @@ from tui.textsafe import clean_line
 
 if TYPE_CHECKING:
     from tui.engine.live import LiveSession
+    from tui.engine.spec import Spec
 
 
 # The protocols `protocol = ...` names (tui.engine.protocols.PROTOCOLS, kept light here:
@@ -69,6 +70,11 @@ def _parser() -> argparse.ArgumentParser:
         choices=["end", "prompt"],
         default="end",
         help="headless: end with exit code 3 (default), or ask on the terminal",
+    )
+    run.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip checking each debater's model, key and api_base before the session starts",
     )
 
     res = sub.add_parser("resume", parents=[common], help="continue an interrupted session")
@@ -339,12 +345,14 @@ def _verify(session: str, as_json: bool) -> int:
 
 def _batch(args: argparse.Namespace) -> int:
     from tui.batch import run_batch
+    from tui.providers.preflight import preflight
 
     return run_batch(
         args.paths,
         concurrency=args.concurrency,
         directory=args.sessions_dir,
         summary_path=args.summary,
+        preflight=None if args.no_preflight else preflight,
     )
 
 
@@ -411,13 +419,29 @@ def _run_headless(args: argparse.Namespace) -> int:
     from tui.providers.registry import provider_for
 
     spec, raw = read_spec_file(args.spec)
+    out = _checked_start(spec, args)
     session = LiveSession.start(
-        spec, raw, provider_for, out=args.out, directory=args.sessions_dir, spec_source=args.spec
+        spec, raw, provider_for, out=out, directory=args.sessions_dir, spec_source=args.spec
     )
     try:
         return run_headless(session, args.on_unresolved)
     finally:
         session.close()
+
+
+def _checked_start(spec: Spec, args: argparse.Namespace) -> Path:
+    """Where the session will go, and that every model can be reached, before it exists."""
+    from tui.engine.errors import MootInputError
+    from tui.engine.live import session_target
+
+    out = session_target(spec.debate.title, out=args.out, directory=args.sessions_dir)
+    if not args.no_preflight:
+        from tui.providers.preflight import preflight
+
+        problems = preflight(spec)
+        if problems:
+            raise MootInputError(f"{args.spec}: preflight (skip with --no-preflight)", problems)
+    return out
 
 
 def _raise_budgets(session: LiveSession, raises: list[str]) -> None:

@@ -6,17 +6,56 @@ file as its ``[result]`` the moment it happens, so quitting never loses it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tui.engine.errors import SessionError
 from tui.engine.events import DecisionReached, Event, OperatorActed
 from tui.engine.ports import Provider
 from tui.engine.runner import Engine
+from tui.engine.safeio import describe
 from tui.engine.session import SessionData, SessionStore, new_session_path, sessions_dir
 from tui.engine.spec import Debater, Spec
 from tui.engine.turns import FailureHandler, escalate_on_failure
 from tui.engine.vocab import OperatorAction
+
+
+def session_target(
+    title: str, *, out: str | Path | None = None, directory: str | Path | None = None
+) -> Path:
+    """The file a new session will be written to, checked before anything is written.
+
+    ``--out`` must not be a folder or an existing file; the sessions folder must
+    be a folder (or creatable) this process can write in. Each refusal names
+    the path and the reason (exit 2), never an internal error.
+    """
+    try:
+        if out:
+            path = Path(out)
+            if path.is_dir():
+                raise SessionError(str(path), ["is a folder; --out names the session file"])
+            if path.exists() or path.is_symlink():
+                raise SessionError(str(path), ["already exists; not overwriting it"])
+            _writable_folder(path.parent, "the folder of --out")
+            return path
+        folder = sessions_dir(directory)
+        _writable_folder(folder, "the sessions folder")
+        return new_session_path(folder, title)
+    except OSError as err:
+        raise SessionError(str(out or sessions_dir(directory)), [describe(err)]) from None
+
+
+def _writable_folder(folder: Path, what: str) -> None:
+    """``folder`` is, or can be created as, a folder this process can write in."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise SessionError(str(folder), [f"{what} cannot be created: {existing} is not a folder"])
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise SessionError(str(folder), [f"{what} is not writable: {existing} is read-only"])
 
 
 class LiveSession:
@@ -69,7 +108,7 @@ class LiveSession:
         spec_source: str | None = None,
         on_failure: FailureHandler = escalate_on_failure,
     ) -> LiveSession:
-        path = Path(out) if out else new_session_path(sessions_dir(directory), spec.debate.title)
+        path = session_target(spec.debate.title, out=out, directory=directory)
         drawn = spec.protocol_class.drawn_at_start(spec)  # recorded, so a replay draws alike
         if drawn:
             spec_raw = {**spec_raw, "debate": {**spec_raw["debate"], **drawn}}

@@ -1,0 +1,169 @@
+"""Preflight: a run that cannot reach a model fails before a session file exists.
+
+The reported cases: ``model = "gpt-4o"``-style strings LiteLLM cannot route, a
+missing key and a refused ``api_base`` each created a session file and failed
+after retries; a sessions folder that could not be created was an internal error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomli_w
+
+from tests.fake_openai import FakeOpenAI, free_port
+from tui.cli import main
+from tui.engine.spec import validate_spec
+from tui.exitcodes import ExitCode
+from tui.providers.preflight import preflight
+
+KEY_ENV = "MOOT_PREFLIGHT_TEST_KEY"
+
+
+def spec_file(tmp_path: Path, *debaters: dict[str, Any]) -> Path:
+    raw = {
+        "debate": {
+            "title": "Preflight",
+            "motion": "Ship it.",
+            "phases": ["proposal"],
+            "max_rounds": 1,
+        },
+        "debaters": [
+            {"id": f"d{i}", "role": "Decides.", "timeout_s": 5, **d}
+            for i, d in enumerate(debaters, 1)
+        ],
+    }
+    path = tmp_path / "spec.toml"
+    path.write_bytes(tomli_w.dumps(raw).encode())
+    return path
+
+
+def run(tmp_path: Path, spec: Path, *extra: str) -> int:
+    return main(["run", str(spec), "--headless", "--sessions-dir", str(tmp_path / "s"), *extra])
+
+
+def sessions(tmp_path: Path) -> list[Path]:
+    folder = tmp_path / "s"
+    return sorted(folder.glob("*.toml")) if folder.exists() else []
+
+
+@pytest.fixture
+def closed_port_base() -> str:
+    return f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    fake = FakeOpenAI().start()
+    try:
+        yield fake
+    finally:
+        fake.stop()
+
+
+def test_each_failing_debater_gets_one_line_and_no_session_is_written(
+    tmp_path: Path,
+    closed_port_base: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    spec = spec_file(
+        tmp_path,
+        {"model": "scripted"},
+        {"model": "llama3", "api_base": closed_port_base, "api_key_env": KEY_ENV},
+        {"model": "openai/fake", "api_key_env": KEY_ENV},
+        {"model": "gpt-4o"},
+        {"model": "openai/fake", "api_base": closed_port_base},
+    )
+    started = time.monotonic()
+    assert run(tmp_path, spec) == ExitCode.BAD_INPUT
+    elapsed = time.monotonic() - started
+    err = capsys.readouterr().err
+    lines = [line.strip() for line in err.splitlines() if line.startswith("  - ")]
+    assert [line.split(":")[0] for line in lines] == ["- d2", "- d3", "- d4", "- d5"]
+    assert 'cannot route model "llama3"' in lines[0] and '"openai/llama3"' in lines[0]
+    assert f"{KEY_ENV} (api_key_env) is not set" in lines[1]
+    assert "OPENAI_API_KEY is not set" in lines[2]
+    assert "does not accept a connection" in lines[3] and closed_port_base in lines[3]
+    assert "--no-preflight" in err and "internal error" not in err
+    assert sessions(tmp_path) == []
+    print(f"preflight of 5 debaters took {elapsed:.2f} s")
+
+
+def test_a_reachable_server_with_its_key_set_passes(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    spec = validate_spec(
+        {
+            "debate": {"title": "t", "motion": "m"},
+            "debaters": [
+                {"id": "a", "model": "openai/fake", "api_base": server.base_url},
+                {
+                    "id": "b",
+                    "model": "openai/fake",
+                    "api_base": [server.base_url],
+                    "api_key_env": KEY_ENV,
+                },
+                {"id": "c", "model": "scripted"},
+            ],
+        }
+    )
+    assert preflight(spec) == []
+    assert server.calls == 0  # a connection is opened, no request is sent
+
+
+def test_no_preflight_skips_the_checks(
+    tmp_path: Path, server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    spec = spec_file(
+        tmp_path, {"model": "openai/fake", "api_base": server.base_url, "api_key_env": KEY_ENV}
+    )
+    assert run(tmp_path, spec) == ExitCode.BAD_INPUT and sessions(tmp_path) == []
+    # Skipped: the session starts, and the missing key ends it unresolved on record.
+    assert run(tmp_path, spec, "--no-preflight") == ExitCode.UNRESOLVED
+    assert len(sessions(tmp_path)) == 1
+
+
+def test_local_needs_its_model_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = tmp_path / "nowhere.gguf"
+    monkeypatch.setenv("MOOT_LOCAL_GGUF", str(missing))
+    spec = validate_spec(
+        {
+            "debate": {"title": "t", "motion": "m"},
+            "debaters": [{"id": "a", "model": "local"}, {"id": "b", "model": "scripted"}],
+        }
+    )
+    problems = preflight(spec)
+    assert len(problems) == 1 and problems[0].startswith("a: ") and str(missing) in problems[0]
+
+
+@pytest.mark.parametrize(
+    "case", ["sessions-dir is a file", "under a file", "out is a folder", "out exists"]
+)
+def test_an_unusable_session_path_is_named_with_its_reason(
+    tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = spec_file(tmp_path, {"model": "scripted"}, {"model": "scripted"})
+    blocker = tmp_path / "plain-file"
+    blocker.write_text("not a folder")
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    args, named, reason = {
+        "sessions-dir is a file": (["--sessions-dir", str(blocker)], blocker, "not a folder"),
+        "under a file": (["--out", str(blocker / "x.toml")], blocker, "not a folder"),
+        "out is a folder": (["--out", str(folder)], folder, "is a folder"),
+        "out exists": (["--out", str(blocker)], blocker, "already exists"),
+    }[case]
+    code = main(["run", str(spec), "--headless", *args])
+    err = capsys.readouterr().err
+    assert code == ExitCode.BAD_INPUT
+    assert str(named) in err and reason in err and "internal error" not in err
+    assert blocker.read_text() == "not a folder" and list(folder.iterdir()) == []

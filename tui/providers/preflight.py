@@ -1,0 +1,132 @@
+"""Preflight: every debater's model is checked before a session file exists.
+
+A run that cannot reach a model should fail in seconds with the reason, not
+after retries with a session file that holds nothing. Checked per debater: that
+LiteLLM can route the model string, that the API key's variable is set, that
+each ``api_base`` accepts a TCP connection. ``scripted`` needs nothing; ``local``
+needs its GGUF file. No request is sent to any model.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import urlsplit
+
+from tui.engine.ports import ProviderError
+from tui.engine.spec import Debater, Spec
+
+CONNECT_TIMEOUT_S = 2.0
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def preflight(spec: Spec) -> list[str]:
+    """One line per debater that cannot start (``id: reason; reason``); empty when all can."""
+    env = os.environ
+    bases = sorted({b for d in spec.debaters for b in _bases(d)})
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(bases)))) as pool:
+        refused = dict(zip(bases, pool.map(_connect_problem, bases), strict=True))
+    lines = []
+    for d in spec.debaters:
+        reasons = _debater_problems(d, env)
+        reasons += [r for b in _bases(d) if (r := refused[b]) is not None]
+        if reasons:
+            lines.append(f"{d.id}: {'; '.join(reasons)}")
+    return lines
+
+
+def _bases(d: Debater) -> list[str]:
+    if d.model in ("scripted", "local") or d.api_base is None:
+        return []
+    return [d.api_base] if isinstance(d.api_base, str) else list(d.api_base)
+
+
+def _debater_problems(d: Debater, env: Mapping[str, str]) -> list[str]:
+    if d.model == "scripted":
+        return []
+    if d.model == "local":
+        from tui.providers.local import find_gguf
+
+        try:
+            find_gguf()
+        except ProviderError as err:
+            return [err.message]
+        return []
+    reasons = []
+    route = _route_problem(d)
+    if route is not None:
+        return [route]  # without a provider there is no key to look for
+    if d.api_key_env:
+        if not env.get(d.api_key_env):
+            reasons.append(f"environment variable {d.api_key_env} (api_key_env) is not set")
+    elif d.api_base is None:
+        missing = _missing_key_vars(d.model, env)
+        if missing:
+            names = " or ".join(missing)
+            reasons.append(
+                f"{names} is not set: export the API key for {d.model} "
+                "(or name its variable in api_key_env)"
+            )
+    return reasons
+
+
+def _litellm() -> Any:
+    from tui.providers.litellm_provider import _lib
+
+    return _lib()
+
+
+def _route_problem(d: Debater) -> str | None:
+    """Why LiteLLM cannot tell which provider serves this model string, if it cannot."""
+    litellm = _litellm()
+    base = d.api_base if isinstance(d.api_base, str) else None
+    try:
+        litellm.get_llm_provider(d.model, api_base=base)
+    except Exception:
+        suggestion = _suggestion(litellm, d)
+        return f'LiteLLM cannot route model "{d.model}": name its provider, e.g. "{suggestion}"'
+    return None
+
+
+def _suggestion(litellm: Any, d: Debater) -> str:
+    """``provider/model`` from LiteLLM's own model lists, else the OpenAI-compatible prefix."""
+    name = d.model.split("/", 1)[-1]
+    for provider, models in getattr(litellm, "models_by_provider", {}).items():
+        if name in models:
+            return f"{provider}/{name}"
+    return f"openai/{name}"
+
+
+def _missing_key_vars(model: str, env: Mapping[str, str]) -> list[str]:
+    """The provider's key variables, when LiteLLM knows them and none is set."""
+    try:
+        found = _litellm().validate_environment(model)
+    except Exception:  # LiteLLM cannot tell: the first call will say
+        return []
+    missing = [str(k) for k in found.get("missing_keys", []) if "KEY" in str(k).upper()]
+    if not missing or any(env.get(k) for k in missing):
+        return []
+    return missing
+
+
+def _connect_problem(base: str) -> str | None:
+    """Why ``base`` does not accept a TCP connection within the timeout, if it does not."""
+    parts = urlsplit(base)
+    host = parts.hostname
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 80)
+    except ValueError:
+        return f"api_base {base} has no valid port"
+    if not host:
+        return f"api_base {base} names no host"
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
+            return None
+    except TimeoutError:
+        reason = f"no answer within {CONNECT_TIMEOUT_S:g} s"
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+    return f"api_base {base} does not accept a connection ({reason})"
