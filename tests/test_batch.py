@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from tests.batch_specs import decided, unresolved, write
+from tests.fake_openai import free_port
 from tests.helpers import with_script
 from tui.batch import Status, collect, exit_code, run_items
 from tui.engine.session import load_session
@@ -152,3 +153,21 @@ def test_an_interrupted_batch_names_each_unfinished_session(tmp_path: Path) -> N
     for session in out.glob("*.toml"):
         assert f"moot resume {session} --headless" in err
         assert verify_file(session).ok  # committed turns only, resumable
+
+
+def test_preflight_reports_a_spec_whose_server_refuses_and_runs_the_rest(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    unreachable = decided("Unreachable")
+    unreachable["debaters"][0] = {"id": "a", "model": "openai/fake", "api_base": dead}
+    bad = write(tmp_path / "unreachable.toml", unreachable)
+    good = write(tmp_path / "good.toml", decided())
+    summary = tmp_path / "summary.json"
+    out = tmp_path / "out"
+    done = moot("batch", str(bad), str(good), "--sessions-dir", str(out), "--summary", str(summary))
+    assert done.returncode == 2
+    by_spec = {Path(s["spec"]).name: s for s in json.loads(summary.read_text())["specs"]}
+    assert by_spec["good.toml"]["status"] == "decided"
+    assert by_spec["unreachable.toml"]["status"] == "bad"
+    assert by_spec["unreachable.toml"]["session"] is None  # refused before a file existed
+    assert any(p.startswith("preflight: a:") for p in by_spec["unreachable.toml"]["problems"])
+    assert len(list(out.glob("*.toml"))) == 1

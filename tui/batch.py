@@ -14,6 +14,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -44,6 +45,7 @@ from tui.exitcodes import ExitCode
 from tui.textsafe import clean_line, shorten
 
 DEFAULT_CONCURRENCY = 4
+PREFLIGHTS_AT_ONCE = 8
 Preflight = Callable[[Spec], list[str]]
 
 
@@ -112,11 +114,14 @@ def collect(paths: Iterable[str], preflight: Preflight | None = None) -> list[It
             item.spec, item.raw = read_spec_file(path)
         except MootInputError as err:
             item.status, item.problems = Status.BAD, list(err.problems)
-        if item.spec is not None and preflight is not None:
-            problems = preflight(item.spec)
-            if problems:
-                item.status, item.problems = Status.BAD, problems
         items.append(item)
+    if preflight is not None:  # network checks: many specs at once, not one after another
+        checked = [(i, i.spec) for i in items if i.spec is not None]
+        with ThreadPoolExecutor(max_workers=PREFLIGHTS_AT_ONCE) as pool:
+            found = pool.map(preflight, [spec for _, spec in checked])
+            for (item, _), problems in zip(checked, found, strict=True):
+                if problems:
+                    item.status, item.problems = Status.BAD, [f"preflight: {p}" for p in problems]
     return items
 
 
