@@ -131,7 +131,7 @@ class TurnPlayer:
                     self._rubric_kinds.add(kind)
         votes = spec.debate.votes
         self._partial: dict[int, list[str]] = {}  # text streamed so far, per slot
-        self._calls: dict[int, tuple[Slot, asyncio.Task[TurnReply]]] = {}
+        self._calls: dict[int, tuple[Slot, asyncio.Task[Any]]] = {}  # the task calling
         self._cuts: dict[int, tuple[Slot, asyncio.Future[CutChoice]]] = {}
         self.schemas = {
             k: kind_schema(m, votes, spec.rubric if k in self._rubric_kinds else None)
@@ -348,14 +348,16 @@ class TurnPlayer:
         while True:
             provider = self._provider_for(self.roster[slot.speaker])
             self._partial[slot.index] = []
-            call = asyncio.ensure_future(provider.complete(request, on_token))
-            self._calls[slot.index] = (slot, call)
+            current = asyncio.current_task()
+            assert current is not None
+            self._calls[slot.index] = (slot, current)
             try:
-                return await call
+                return await provider.complete(request, on_token)
             except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if slot.index not in self._cuts or (current is not None and current.cancelling()):
+                if slot.index not in self._cuts or self.operator.stop is not None:
                     raise  # the run itself was stopped (decide, escalate, a halt)
+                if current.uncancel():
+                    raise  # cancelled for another reason as well
                 return await self._after_cut(slot)
             except ProviderError as err:
                 error = ProviderError(err.kind, self._redact(err.message))
