@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import shutil
@@ -10,9 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES
+from tests.helpers import SCRIPTED
 from tui.cli import main
 from tui.engine.context import FILE_BYTES
+from tui.engine.live import LiveSession
+from tui.engine.ports import TokenSink, TurnReply, TurnRequest
 from tui.engine.session import load_session
+from tui.engine.spec import read_spec_file
 from tui.exitcodes import ExitCode
 
 REVIEW = "scripted-architecture-review.toml"
@@ -193,3 +198,35 @@ model = "scripted"
     for turn in data.turns:
         shown = "context:adrs/adr/0002-keys.md" in turn.saw
         assert shown == (turn.speaker == "a")
+
+
+class Recording:
+    """The scripted provider, keeping every prompt it was sent."""
+
+    def __init__(self) -> None:
+        self.prompts: dict[str, list[str]] = {}
+
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        text = "\n".join(m["content"] for m in request.messages)
+        self.prompts.setdefault(request.debater.id, []).append(text)
+        return await SCRIPTED.complete(request, on_token)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_prompts_show_each_role_its_documents(tmp_path: Path) -> None:
+    spec, raw = read_spec_file(review_copy(tmp_path))
+    recording = Recording()
+    session = LiveSession.start(spec, raw, lambda d: recording, out=tmp_path / "p.toml")
+    try:
+        asyncio.run(session.engine.run())
+    finally:
+        session.close()
+    slo = (EXAMPLES / "architecture" / "orders-slo.md").read_text()
+    incident = (EXAMPLES / "architecture" / "incident-2026-03.md").read_text()
+    reviewer, owner = recording.prompts["reviewer"][0], recording.prompts["owner"][0]
+    assert "## Document slo (architecture/orders-slo.md)\n" + slo in reviewer
+    assert incident in reviewer and incident in owner
+    assert "Checkout latency: p99 under 800 ms" not in owner  # the SLOs are the adversary's
+    assert "A context_quote gives the label of the document" in reviewer

@@ -164,6 +164,11 @@ def rubric_text(spec: Spec) -> str:
             + (f" Forbidden: {', '.join(p.forbidden)}." if p.forbidden else "")
             + "".join(f" Reject this shortcut: {s}" for s in p.shortcuts)
         )
+    if any("context_quote" in p.admissible for p in spec.rubric.properties):
+        lines.append(
+            "A context_quote gives the label of the document it quotes in source (the label "
+            "after 'Document' in its heading); it counts only if found in that document."
+        )
     return "\n".join(lines)
 
 
