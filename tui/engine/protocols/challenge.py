@@ -98,7 +98,9 @@ class ChallengeProtocol(Protocol):
         """Distinct defender and adversary, and an artifact to challenge."""
         problems = super().spec_problems(raw) + raw.pair_problems(cls.name, "defender", "adversary")
         if not raw.debate.get("artifact") and not raw.debate.get("artifact_file"):
-            problems.append("debate.artifact: required for the challenge protocol (or artifact_file)")
+            problems.append(
+                "debate.artifact: required for the challenge protocol (or artifact_file)"
+            )
         return problems
 
     def __init__(self, spec: Spec) -> None:
