@@ -137,6 +137,7 @@ def test_a_fork_takes_the_actions_before_turn_n(tmp_path: Path) -> None:
         (["--at", "2", "--set", "debaters.nobody.model=local"], "--set"),
         (["--at", "2", "--set", "debate.max_rounds=0"], "--set"),
         (["--at", "2", "--set", "max_rounds"], "--set"),
+        (["--at", "2", "--set", "debate.artifact=Other."], "--set"),
     ],
 )
 def test_bad_forks_exit_2_and_write_nothing(

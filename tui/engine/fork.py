@@ -74,6 +74,9 @@ def fork(source: str | Path, at: int, out: str | Path, sets: list[str]) -> Path:
         if not eq:
             problems.append(f"{item}: expected KEY=VALUE")
             continue
+        if key.split(".")[0] == "context" or key in ("debate.artifact", "debate.artifact_file"):
+            problems.append(f"{key}: the documents are the source's; a fork keeps them")
+            continue
         value = parse_value(text)
         speaker = _model_swap(key)
         try:
