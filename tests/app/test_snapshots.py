@@ -1,4 +1,5 @@
-"""Snapshots (pytest-textual-snapshot) of the console's screens in two themes.
+"""Snapshots (pytest-textual-snapshot) of the console's screens at 80×24 (the narrow
+layout), 120×40 and 200×60 (the full one) in the dark theme, and at 120×40 in the light.
 
 Every snapshot is deterministic: scripted debaters without delays, the last one
 holding its turn (``turn_delay_ms``) so the live screen is caught mid-debate, and
@@ -16,8 +17,12 @@ from app_support import debate_spec, make_app, record_session, wait_until, write
 from tui.app.screens.modals import DecideModal
 
 SPECS = Path(__file__).parent / "specs"
-SIZE = (140, 40)
-THEMES = ["moot-dark", "moot-light"]
+LOOKS = [
+    pytest.param("moot-dark", (80, 24), id="dark-80x24"),
+    pytest.param("moot-dark", (120, 40), id="dark-120x40"),
+    pytest.param("moot-dark", (200, 60), id="dark-200x60"),
+    pytest.param("moot-light", (120, 40), id="light-120x40"),
+]
 
 
 def _mid_debate_spec(tmp_path: Path) -> Path:
@@ -60,14 +65,14 @@ def _recorded(tmp_path: Path) -> Path:
     return asyncio.run(record_session(spec, out))
 
 
-@pytest.mark.parametrize("theme", THEMES)
-def test_live_mid_debate(snap_compare, tmp_path, theme):
+@pytest.mark.parametrize(("theme", "size"), LOOKS)
+def test_live_mid_debate(snap_compare, tmp_path, theme, size):
     app = make_app(tmp_path, spec_path=str(_mid_debate_spec(tmp_path)), theme=theme)
-    assert snap_compare(app, terminal_size=SIZE, run_before=_mid_debate)
+    assert snap_compare(app, terminal_size=size, run_before=_mid_debate)
 
 
-@pytest.mark.parametrize("theme", THEMES)
-def test_decide_modal(snap_compare, tmp_path, theme):
+@pytest.mark.parametrize(("theme", "size"), LOOKS)
+def test_decide_modal(snap_compare, tmp_path, theme, size):
     app = make_app(tmp_path, spec_path=str(_mid_debate_spec(tmp_path)), theme=theme)
 
     async def open_modal(pilot) -> None:
@@ -76,11 +81,11 @@ def test_decide_modal(snap_compare, tmp_path, theme):
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, DecideModal))
         await pilot.pause(0.05)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=open_modal)
+    assert snap_compare(app, terminal_size=size, run_before=open_modal)
 
 
-@pytest.mark.parametrize("theme", THEMES)
-def test_home(snap_compare, tmp_path, theme):
+@pytest.mark.parametrize(("theme", "size"), LOOKS)
+def test_home(snap_compare, tmp_path, theme, size):
     _recorded(tmp_path)
     app = make_app(tmp_path, examples_dir=SPECS, theme=theme)
 
@@ -88,11 +93,11 @@ def test_home(snap_compare, tmp_path, theme):
         await wait_until(pilot, lambda: getattr(pilot.app.screen, "sessions", None))
         await pilot.pause(0.05)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=loaded)
+    assert snap_compare(app, terminal_size=size, run_before=loaded)
 
 
-@pytest.mark.parametrize("theme", THEMES)
-def test_replay(snap_compare, tmp_path, theme):
+@pytest.mark.parametrize(("theme", "size"), LOOKS)
+def test_replay(snap_compare, tmp_path, theme, size):
     path = _recorded(tmp_path)
     app = make_app(tmp_path, replay_path=str(path), theme=theme, replay_start=2)
 
@@ -100,4 +105,4 @@ def test_replay(snap_compare, tmp_path, theme):
         await wait_until(pilot, lambda: getattr(pilot.app.screen, "cursor", 0) == 2)
         await pilot.pause(0.05)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=shown)
+    assert snap_compare(app, terminal_size=size, run_before=shown)

@@ -55,7 +55,9 @@ class DebateScreen(Screen[None]):
     picked with ``[`` / ``]`` (``.`` follows the speaker again).
     """
 
-    BINDINGS = [
+    BINDINGS = [  # first in the footer: the keys that matter on a narrow terminal
+        Binding("question_mark", "app.help", "Keys"),
+        Binding("q", "app.quit", "Quit"),
         Binding("t", "transcript", "Transcript"),
         Binding("slash", "search", "Search"),
         Binding("escape", "back", "Home"),

@@ -59,9 +59,7 @@ class LiveScreen(DebateScreen):
         Binding("e", "escalate", "Escalate"),
         Binding("d", "decide", "Decide"),
         Binding("n", "note", "Note"),
-        Binding("t", "transcript", "Transcript"),
         Binding("f,end", "follow", "Follow", show=False),
-        Binding("q", "app.quit", "Quit"),
     ]
 
     def __init__(

@@ -30,8 +30,6 @@ class ReplayScreen(DebateScreen):
         Binding("g", "jump", "Go to turn"),
         Binding("home", "goto(0)", "Start", show=False),
         Binding("end", "goto_end", "End", show=False),
-        Binding("t", "transcript", "Transcript"),
-        Binding("q", "app.quit", "Quit"),
     ]
 
     def __init__(self, data: SessionData, *, start_at: int = 0, speed: float = 1.0) -> None:
