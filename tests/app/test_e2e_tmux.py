@@ -1,8 +1,10 @@
 """End to end: the real ``moot`` process in a real terminal (tmux), driven by keys.
 
-Starts a scripted debate that streams slowly enough to watch, sees the panes and
-the tally, pauses, decides through the modal (a vote and a typed rationale),
-quits, and reads the decision back from the saved session file. Every wait
+At 80×24 (the narrow layout): a scripted debate streams, is paused, and is
+decided through the modal with a rationale typed in two visits around picking
+the vote; quitting a decided debate prints where the session is. At 200×60: quit
+during the debate asks first, "stay" keeps it running, and the confirmed quit
+exits 130 and leaves the exact ``moot resume`` line on the terminal. Every wait
 polls ``tmux capture-pane`` against a deadline; the tmux server (on its own
 socket) is killed whatever happens.
 """
@@ -40,22 +42,23 @@ class Tmux:
         )
         return proc.stdout
 
-    def start(self, command: str, env: dict[str, str]) -> None:
+    def start(self, command: str, env: dict[str, str], size: tuple[int, int]) -> None:
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         self.run(
             "new-session",
             "-d",
             "-x",
-            "160",
+            str(size[0]),
             "-y",
-            "45",
+            str(size[1]),
             "-s",
             self.target,
             f"env -u COLUMNS -u LINES {exports} {command}",
         )  # the pty's own size
 
     def screen(self) -> str:
-        return self.run("capture-pane", "-p", "-t", self.target, check=False)
+        """The visible text, wrapped lines joined (a long path stays one line)."""
+        return self.run("capture-pane", "-p", "-J", "-t", self.target, check=False)
 
     def keys(self, *keys: str, literal: bool = False) -> None:
         self.run("send-keys", "-t", self.target, *(["-l"] if literal else []), *keys)
@@ -95,7 +98,8 @@ class Tmux:
         )
 
 
-def test_run_pause_decide_quit_in_a_real_terminal(tmp_path: Path) -> None:
+def _start(tmp_path: Path, tmux: Tmux, size: tuple[int, int]) -> tuple[Path, Path]:
+    """A slow scripted debate in the real ``moot run``; returns (sessions dir, rc file)."""
     spec = debate_spec(
         title="Ship the migration tonight?",
         debaters=3,
@@ -114,7 +118,8 @@ def test_run_pause_decide_quit_in_a_real_terminal(tmp_path: Path) -> None:
         f"cd {shlex.quote(str(REPO))}\n"
         f"{shlex.quote(sys.executable)} -m tui run {shlex.quote(str(spec_path))} "
         f"--sessions-dir {shlex.quote(str(sessions))}\n"
-        f"echo $? > {shlex.quote(str(rc_file))}\n",
+        f"echo $? > {shlex.quote(str(rc_file))}\n"
+        "read -r _\n",  # the pane stays, with what moot printed on leaving
         encoding="utf-8",
     )
     env = {
@@ -122,15 +127,26 @@ def test_run_pause_decide_quit_in_a_real_terminal(tmp_path: Path) -> None:
         "TERM": "xterm-256color",
         "PYTHONPATH": str(REPO),
     }
+    tmux.start(f"bash {shlex.quote(str(script))}", env, size)
+    return sessions, rc_file
+
+
+def _exit_code(tmux: Tmux, rc_file: Path) -> str:
+    deadline = time.monotonic() + 15
+    while not (rc_file.exists() and rc_file.read_text().strip()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"moot did not exit; screen:\n{tmux.screen()}")
+        time.sleep(0.05)
+    return rc_file.read_text().strip()
+
+
+def test_decide_with_a_rationale_typed_in_two_visits_at_80x24(tmp_path: Path) -> None:
     tmux = Tmux()
     try:
-        tmux.start(f"bash {shlex.quote(str(script))}", env)
-        # The live screen: a pane per debater, the timeline and the tally.
+        sessions, rc_file = _start(tmp_path, tmux, (80, 24))
+        # The narrow layout: one pane, every debater named in the switcher, the tally line.
         screen = tmux.wait_for(
-            lambda s: all(
-                word in s
-                for word in ("planner", "critic", "operator", "timeline", "tally", "threshold")
-            )
+            lambda s: all(word in s for word in ("planner", "critic", "operator", "tally"))
         )
         assert "Ship the migration tonight?" in screen
         tmux.wait_for("speaking")  # a turn streams
@@ -139,31 +155,28 @@ def test_run_pause_decide_quit_in_a_real_terminal(tmp_path: Path) -> None:
         tmux.keys("d")
         tmux.wait_for("Decide the debate")
         tmux.wait_for("Rationale")
-        # Focus starts in the rationale; back to the votes, pick the second one.
+        # Focus starts on the votes, none chosen; first visit to the rationale.
+        tmux.key_acted("Tab")
+        tmux.keys("rehearse the rollback", literal=True)
+        tmux.wait_for("rehearse the rollback")
+        tmux.keys("Enter")  # no vote yet: said, nothing decided, the words kept
+        tmux.wait_for("Still needed: a vote")
+        # Back to the votes: the second one; then the rationale again, typed on.
         for key in ("BTab", "Down", "Enter", "Tab"):
             tmux.key_acted(key)
-        tmux.keys("rehearse the rollback first", literal=True)
+        tmux.keys(" first", literal=True)
         tmux.wait_for("rehearse the rollback first")
         tmux.keys("Enter")
-        screen = tmux.wait_for(
-            lambda s: (
-                "Decide the debate" not in s
-                and "operator_decision" in s
-                and "rehearse the rollback first" in s
-            )
-        )
-        assert "revise" in screen
-        tmux.keys("q")
-        deadline = time.monotonic() + 15
-        while not (rc_file.exists() and rc_file.read_text().strip()):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"moot did not exit; screen:\n{tmux.screen()}")
-            time.sleep(0.05)
-        assert rc_file.read_text().strip() == "0"  # decided
+        tmux.wait_for(lambda s: "Decide the debate" not in s and "operator_decision" in s)
+        tmux.keys("q")  # decided: quits without asking
+        assert _exit_code(tmux, rc_file) == "0"
+        files = list(sessions.glob("*.toml"))
+        assert len(files) == 1, files
+        screen = tmux.wait_for("session saved in")
+        assert f"moot: session saved in {files[0]}" in screen
+        assert "moot resume" not in screen  # decided: nothing to continue
     finally:
         tmux.kill()
-    files = list(sessions.glob("*.toml"))
-    assert len(files) == 1, files
     data = load_session(files[0])
     assert data.result["decided_by"] == "operator"
     assert data.result["decision"] == "revise"
@@ -171,3 +184,27 @@ def test_run_pause_decide_quit_in_a_real_terminal(tmp_path: Path) -> None:
     assert data.result["rationale"] == "rehearse the rollback first"
     actions = [a["action"] for a in data.actions]
     assert actions[0] == "pause" and "decide" in actions
+
+
+def test_quit_asks_then_prints_the_resume_line_at_200x60(tmp_path: Path) -> None:
+    tmux = Tmux()
+    try:
+        sessions, rc_file = _start(tmp_path, tmux, (200, 60))
+        tmux.wait_for(lambda s: "timeline" in s and "threshold" in s)  # the full layout
+        tmux.wait_for("speaking")
+        tmux.keys("q")
+        tmux.wait_for("The debate is still running. Quit?")
+        tmux.keys("n")  # stay
+        tmux.wait_for(lambda s: "still running" not in s and "LIVE" in s)
+        assert not rc_file.exists()
+        tmux.keys("q")
+        tmux.wait_for("The debate is still running. Quit?")
+        tmux.keys("y")
+        assert _exit_code(tmux, rc_file) == "130"
+        files = list(sessions.glob("*.toml"))
+        assert len(files) == 1, files
+        screen = tmux.wait_for("moot resume")
+        assert f"moot: continue it with: moot resume {shlex.quote(str(files[0]))}" in screen
+    finally:
+        tmux.kill()
+    assert load_session(files[0]).result is None  # interrupted: nothing decided
