@@ -2,8 +2,11 @@
 
     .venv/bin/python bench/console.py [--runs 5] [--seconds 8]
 
-1. First paint: spawns ``moot`` (``python -m tui``) in a pseudo-terminal and
-   times from spawn until the home screen's text reaches the terminal.
+1. First paint: spawns, in a pseudo-terminal, a bare Textual app (Header,
+   Static, Footer), ``moot`` (home) and ``moot run SPEC`` (a scripted debate),
+   interleaved so each sees the same load, and times from spawn until the text
+   (the bare app's line, the home list, the debate's title) reaches the terminal.
+   Then idle CPU of the console on the home screen, paused, and ended.
 2. Load: runs the console headless (Textual's test driver: full layout and
    rendering, no terminal) on 4 scripted debaters streaming 250 tokens/s each,
    and reports the token rate actually shown, the display lag, and the time from
@@ -31,57 +34,185 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 
-def first_paint(runs: int) -> list[float]:
-    times = []
-    with tempfile.TemporaryDirectory() as tmp:
-        env = dict(
-            os.environ,
-            TERM="xterm-256color",
-            MOOT_CONFIG_DIR=f"{tmp}/config",
-            MOOT_SESSIONS_DIR=f"{tmp}/sessions",
-            COLUMNS="160",
-            LINES="45",
+BARE_APP = """
+from textual.app import App
+from textual.widgets import Footer, Header, Static
+
+
+class Bare(App):
+    def compose(self):
+        yield Header()
+        yield Static("Paint probe: is the title on screen?")
+        yield Footer()
+
+
+Bare().run()
+"""
+PROBE_TITLE = "Paint probe: is the title on screen?"
+
+
+def _probe_spec(
+    directory: str, *, delay_ms: float = 40, rounds: int = 3, agree: bool = False
+) -> str:
+    """A scripted debate titled PROBE_TITLE (no model): what ``moot run`` opens."""
+    import tomli_w
+
+    spec = {
+        "debate": {
+            "title": PROBE_TITLE,
+            "motion": "Measure how soon the console shows a debate.",
+            "max_rounds": rounds,
+            "phases": ["proposal"],
+            "consensus_threshold": 2,
+        },
+        "debaters": [
+            {
+                "id": f"d{i}",
+                "model": "scripted",
+                "family": f"f{i}",
+                "script": {
+                    "votes": ["release" if agree else ["release", "revise"][i % 2]],
+                    "token_delay_ms": delay_ms,
+                },
+            }
+            for i in range(2)
+        ],
+    }
+    path = Path(directory) / "probe.toml"
+    path.write_text(tomli_w.dumps(spec))
+    return str(path)
+
+
+class Pty:
+    """A command in a pseudo-terminal (160x45), its output read as it comes."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 160, 0, 0))
+        self.start = time.perf_counter()
+        self.proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=REPO, close_fds=True
         )
-        for _ in range(runs):
-            master, slave = pty.openpty()
-            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 160, 0, 0))
-            t0 = time.perf_counter()
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "tui"],
-                stdin=slave,
-                stdout=slave,
-                stderr=slave,
-                env=env,
-                cwd=REPO,
-                close_fds=True,
-            )
-            os.close(slave)
-            seen = b""
-            painted = None
-            deadline = t0 + 20
-            while time.perf_counter() < deadline:
-                ready, _, _ = select.select([master], [], [], 0.05)
-                if ready:
-                    try:
-                        chunk = os.read(master, 65536)
-                    except OSError:
-                        break
-                    seen += chunk
-                    if b"Example" in seen and b"debates" in seen:
-                        painted = time.perf_counter() - t0
-                        break
-            os.write(master, b"q")
+        os.close(slave)
+        self.master = master
+        self.seen = b""
+
+    def wait_for(self, *needles: bytes, timeout: float = 20) -> float | None:
+        """Seconds from spawn until every needle has reached the terminal (None: never)."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if all(n in self.seen for n in needles):
+                return time.perf_counter() - self.start
+            self.drain(0.02)
+        return None
+
+    def drain(self, wait: float) -> None:
+        ready, _, _ = select.select([self.master], [], [], wait)
+        if ready:
             try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            os.close(master)
-            if painted is None:
-                print("  first paint: the home screen never appeared", file=sys.stderr)
-            else:
-                times.append(painted)
+                self.seen += os.read(self.master, 65536)
+            except OSError:
+                pass
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the process so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def idle_cpu(self, seconds: float) -> float:
+        """The fraction of a core used over ``seconds`` (output drained meanwhile)."""
+        c0, t0 = self.cpu_seconds(), time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            self.drain(0.05)
+        return (self.cpu_seconds() - c0) / (time.perf_counter() - t0)
+
+    def send(self, keys: bytes) -> None:
+        os.write(self.master, keys)
+
+    def close(self) -> None:
+        try:
+            self.proc.terminate()
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)
+
+
+def _env(tmp: str) -> dict[str, str]:
+    return dict(
+        os.environ,
+        TERM="xterm-256color",
+        MOOT_CONFIG_DIR=f"{tmp}/config",
+        MOOT_SESSIONS_DIR=f"{tmp}/sessions",
+        COLUMNS="160",
+        LINES="45",
+    )
+
+
+def first_paints(runs: int) -> dict[str, list[float]]:
+    """Spawn-to-visible times, the three commands interleaved run by run (same load)."""
+    times: dict[str, list[float]] = {"bare": [], "home": [], "run": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = _env(tmp)
+        bare = Path(tmp) / "bare.py"
+        bare.write_text(BARE_APP)
+        spec = _probe_spec(tmp)
+        probe = PROBE_TITLE.split(":")[0].encode()
+        commands = {
+            "bare": ([sys.executable, str(bare)], (probe,)),
+            "home": ([sys.executable, "-m", "tui"], (b"Example", b"debates")),
+            "run": ([sys.executable, "-m", "tui", "run", spec], (probe,)),
+        }
+        for _ in range(runs):
+            for name, (argv, needles) in commands.items():
+                term = Pty(argv, env)
+                painted = term.wait_for(*needles)
+                term.close()
+                if painted is None:
+                    print(f"  first paint: {name} never showed its text", file=sys.stderr)
+                else:
+                    times[name].append(painted)
     return times
+
+
+def idle_cpu(seconds: float) -> dict[str, float]:
+    """CPU of the console at rest: home screen, a paused debate, an ended one.
+
+    A state the console never reached on screen is left out (and said so).
+    """
+    out: dict[str, float] = {}
+
+    def reached(term: Pty, name: str, *needles: bytes) -> bool:
+        if term.wait_for(*needles) is None:
+            print(f"  idle CPU: {name} never showed {needles}", file=sys.stderr)
+            return False
+        return True
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = _env(tmp)
+        term = Pty([sys.executable, "-m", "tui"], env)
+        if reached(term, "home", b"Example", b"debates"):
+            term.idle_cpu(1.0)  # let start-up work (theme validation, session list) finish
+            out["home"] = term.idle_cpu(seconds)
+        term.close()
+
+        spec = _probe_spec(tmp, delay_ms=5, rounds=50)
+        term = Pty([sys.executable, "-m", "tui", "run", spec], env)
+        if reached(term, "live", b"LIVE", b"speaking"):
+            term.send(b"p")
+            if reached(term, "paused", b"PAUSED"):
+                term.idle_cpu(3.0)  # the turn in flight finishes
+                out["paused"] = term.idle_cpu(seconds)
+        term.close()
+
+        spec = _probe_spec(tmp, delay_ms=0, rounds=1, agree=True)  # decided at once
+        term = Pty([sys.executable, "-m", "tui", "run", spec], env)
+        if reached(term, "ended", b"ENDED"):
+            term.idle_cpu(1.0)
+            out["ended"] = term.idle_cpu(seconds)
+        term.close()
+    return out
 
 
 class PacedProvider:
@@ -240,15 +371,33 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--idle-seconds", type=float, default=5.0)
     args = parser.parse_args()
     print("moot console benchmarks")
-    paints = first_paint(args.runs)
-    if paints:
+    paints = first_paints(args.runs)
+    what = {
+        "bare": "bare Textual app (Header, Static, Footer)",
+        "home": "`moot` (home screen)",
+        "run": "`moot run SPEC` (the debate's title)",
+    }
+    bare = statistics.median(paints["bare"]) if paints["bare"] else float("nan")
+    print(f"  first paint, spawn to text on screen (pty 160x45, {args.runs} runs interleaved):")
+    for name, label in what.items():
+        xs = paints[name]
+        if not xs:
+            continue
+        med = statistics.median(xs)
         print(
-            f"  first paint of `moot` (home screen, pty 160x45): median "
-            f"{statistics.median(paints) * 1000:.0f} ms, best {min(paints) * 1000:.0f} ms, "
-            f"worst {max(paints) * 1000:.0f} ms over {len(paints)} runs (target ≤ 400 ms)"
+            f"    {label}: median {med * 1000:.0f} ms (best {min(xs) * 1000:.0f}, "
+            f"worst {max(xs) * 1000:.0f}), {med / bare:.2f}× the bare app"
+            + (" (target ≤ 1.5×)" if name == "run" else "")
         )
+    idle = idle_cpu(args.idle_seconds)
+    print(
+        "  idle CPU (target < 2 % of a core): "
+        + ", ".join(f"{k} {v:.1%}" for k, v in idle.items())
+        + f" over {args.idle_seconds:.0f} s each"
+    )
     r = asyncio.run(under_load(args.seconds))
     target = 4 * 250
     keeps_up = r["token_rate"] >= 0.9 * target and r["lag_p95_ms"] < 250

@@ -99,6 +99,7 @@ class StreamingTurn(Vertical):
 
     DEFAULT_CSS = """
     StreamingTurn { height: auto; padding: 0 1; background: $boost; border-left: outer $accent; }
+    StreamingTurn > .live { height: 1; color: $text-muted; }
     """
 
     def __init__(self, slot: Slot, attempt: int) -> None:
@@ -113,6 +114,7 @@ class StreamingTurn(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self._heading(), markup=False, classes="heading")
+        yield Static(self._live(), markup=False, classes="live")
         yield TailText(classes="body")
 
     def on_mount(self) -> None:
@@ -122,23 +124,23 @@ class StreamingTurn(Vertical):
         heading = f"#{self.slot.index} r{self.slot.round} {clean_line(self.slot.phase)}"
         if self.slot.target:
             heading += f" → {clean_line(self.slot.target)}"
-        now = time.monotonic()
-        streamed = now - self.first_token if self.first_token is not None else 0.0
-        parts: list[tuple[str, str] | str] = [
-            (heading, "$text-muted"),
-            ("  speaking ", "$accent"),
-            (live_line(now - self.started, self.tokens, streamed), "$text-muted"),
-        ]
+        parts: list[tuple[str, str] | str] = [(heading, "$text-muted"), ("  speaking…", "$accent")]
         if self.attempt > 1:
             parts.append((f" (attempt {self.attempt})", "$warning"))
         return Content.assemble(*parts)
 
+    def _live(self) -> Content:
+        now = time.monotonic()
+        streamed = now - self.first_token if self.first_token is not None else 0.0
+        return Content(live_line(now - self.started, self.tokens, streamed))
+
     def _show_progress(self) -> None:
-        self.query_one(".heading", Static).update(self._heading())
+        """One line of fixed height: a repaint, never a layout."""
+        self.query_one(".live", Static).update(self._live(), layout=False)
 
     def fit(self, height: int) -> None:
         """Cap the text box below the pane's visible height, so the turn before stays in view."""
-        rows = max(3, (height - 1) * 2 // 3)  # the heading takes a row
+        rows = max(3, (height - 2) * 2 // 3)  # the heading and the live line take two rows
         body = self.query_one(TailText)
         if body.cap != rows or body.styles.max_height is None:
             body.styles.max_height = rows
@@ -162,6 +164,11 @@ class TurnsScroll(VerticalScroll):
     """
 
     following: var[bool] = var(True, init=False)
+
+    def keep_up(self) -> None:
+        """Scroll to the end, unless the reader scrolled up since this was asked for."""
+        if self.following:  # at once: a deferred scroll_end could land after a scroll up
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -225,7 +232,7 @@ class DebaterPane(Vertical):
         """Keep the newest words in view, unless the reader has scrolled up."""
         scroll = self.turns
         if scroll.following:
-            scroll.call_after_refresh(scroll.scroll_end, animate=False)
+            scroll.call_after_refresh(scroll.keep_up)
 
     def follow(self) -> None:
         """Follow the newest words again (after scrolling up)."""

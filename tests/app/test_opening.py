@@ -1,0 +1,52 @@
+"""``moot run``: the title is on screen before the spec, the engine and the models are."""
+
+from __future__ import annotations
+
+import threading
+
+from app_support import debate_spec, make_app, plain, wait_until, write_spec
+
+import tui.providers.preflight as preflight_module
+from tui.app.screens.live import LiveScreen
+from tui.app.screens.opening import OpeningScreen, quick_title
+from tui.exitcodes import ExitCode
+
+
+async def test_the_title_shows_first_then_the_live_screen(tmp_path, moot_dirs, monkeypatch):
+    checked = threading.Event()
+    release = threading.Event()
+
+    def slow_preflight(spec):  # stands in for a model check that takes its time
+        checked.set()
+        release.wait(10)
+        return []
+
+    monkeypatch.setattr(preflight_module, "preflight", slow_preflight)
+    spec_path = write_spec(tmp_path, debate_spec(title="Ship the migration tonight?"))
+    app = make_app(tmp_path, spec_path=str(spec_path), preflight=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, checked.is_set)
+        assert isinstance(app.screen, OpeningScreen)
+        assert "Ship the migration tonight?" in plain(app.screen.query_one("Static"))
+        release.set()
+        await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen))
+        assert len(app.screen_stack) == 2  # the opening screen is gone, not underneath
+
+
+async def test_a_failed_preflight_exits_2_before_any_session_file(tmp_path, moot_dirs, monkeypatch):
+    monkeypatch.setattr(preflight_module, "preflight", lambda spec: ["planner: no key set"])
+    spec_path = write_spec(tmp_path, debate_spec())
+    app = make_app(tmp_path, spec_path=str(spec_path), preflight=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: app.return_code is not None)
+    assert app.return_value == ExitCode.BAD_INPUT
+    assert "preflight" in app.startup_error and "planner: no key set" in app.startup_error
+    assert not list((tmp_path / "sessions").glob("*.toml"))
+
+
+def test_quick_title_reads_the_toml_without_validating(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('[debate]\ntitle = "Four-day week?"\nmax_rounds = "not a number"\n')
+    assert quick_title(spec) == "Four-day week?"
+    spec.write_text("not toml [")
+    assert quick_title(spec) == "s.toml"
