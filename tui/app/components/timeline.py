@@ -76,6 +76,12 @@ class Timeline(VerticalScroll):
         entry = self.entries.get(self.current) if self.current is not None else None
         return entry.speaker if entry else None
 
+    @property
+    def latest_speaker(self) -> str | None:
+        """Who speaks now, else who spoke last (a narrow terminal shows that pane)."""
+        spoken = [e for _, e in sorted(self.entries.items()) if e.status != "waiting"]
+        return self.current_speaker or (spoken[-1].speaker if spoken else None)
+
     def compact(self) -> Content:
         """The current round and phase on one line, for a narrow terminal."""
         if not self.entries:

@@ -148,7 +148,7 @@ class DebateScreen(Screen[None]):
     def shown_speaker(self) -> str:
         """Narrow layout: the debater whose pane shows."""
         ids = [d.id for d in self.spec.debaters]
-        for wanted in (self.picked, self.timeline.current_speaker):
+        for wanted in (self.picked, self.timeline.latest_speaker):
             if wanted in ids:
                 return str(wanted)
         return ids[0]

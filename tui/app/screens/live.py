@@ -371,7 +371,7 @@ class LiveScreen(DebateScreen):
         if unresolved:
             summary = f"The debate ended unresolved ({rule or 'escalate'})."
             tally = self.tally_panel.tally
-            if tally:
+            if tally and self.spec.protocol_class.shows_votes:
                 summary += " Tally: " + ", ".join(f"{k} {v}" for k, v in tally.items())
         modal = DecideModal(
             list(self.spec.debate.votes),

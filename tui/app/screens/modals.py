@@ -70,7 +70,8 @@ class DecideModal(_Modal[DecideResult | None]):
             yield Label(Content(title), classes="title")
             if self.summary:
                 yield Static(Content(shorten(self.summary, 300)), classes="hint", markup=False)
-            with RadioSet(id="votes"):
+            # Compact widgets (no borders): the modal fits 80×24 with a summary and vetoes.
+            with RadioSet(id="votes", compact=True):
                 for i, vote in enumerate(self.votes):
                     refused = vote in self.vetoes
                     label = clean_line(vote) + (" — refused now (why: below)" if refused else "")
@@ -82,13 +83,17 @@ class DecideModal(_Modal[DecideResult | None]):
                     markup=False,
                 )
             yield Label(Content("Rationale (required, recorded in the session)"), classes="hint")
-            yield Input(placeholder="why this decision", id="rationale", select_on_focus=False)
+            yield Input(
+                placeholder="why this decision", id="rationale", select_on_focus=False, compact=True
+            )
             yield Static("", classes="error", id="decide-error", markup=False)
             with Horizontal(classes="buttons"):
-                yield Button(Content("Decide"), id="confirm", variant="primary")
+                yield Button(Content("Decide"), id="confirm", variant="primary", compact=True)
                 if self.allow_extend:
-                    yield Button(Content("Add a round"), id="extend", variant="warning")
-                yield Button(Content("Cancel"), id="cancel")
+                    yield Button(
+                        Content("Add a round"), id="extend", variant="warning", compact=True
+                    )
+                yield Button(Content("Cancel"), id="cancel", compact=True)
 
     def chosen_vote(self) -> str | None:
         """The vote the operator picked, or None: none is chosen for them."""
