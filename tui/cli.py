@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from tui import __version__
 from tui.exitcodes import ExitCode
@@ -72,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
         help="headless: end with exit code 3 (default), or ask on the terminal",
     )
     run.add_argument(
+        "--json", action="store_true", help="headless: print the result as one JSON object"
+    )
+    run.add_argument(
         "--no-preflight",
         action="store_true",
         help="skip checking each debater's model, key and api_base before the session starts",
@@ -89,6 +92,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     res.add_argument(
         "--force", action="store_true", help="headless: resume even if the hash chain is broken"
+    )
+    res.add_argument(
+        "--json", action="store_true", help="headless: print the result as one JSON object"
     )
     res.add_argument(
         "--raise-budget",
@@ -225,6 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _err("moot: interrupted; the session is saved up to its last completed turn")
         return ExitCode.INTERRUPTED
+    except BrokenPipeError:  # the reader stopped reading (``| head``): not an error
+        from tui.headless import silence_stdout
+
+        silence_stdout()
+        return ExitCode.DECIDED
     except Exception as err:  # never a traceback unless asked for
         if os.environ.get("MOOT_DEBUG"):
             raise
@@ -232,8 +243,23 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.INTERNAL
 
 
+# What each command expects: a file of the other kind is named, with the command it wants.
+_WANTS: dict[str, Literal["spec", "session"]] = {
+    "run": "spec",
+    "validate": "spec",
+    "replay": "session",
+    "resume": "session",
+    "export": "session",
+    "verify": "session",
+}
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     cmd = args.command
+    if cmd in _WANTS:
+        from tui.filekind import refuse_wrong_kind
+
+        refuse_wrong_kind(args.spec if _WANTS[cmd] == "spec" else args.session, _WANTS[cmd])
     if cmd == "validate":
         return _validate(args.spec)
     if cmd == "new":
@@ -415,7 +441,6 @@ def _decide(args: argparse.Namespace) -> int:
 def _run_headless(args: argparse.Namespace) -> int:
     from tui.engine.live import LiveSession
     from tui.engine.spec import read_spec_file
-    from tui.headless import run_headless
     from tui.providers.registry import provider_for
 
     spec, raw = read_spec_file(args.spec)
@@ -424,9 +449,26 @@ def _run_headless(args: argparse.Namespace) -> int:
         spec, raw, provider_for, out=out, directory=args.sessions_dir, spec_source=args.spec
     )
     try:
-        return run_headless(session, args.on_unresolved)
+        return _headless(session, args)
     finally:
         session.close()
+
+
+def _headless(session: LiveSession, args: argparse.Namespace) -> int:
+    """Run to the end; ``--json`` keeps stdout for the result; Ctrl+C names the way back."""
+    import shlex
+
+    from tui.headless import headless_console, result_json, run_headless
+
+    try:
+        code = run_headless(session, args.on_unresolved, headless_console(stderr=args.json))
+    except KeyboardInterrupt:
+        _err(f"moot: interrupted; saved up to its last completed turn: {session.path}")
+        _err(f"continue it with: moot resume {shlex.quote(str(session.path))}")
+        return ExitCode.INTERRUPTED
+    if args.json:
+        print(result_json(session, code))
+    return code
 
 
 def _checked_start(spec: Spec, args: argparse.Namespace) -> Path:
@@ -468,17 +510,20 @@ def _raise_budgets(session: LiveSession, raises: list[str]) -> None:
 def _resume_headless(args: argparse.Namespace) -> int:
     from tui.engine.live import LiveSession
     from tui.engine.vocab import ESCALATE
-    from tui.headless import run_headless
+    from tui.headless import result_json
     from tui.providers.registry import provider_for
 
     session = LiveSession.resume(args.session, provider_for, force=args.force)
     try:
         result = session.store.result
         if result is not None and result.get("decision") != ESCALATE:
-            _out(f"{args.session}: already decided: {result.get('decision')}")
+            if args.json:
+                print(result_json(session, ExitCode.DECIDED))
+            else:
+                _out(f"{args.session}: already decided: {result.get('decision')}")
             return ExitCode.DECIDED
         _raise_budgets(session, args.raise_budget)
-        return run_headless(session, args.on_unresolved)
+        return _headless(session, args)
     finally:
         session.close()
 
@@ -488,13 +533,9 @@ def _console(args: argparse.Namespace) -> int:
 
     cmd = args.command
     theme = getattr(args, "theme", None)
-    if cmd == "run":  # the console reads and preflights the spec after its first frame
+    if cmd == "run":
         return launch(
-            spec_path=args.spec,
-            theme=theme,
-            sessions_dir=args.sessions_dir,
-            out=args.out,
-            preflight=not args.no_preflight,
+            spec_path=args.spec, theme=theme, sessions_dir=args.sessions_dir, out=args.out
         )
     if cmd == "resume":
         if args.force:

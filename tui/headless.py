@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
@@ -23,7 +28,7 @@ from tui.engine.spec import spec_warnings
 from tui.engine.vocab import ESCALATE, RunStatus
 from tui.exitcodes import ExitCode
 from tui.present import Emphasis, Section, Tone, present
-from tui.textsafe import bound, clean, clean_line
+from tui.textsafe import bound, clean, clean_line, json_text
 
 SHOWN_CHARS = 4000
 
@@ -95,7 +100,7 @@ def _section(out: Text, section: Section) -> None:
 
 def report_table(result: Mapping[str, Any]) -> Table:
     table = Table(title="Result", show_header=False, title_style="bold")
-    table.add_column(style="dim")
+    table.add_column(style="dim", no_wrap=True)
     table.add_column()
     for key, value in result.items():
         if key in (
@@ -198,6 +203,45 @@ async def _drive(session: LiveSession, console: Console, on_unresolved: str) -> 
             return
 
 
+class _PipeConsole(Console):
+    """Rich output that a closed pipe (``moot run … | head``) silences instead of ending."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        silence_stdout()
+
+
+def silence_stdout() -> None:
+    """The reader is gone: further output goes nowhere, so the run can finish on record."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def headless_console(*, stderr: bool = False) -> Console:
+    """Lines are never wrapped by Rich (soft wrap), so paths and ids stay whole in a pipe."""
+    return _PipeConsole(highlight=False, soft_wrap=True, stderr=stderr)
+
+
+def result_json(session: LiveSession, code: int) -> str:
+    """``--json``: the session, the exit code and the ``[result]`` as one JSON object."""
+    result = session.store.result or dict(session.engine.result())
+    return json_text({"session": str(session.path), "exit_code": int(code), "result": result})
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a headless run as Ctrl+C does: cancelled, saved, the way back named."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 class _ResumeIfLeftPaused:
     """Headless, nobody can press resume: a session the operator left paused goes on.
 
@@ -234,7 +278,7 @@ def run_headless(
     ``extend_first``: the session ended unresolved; replay it to that end, add a
     round (journalled), and go on (``moot decide --extend``).
     """
-    console = console or Console(highlight=False, soft_wrap=False, stderr=False)
+    console = console or headless_console()
     session.engine.subscribe(HeadlessPrinter(console))
     session.engine.subscribe(_ResumeIfLeftPaused(session, console))
     console.print(Text(clean_line(f"session: {session.path}"), style="dim"))
@@ -254,8 +298,12 @@ def run_headless(
         finally:
             await close_all()
 
-    asyncio.run(main())
+    with _sigterm_as_interrupt():
+        asyncio.run(main())
     result = session.engine.result()
-    console.print(report_table(result))
+    # A pipe gets the table at a readable width; a terminal gets its own width.
+    console.print(
+        report_table(result), width=None if console.is_terminal else max(console.width, 100)
+    )
     console.print(Text(clean_line(f"saved: {session.path}"), style="dim"))
     return ExitCode.UNRESOLVED if result.get("decision") == ESCALATE else ExitCode.DECIDED

@@ -1,0 +1,166 @@
+"""Headless output a script can use: unwrapped paths, quiet closed pipes, --json, named mix-ups.
+
+Each test runs the real ``moot`` process on a real pipe, as a script would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tui.engine.errors import SessionError
+from tui.engine.session import load_session
+from tui.exitcodes import ExitCode
+
+ROOT = Path(__file__).resolve().parent.parent
+LONG_ID = "a-rather-long-debater-identifier-0123"
+
+SPEC = f"""
+[debate]
+title = "Script-friendly output"
+motion = "Keep the output scriptable."
+max_rounds = 2
+consensus_threshold = 2
+phases = ["proposal", "consensus"]
+
+[[debaters]]
+id = "{LONG_ID}"
+model = "scripted"
+[debaters.script]
+votes = ["release"]
+turn_delay_ms = {{delay}}
+
+[[debaters]]
+id = "b"
+model = "scripted"
+[debaters.script]
+votes = ["revise"]
+turn_delay_ms = {{delay}}
+"""
+
+
+def spec(tmp_path: Path, delay: int = 0) -> Path:
+    path = tmp_path / "spec.toml"
+    path.write_text(SPEC.format(delay=delay))
+    return path
+
+
+def moot(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_paths_and_ids_never_wrap_in_a_narrow_pipe(tmp_path: Path) -> None:
+    out = tmp_path / "a-session-file-with-a-name-far-wider-than-twenty-columns.toml"
+    done = moot("run", str(spec(tmp_path)), "--headless", "--out", str(out), env={"COLUMNS": "20"})
+    assert done.returncode == ExitCode.UNRESOLVED, done.stderr
+    lines = done.stdout.splitlines()
+    assert f"session: {out}" in lines
+    assert f"saved: {out}" in lines
+    assert sum(LONG_ID in line for line in lines) >= 4  # every turn names it whole
+
+
+def test_a_closed_pipe_ends_quietly_with_the_runs_exit_code(tmp_path: Path) -> None:
+    out = tmp_path / "piped.toml"
+    command = " ".join(
+        [shlex.quote(sys.executable), "-m", "tui", "run", shlex.quote(str(spec(tmp_path, 40)))]
+        + ["--headless", "--out", shlex.quote(str(out))]
+    )
+    done = subprocess.run(
+        ["bash", "-c", f"{command} | head -3; exit ${{PIPESTATUS[0]}}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert len(done.stdout.splitlines()) == 3
+    assert done.returncode == ExitCode.UNRESOLVED, done.stderr
+    assert done.stderr == ""  # no traceback, no "internal error", no "Exception ignored"
+    result = load_session(out).result  # the run went on to its end, on record
+    assert result is not None and result["decision_rule"] == "max_rounds_exhausted"
+
+
+def test_json_prints_one_object_and_nothing_else_on_stdout(tmp_path: Path) -> None:
+    out = tmp_path / "j.toml"
+    done = moot("run", str(spec(tmp_path)), "--headless", "--json", "--out", str(out))
+    assert done.returncode == ExitCode.UNRESOLVED, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["session"] == str(out) and doc["exit_code"] == ExitCode.UNRESOLVED
+    assert doc["result"] == load_session(out).result
+    again = moot("resume", str(out), "--headless", "--json")
+    assert again.returncode == ExitCode.UNRESOLVED, again.stderr
+    assert json.loads(again.stdout)["result"]["turns"] == doc["result"]["turns"]
+
+
+def test_a_session_given_for_a_spec_is_named_with_the_command_to_use(tmp_path: Path) -> None:
+    out = tmp_path / "done.toml"
+    assert moot("run", str(spec(tmp_path)), "--headless", "--out", str(out)).returncode == 3
+    before = out.read_bytes()
+    for command in ("run", "validate"):
+        done = moot(command, str(out), *(["--headless"] if command == "run" else []))
+        assert done.returncode == ExitCode.BAD_INPUT
+        assert "is a session file, not a spec" in done.stderr
+        assert f"moot resume {out}" in done.stderr and f"moot replay {out}" in done.stderr
+        assert "unknown key" not in done.stderr
+    assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["replay", "resume", "export", "verify"])
+def test_a_spec_given_for_a_session_is_named_with_the_command_to_use(
+    tmp_path: Path, command: str
+) -> None:
+    path = spec(tmp_path)
+    before = path.read_bytes()
+    done = moot(command, str(path), *(["--headless"] if command == "resume" else []))
+    assert done.returncode == ExitCode.BAD_INPUT, done.stdout + done.stderr
+    assert "is a spec, not a session file" in done.stderr
+    assert f"moot run {path}" in done.stderr
+    assert path.read_bytes() == before
+
+
+def recorded_turns(path: Path) -> int:
+    """Turns on record so far; 0 while the file is still being created."""
+    try:
+        return len(load_session(path).turns)
+    except (OSError, SessionError):
+        return 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_run_names_the_session_and_the_resume_line(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    out = tmp_path / "interrupted.toml"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "run", str(spec(tmp_path, 60)), "--headless"]
+        + ["--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + 60
+    while not recorded_turns(out) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == ExitCode.INTERRUPTED, stdout + stderr
+    assert "Traceback" not in stderr
+    assert str(out) in stderr and f"moot resume {out}" in stderr
+    resumed = moot("resume", str(out), "--headless")
+    assert resumed.returncode == ExitCode.UNRESOLVED, resumed.stderr
+    assert load_session(out).result is not None
