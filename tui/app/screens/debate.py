@@ -19,6 +19,7 @@ from tui.app.components.pane import DebaterPane
 from tui.app.components.tally import TallyPanel
 from tui.app.components.timeline import Timeline
 from tui.app.components.verify import ChallengePanel, JudgePanel, RubricPanel
+from tui.app.screens.too_small import NARROW_BELOW
 from tui.engine.protocols.challenge import ChallengeProtocol
 from tui.engine.protocols.refine import RefineProtocol
 from tui.engine.vocab import RunStatus
@@ -32,9 +33,6 @@ if TYPE_CHECKING:
     from tui.engine.protocols.base import Protocol
     from tui.engine.records import Turn
     from tui.engine.spec import Spec
-
-
-NARROW_BELOW = 120  # columns: below this the side panels fold into lines, one pane shows
 
 
 def grid_columns(n: int) -> int:

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from tui.app.messages import SessionChosen
+from tui.app.screens.too_small import NARROW_BELOW
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.safeio import FileRefused, read_regular
@@ -187,24 +188,51 @@ class HomeScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        # Fixed widths: the layout does not jump when the rows arrive.
+        # Fixed widths (the layout does not jump when the rows arrive), the title taking
+        # what a narrow terminal leaves; the file name then scrolls in from the right.
+        width = self.app.size.width
+        narrow = width < NARROW_BELOW
+
+        def add(table: DataTable, columns: list[tuple[str, int]]) -> None:
+            if narrow:
+                fixed = sum(w for label, w in columns if label not in ("title", "file"))
+                columns = [
+                    (label, max(16, width - 4 - fixed - 2 * (len(columns) - 1)))
+                    if label == "title"
+                    else (label, w)
+                    for label, w in columns
+                ]
+            for label, w in columns:
+                table.add_column(label, width=w)
+
         aw = self.query_one("#awaiting", DataTable)
-        for label, width in (("title", 40), ("protocol", 10), ("rule", 22), ("tally", 24)):
-            aw.add_column(label, width=width)
+        add(
+            aw,
+            [
+                ("title", 40),
+                ("protocol", 10),
+                ("rule", 22 if not narrow else 16),
+                ("tally", 24 if not narrow else 16),
+            ],
+        )
         self._show_waiting(False)
         ex = self.query_one("#examples", DataTable)
-        for label, width in (("title", 44), ("protocol", 10), ("debaters", 34), ("file", 30)):
-            ex.add_column(label, width=width)
+        add(
+            ex,
+            [("title", 44), ("protocol", 10), ("debaters", 34 if not narrow else 22), ("file", 30)],
+        )
         se = self.query_one("#sessions", DataTable)
-        for label, width in (
-            ("date", 16),
-            ("title", 40),
-            ("protocol", 10),
-            ("decision", 14),
-            ("turns", 5),
-            ("file", 30),
-        ):
-            se.add_column(label, width=width)
+        add(
+            se,
+            [
+                ("date", 16),
+                ("title", 40),
+                ("protocol", 10),
+                ("decision", 14),
+                ("turns", 5),
+                ("file", 30),
+            ],
+        )
         ex.focus()
         self.load()
 

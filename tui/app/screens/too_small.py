@@ -1,4 +1,4 @@
-"""Shown instead of any screen while the terminal is below the console's minimum size."""
+"""The console's size limits, and the screen shown while the terminal is below the minimum."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 MIN_WIDTH = 60
 MIN_HEIGHT = 16
+NARROW_BELOW = 120  # columns: below this the screens use their narrow layout
 
 
 def too_small(width: int, height: int) -> bool:
