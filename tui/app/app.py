@@ -233,9 +233,12 @@ class MootApp(App[int]):
             self.startup_error = problem
             self.exit(ExitCode.BAD_INPUT)
             return
+        while isinstance(self.screen, TooSmallScreen):  # put back once the debate is up
+            self.pop_screen()
         if isinstance(self.screen, OpeningScreen):
             self.pop_screen()
         self.open_path("run", path, startup=True)
+        self.call_after_refresh(lambda: self.fit_terminal(*self.size))
 
     def on_resize(self, event: Resize) -> None:
         if self.screen_stack[1:]:  # the first screen is up: the start-up check has run
@@ -254,9 +257,8 @@ class MootApp(App[int]):
 
     def fail_start(self, message: str) -> None:
         """A spec or session that cannot be opened: a message, exit code 2 at start-up."""
-        if len(self.screen_stack) <= 2 and not any(
-            isinstance(s, HomeScreen) for s in self.screen_stack
-        ):
+        shown = [s for s in self.screen_stack if not isinstance(s, TooSmallScreen)]
+        if len(shown) <= 2 and not any(isinstance(s, HomeScreen) for s in shown):
             self.startup_error = message
             self.exit(ExitCode.BAD_INPUT)
             return

@@ -28,6 +28,11 @@ class TooSmallScreen(Screen[None]):
     def on_mount(self) -> None:
         self.show(*self.app.size)
 
+    def on_screen_resume(self) -> None:
+        """Uncovered again (the screens above it closed) after the terminal grew: go."""
+        if not too_small(*self.app.size):
+            self.dismiss()
+
     def show(self, width: int, height: int) -> None:
         self.query_one("#too-small", Static).update(
             Content.assemble(
