@@ -89,6 +89,57 @@ _TASKS = {
 }
 
 
+# One short answer per turn kind. A small model copies a form far better than it
+# follows a description of one, and it may copy the words too: so the examples say
+# things true of any debate (a copy reads as a plain, fair point, not as another
+# topic). Enum fields (vote, verdict, pick) take the slot's first allowed value.
+_EXAMPLES: dict[TurnKind, dict[str, Any]] = {
+    TurnKind.POSITION: {
+        "stance": "I support the motion, on one condition.",
+        "rationale": "The gain is clear, and the condition limits the main risk.",
+    },
+    TurnKind.CRITIQUE: {
+        "weaknesses": ["The position gives no evidence for its main claim."],
+        "suggestions": ["Add one measured fact that supports the claim."],
+    },
+    TurnKind.ADVERSARY_CRITIQUE: {
+        "weaknesses": ["The proposal gives no evidence for its main claim."],
+        "suggestions": ["Add one measured fact that supports the claim."],
+        "score": 40,
+        "routing": "revise",
+    },
+    TurnKind.CANDIDATE: {
+        "candidate": "Do it in two steps, and check the result after the first.",
+        "rationale": "A first step that is checked limits the damage of a mistake.",
+    },
+    TurnKind.CANDIDATE_CRITIQUE: {
+        "weaknesses": ["The candidate does not say how success is measured."],
+        "suggestions": ["Name one number that shows whether it worked."],
+    },
+    TurnKind.JUDGMENT: {"reason": "X gives a reason that can be checked; Y does not."},
+}
+
+
+def example_for(kind: TurnKind, schema: dict[str, Any]) -> str | None:
+    """A one-line JSON answer of this kind, with only the fields this slot's schema has."""
+    sample = _EXAMPLES.get(kind)
+    if sample is None:
+        return None
+    props: dict[str, Any] = {}
+    for branch in schema.get("anyOf", [schema]):
+        props.update(branch.get("properties", {}))
+    out: dict[str, Any] = {}
+    for name, prop in props.items():
+        choices = prop.get("enum") or ([prop["const"]] if "const" in prop else None)
+        if name in sample:
+            out[name] = sample[name]
+        elif choices:
+            out[name] = choices[0]
+        else:
+            return None  # a field the example cannot fill: the field list alone is clearer
+    return json.dumps(out, ensure_ascii=False)
+
+
 def task_for(protocol: str, slot: Slot) -> str:
     """The instruction for a phase; key 1/2 split a phase's first round from later ones."""
     first_or_later = 1 if slot.round == 1 else 2
@@ -199,6 +250,12 @@ def build_messages(
         "Answer with one JSON object and nothing else, with these fields:\n"
         f"{_fields_hint(schema, votes)}"
     )
+    if example := example_for(slot.kind, schema):
+        system += (
+            "\n\nExample of the form (choose your own values; say what you think "
+            "about this debate in your own words):\n"
+            f"{example}\nWrite short, whole sentences, each ending with a full stop."
+        )
     sections = [f"## {heading}\n{text}" for _, heading, text in items]
     return [
         {"role": "system", "content": system},
