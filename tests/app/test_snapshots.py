@@ -25,6 +25,17 @@ LOOKS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def still_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live line's elapsed seconds read a clock that stands still: a snapshot
+    taken a second later is the same picture."""
+    from types import SimpleNamespace
+
+    from tui.app.components import pane
+
+    monkeypatch.setattr(pane, "time", SimpleNamespace(monotonic=lambda: 1000.0))
+
+
 def _mid_debate_spec(tmp_path: Path) -> Path:
     spec = debate_spec(
         debaters=3,
