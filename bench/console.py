@@ -1,6 +1,7 @@
 """Console benchmarks: time to first paint, and streaming under load.
 
     .venv/bin/python bench/console.py [--runs 5] [--seconds 8]
+    .venv/bin/python bench/console.py --demo sessions/examples/local-debate.toml
 
 1. First paint: spawns, in a pseudo-terminal, a bare Textual app (Header,
    Static, Footer), ``moot`` (home) and ``moot run SPEC`` (a scripted debate),
@@ -367,12 +368,43 @@ async def under_load(seconds: float) -> dict[str, float]:
     }
 
 
+def demo(spec: str) -> dict[str, float | None]:
+    """``moot run SPEC`` in a pty: seconds until each phase, a vote, and the decide modal show."""
+    marks = {
+        "title": b"four-day",
+        "critique": b"critique",
+        "consensus": b"consensus",
+        "decide modal": b"Add a round",
+    }
+    seen: dict[str, float | None] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        term = Pty([sys.executable, "-m", "tui", "run", spec], _env(tmp))
+        for name, needle in marks.items():
+            seen[name] = term.wait_for(needle, timeout=180)
+        term.close()
+    return seen
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--idle-seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--demo",
+        metavar="SPEC",
+        help="only time the demo: each phase and the decide modal of `moot run SPEC`",
+    )
     args = parser.parse_args()
+    if args.demo:
+        marks = demo(args.demo)
+        print(
+            f"demo `moot run {args.demo}` (pty 160x45): "
+            + ", ".join(
+                f"{k} {'never (180 s)' if v is None else f'{v:.1f} s'}" for k, v in marks.items()
+            )
+        )
+        return 0
     print("moot console benchmarks")
     paints = first_paints(args.runs)
     what = {
