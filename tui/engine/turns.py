@@ -134,7 +134,9 @@ class TurnPlayer:
         self._calls: dict[int, tuple[Slot, asyncio.Task[Any]]] = {}  # the task calling
         self._cuts: dict[int, tuple[Slot, asyncio.Future[CutChoice]]] = {}
         self.schemas = {
-            k: kind_schema(m, votes, spec.rubric if k in self._rubric_kinds else None)
+            k: kind_schema(
+                m, votes, spec.rubric if k in self._rubric_kinds else None, spec.debate.min_words
+            )
             for k, m in self._models.items()
         }
 

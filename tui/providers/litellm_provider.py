@@ -29,6 +29,7 @@ DEFAULT_TIMEOUT_S = 60.0
 RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection"})
 # What to ask for next when a server refuses a structured-output mode.
 FALLBACK: dict[Structured, Structured] = {"json_schema": "json_object", "json_object": "prompt"}
+NO_KEY = "moot-no-key"
 Base = str | tuple[str, ...] | None  # one server, or several behind the Router
 
 _litellm: Any = None
@@ -251,6 +252,8 @@ class LiteLLMProvider:
                     f"environment variable {d.api_key_env} is not set; set it to the API key "
                     f"for {model}",
                 )
+        if api_key is None and api_base and _default_key_env(model) is not None:
+            api_key = NO_KEY  # a self-hosted server checks no key; LiteLLM still wants one
         temperature = d.temperature if d.temperature is not None else self._default_temperature
         max_tokens = d.max_tokens if d.max_tokens is not None else self._default_max_tokens
         timeout = d.timeout_s if d.timeout_s is not None else self.default_timeout_s

