@@ -15,6 +15,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from tui.app.components.cards import TurnCard
+from tui.engine.budget import Ledger
 from tui.engine.events import Slot
 from tui.engine.records import Turn
 from tui.streamfields import FieldStream
@@ -74,6 +75,17 @@ class TailText(Widget):
             self._shown = Content(text)
             self._shown_for = key
         return self._shown
+
+
+def ledger_line(ledger: Ledger) -> str:
+    """``1.2k tok · $0.004 · 1.8 s · ctx 23%``: what the engine counts against the caps."""
+    tokens = f"{ledger.tokens / 1000:.1f}k" if ledger.tokens >= 1000 else str(ledger.tokens)
+    parts = [f"{tokens} tok", f"${ledger.cost:.3f}"]
+    if ledger.last_latency_ms is not None:
+        parts.append(f"{ledger.last_latency_ms / 1000:.1f} s")
+    if ledger.fullness is not None:
+        parts.append(f"ctx {ledger.fullness:.0%}")
+    return " · ".join(parts)
 
 
 def live_line(elapsed: float, tokens: int, streamed: float) -> str:
@@ -205,6 +217,7 @@ class DebaterPane(Vertical):
     usage: var[Usage] = var(Usage, init=False)
     speaking: var[bool] = var(False, init=False, toggle_class="-speaking")
     failure: var[Content | None] = var(None, init=False, toggle_class="-failed")
+    ledger: var[Ledger | None] = var(None, init=False)  # the engine's, live per call
 
     def __init__(self, debater_id: str, model: str, family: str, role: str = "") -> None:
         super().__init__(id=f"pane-{debater_id}")
@@ -267,6 +280,10 @@ class DebaterPane(Vertical):
         if self.is_mounted:
             self._show_meta()
 
+    def watch_ledger(self) -> None:
+        if self.is_mounted:
+            self._show_meta()
+
     def watch_failure(self, failure: Content | None) -> None:
         if self.is_mounted and failure is not None:
             self.query_one(".failure", Static).update(failure)
@@ -285,7 +302,12 @@ class DebaterPane(Vertical):
             parts.append((" — ", "$text-muted"))
         usage = self.usage
         turns = f"{usage.turns} turn" + ("" if usage.turns == 1 else "s")
-        parts.append((f"  {turns} · {usage.tokens:,} tok · ${usage.cost:.4f}", "$text-muted"))
+        spent = (
+            f"{usage.tokens:,} tok · ${usage.cost:.4f}"
+            if self.ledger is None
+            else ledger_line(self.ledger)
+        )
+        parts.append((f"  {turns} · {spent}", "$text-muted"))
         self.query_one(".meta", Static).update(Content.assemble(*parts))
         self.border_subtitle = Content(clean_line(self.vote)) if self.vote else None
 

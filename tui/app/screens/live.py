@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,22 @@ from tui.app.components.pane import DebaterPane
 from tui.app.components.tally import Verdict
 from tui.app.messages import EngineEvent, ProviderFailure, TokensArrived
 from tui.app.screens.debate import DebateScreen
-from tui.app.screens.modals import DecideModal, DecideResult, FailureModal, NoteModal
+from tui.app.screens.modals import (
+    BudgetModal,
+    CutModal,
+    CutResult,
+    DecideModal,
+    DecideResult,
+    FailureModal,
+    NoteModal,
+    RaiseResult,
+)
+from tui.engine.budget import SESSION, parse_cap
 from tui.engine.errors import MootInputError, SessionError, SpecError
 from tui.engine.events import (
     DecisionReached,
     Event,
+    LedgerChanged,
     OperatorActed,
     PhaseCompleted,
     PhaseStarted,
@@ -32,11 +44,12 @@ from tui.engine.events import (
     TurnStarted,
 )
 from tui.engine.live import LiveSession
+from tui.engine.report import ResultRecord
 from tui.engine.ports import Provider, ProviderError
 from tui.engine.runner import Engine
 from tui.engine.spec import Debater, Spec
-from tui.engine.turns import FailureAction, FailureChoice
-from tui.engine.vocab import ESCALATE, OperatorAction, RunStatus
+from tui.engine.turns import CutAction, FailureAction, FailureChoice
+from tui.engine.vocab import ESCALATE, DecisionRule, OperatorAction, RunStatus
 from tui.exitcodes import ExitCode
 from tui.textsafe import clean_line, shorten
 
@@ -59,6 +72,8 @@ class LiveScreen(DebateScreen):
         Binding("e", "escalate", "Escalate"),
         Binding("d", "decide", "Decide"),
         Binding("n", "note", "Note"),
+        Binding("x", "cut(False)", "Cut turn"),
+        Binding("X", "cut(True)", "Cut phase", show=False),
         Binding("f,end", "follow", "Follow", show=False),
     ]
 
@@ -198,6 +213,9 @@ class LiveScreen(DebateScreen):
                 self.status = RunStatus(self._engine_now.status)
             case OperatorActed() as event:
                 self._operator_acted(event.action)
+            case LedgerChanged() as event:
+                if event.speaker in self._engine_now.debaters:  # a copy: the engine's changes
+                    self.pane(event.speaker).ledger = replace(event.ledger)
             case DecisionReached() as event:
                 await self._decision_reached(event)
 
@@ -308,7 +326,9 @@ class LiveScreen(DebateScreen):
             if entry.status == "speaking":
                 self.timeline.mark(index, "waiting", render=False)
         self.timeline.set_current(None)
-        if event.decision == ESCALATE:
+        if event.decision == ESCALATE and event.rule == DecisionRule.BUDGET_EXHAUSTED:
+            self.open_budget(event.result)
+        elif event.decision == ESCALATE:
             self.open_decide(unresolved=True, rule=event.rule)
         else:
             self.notify(
@@ -420,6 +440,65 @@ class LiveScreen(DebateScreen):
             self.tally_panel.verdict = None
             self.drive()
         # otherwise the modal has already applied the decision through the engine
+
+    def open_budget(self, result: ResultRecord) -> None:
+        """A cap ended the debate: the operator raises it and goes on, or decides."""
+        key = str(result.get("budget_exhausted", ""))
+        spent = float(result.get("budget_spent", 0))
+        cap = float(result.get("budget_cap", 0))
+
+        def answered(raised: RaiseResult | None) -> None:
+            if raised is None or self.engine is None:
+                self.open_decide(unresolved=True, rule=DecisionRule.BUDGET_EXHAUSTED)
+                return
+            scope, name = parse_cap(key)
+            try:
+                self.engine.raise_budget(name, raised.value, None if scope == SESSION else scope)
+            except ValueError as err:
+                self.notify(str(err), severity="error", markup=False)
+                self.open_budget(result)
+                return
+            self.decision = None
+            self.tally_panel.verdict = None
+            self.drive()
+
+        self.app.push_screen(BudgetModal(key, spent, cap), answered)
+
+    # ------------------------------------------------------------------ cuts
+    def action_cut(self, whole_phase: bool) -> None:
+        """Cut the speaking turn (the pane shown, else the first speaking), or all of them."""
+        engine = self.engine
+        if engine is None:
+            return
+        if not engine.awaiting_cut:
+            speaking = [slot.speaker for slot in engine.player.speaking]
+            if not speaking:
+                self.notify("no turn is being spoken", markup=False, timeout=2)
+                return
+            shown = self.shown_speaker()
+            speaker = None if whole_phase else (shown if shown in speaking else speaking[0])
+            for slot in engine.cut(speaker):
+                self.timeline.mark(slot.index, "failed")
+        self._ask_cut()
+
+    def _ask_cut(self) -> None:
+        engine = self._engine_now
+        waiting = engine.awaiting_cut
+        if not waiting:
+            return
+        cuts = [a for a in engine.operator.actions if a.get("action") == OperatorAction.CUT]
+        words = len(str(cuts[-1].get("partial", "")).split()) if cuts else 0
+
+        def answered(result: CutResult | None) -> None:
+            if result is None:
+                self.notify("the cut turn waits: x to choose", markup=False, timeout=3)
+                return
+            if result.action == CutAction.REPLACE and result.model:
+                for slot in engine.awaiting_cut:
+                    self.pane(slot.speaker).model = result.model
+            engine.answer_cut(result.choice())
+
+        self.app.push_screen(CutModal([slot.speaker for slot in waiting], words), answered)
 
     def action_follow(self) -> None:
         """Every pane follows its newest words again (scrolling up had stopped it)."""

@@ -1,4 +1,4 @@
-"""Modal screens: decide, note, provider failure, jump to a turn."""
+"""Modal screens: decide, note, provider failure, cut turn, budget raise, jump to a turn."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
-from tui.engine.turns import FailureAction, FailureChoice
+from tui.engine.turns import CutAction, CutChoice, FailureAction, FailureChoice
 from tui.textsafe import clean_line, shorten
 
 R = TypeVar("R")
@@ -295,4 +295,144 @@ class JumpModal(_Modal[int | None]):
 
     @on(Button.Pressed, "#cancel")
     def cancel(self) -> None:
+        self.dismiss(None)
+
+
+@dataclass(frozen=True)
+class CutResult:
+    """The cut modal's answer: redo (with an optional note), skip, or another model."""
+
+    action: CutAction
+    model: str | None = None
+    note: str | None = None
+
+    def choice(self) -> CutChoice:
+        """The engine's form of this answer."""
+        return CutChoice(self.action, self.model, self.note)
+
+
+class CutModal(_Modal[CutResult | None]):
+    """A cut turn waits: redo it (after an optional note), skip it, or replace the model.
+
+    Esc leaves the choice for later (``x`` asks again); the turn waits meanwhile.
+    """
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Later"),
+        Binding("m", "focus_model", "Type a model", show=False),
+    ]
+
+    def __init__(self, speakers: list[str], partial_words: int) -> None:
+        super().__init__()
+        self.speakers = speakers
+        self.partial_words = partial_words
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="cut"):
+            who = ", ".join(clean_line(s) for s in self.speakers)
+            yield Label(
+                Content.assemble(("Turn cut: ", "bold $warning"), (shorten(who, 60), "bold")),
+                classes="title",
+            )
+            yield Static(
+                Content(f"Recorded with its partial text ({self.partial_words} words)."),
+                classes="hint",
+                markup=False,
+            )
+            yield Input(placeholder="note for the redo (optional)", id="note", compact=True)
+            yield Input(
+                placeholder="model to use instead (m, then Enter)", id="model", compact=True
+            )
+            with Horizontal(classes="buttons"):
+                yield Button(Content("Redo"), id="redo", variant="primary", compact=True)
+                yield Button(Content("Skip"), id="skip", compact=True)
+                yield Button(Content("Replace"), id="replace", variant="warning", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#redo", Button).focus()
+
+    def action_focus_model(self) -> None:
+        self.query_one("#model", Input).focus()
+
+    @on(Input.Submitted, "#note")
+    def redo_with_note(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.choose(CutAction.REDO)
+
+    @on(Input.Submitted, "#model")
+    def replace(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.choose(CutAction.REPLACE)
+
+    @on(Button.Pressed)
+    def chosen(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.choose(CutAction(str(event.button.id)))
+
+    def choose(self, action: CutAction) -> None:
+        if action == CutAction.REPLACE:
+            model = self.query_one("#model", Input).value.strip()
+            if not model:
+                self.query_one("#model", Input).focus()
+                self.notify("Type the model to use first.", severity="warning", markup=False)
+                return
+            self.dismiss(CutResult(action, model=model))
+        elif action == CutAction.REDO:
+            note = self.query_one("#note", Input).value.strip()
+            self.dismiss(CutResult(action, note=note or None))
+        else:
+            self.dismiss(CutResult(action))
+
+
+@dataclass(frozen=True)
+class RaiseResult:
+    """The budget modal's answer: a new value for the cap that ended the debate."""
+
+    value: float
+
+
+class BudgetModal(_Modal[RaiseResult | None]):
+    """A spending cap ended the debate: raise it and go on, or decide (None)."""
+
+    AUTO_FOCUS = "#cap"
+
+    def __init__(self, key: str, spent: float, cap: float) -> None:
+        super().__init__()
+        self.key = key
+        self.spent = spent
+        self.cap = cap
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="budget"):
+            yield Label(Content("Budget reached"), classes="title")
+            yield Static(
+                Content(f"{clean_line(self.key)}: spent {self.spent:g} of {self.cap:g}."),
+                classes="hint",
+                markup=False,
+            )
+            yield Label(Content("New cap (Enter: raise and go on)"), classes="hint")
+            yield Input(value=f"{self.cap * 2:g}", id="cap", type="number", compact=True)
+            yield Static("", classes="error", id="budget-error", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button(Content("Raise"), id="raise", variant="primary", compact=True)
+                yield Button(Content("Decide"), id="decide", compact=True)
+
+    @on(Input.Submitted, "#cap")
+    @on(Button.Pressed, "#raise")
+    def confirm(self, event: Input.Submitted | Button.Pressed) -> None:
+        event.stop()
+        try:
+            value = float(self.query_one("#cap", Input).value)
+        except ValueError:
+            value = 0.0
+        if value <= self.cap:
+            self.query_one("#budget-error", Static).update(
+                Content(f"A raise must be higher than {self.cap:g}.")
+            )
+            return
+        self.dismiss(RaiseResult(value))
+
+    @on(Button.Pressed, "#decide")
+    def decide(self, event: Button.Pressed) -> None:
+        event.stop()
         self.dismiss(None)

@@ -1,0 +1,125 @@
+"""Cutting a turn from the console: x (or X for the phase), then redo, skip or replace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app_support import (
+    debate_spec,
+    fill,
+    live_screen,
+    make_app,
+    plain,
+    quit_confirmed,
+    tap,
+    wait_until,
+    write_spec,
+)
+
+from tui.app.screens.help import HelpScreen
+from tui.app.screens.modals import CutModal
+from tui.engine.session import load_session
+
+
+def _session_file(dirs: dict[str, Path]) -> Path:
+    files = list(dirs["sessions"].glob("*.toml"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+async def _cut_while_speaking(pilot, screen, key: str, speakers: int = 1):  # noqa: ANN001, ANN202
+    """Wait until ``speakers`` turns stream (some words in), press ``key``, return the modal."""
+    engine = screen.engine
+    await wait_until(
+        pilot,
+        lambda: (
+            len(engine.player.speaking) >= speakers
+            and all(engine.player._partial.get(s.index) for s in engine.player.speaking)
+        ),
+    )
+    await tap(pilot, key)
+    return await wait_until(
+        pilot, lambda: isinstance(pilot.app.screen, CutModal) and pilot.app.screen
+    )
+
+
+async def test_x_cuts_the_speaking_turn_and_redo_with_a_note_goes_on(tmp_path, moot_dirs):
+    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.debate_screen())
+        screen = live_screen(app)
+        modal = await _cut_while_speaking(pilot, screen, "x")
+        assert modal.speakers == ["planner"]
+        assert screen.engine.awaiting_cut  # the turn waits for the operator
+        assert screen.timeline.entries[1].status == "failed"
+        await fill(pilot, "#note", "answer the rollback question first")
+        await tap(pilot, "enter")
+        await wait_until(pilot, lambda: screen.decision is not None)
+        assert [t.speaker for t in screen.engine.state.turns] == ["planner", "critic"]
+        assert not screen.engine.state.turns[0].invalid  # the redo was played in full
+    data = load_session(_session_file(moot_dirs))
+    cut, note = data.actions[0], data.actions[1]
+    assert cut["action"] == "cut" and cut["speaker"] == "planner" and cut["turn"] == 1
+    assert cut["partial"]  # the words spoken before the cut are kept
+    assert note["action"] == "note" and note["text"] == "answer the rollback question first"
+    assert data.result["decision"]
+
+
+async def test_capital_x_cuts_every_turn_of_the_phase_and_skip_records_them(tmp_path, moot_dirs):
+    spec = debate_spec(debaters=3, phases=["proposal"], parallel=True, token_delay_ms=20)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.debate_screen())
+        screen = live_screen(app)
+        modal = await _cut_while_speaking(pilot, screen, "X", speakers=3)
+        assert sorted(modal.speakers) == ["critic", "operator", "planner"]
+        await tap(pilot, "tab")  # Redo → Skip
+        await tap(pilot, "enter")
+        await wait_until(pilot, lambda: screen.decision is not None)
+        turns = screen.engine.state.turns
+        assert len(turns) == 3 and all(t.invalid for t in turns)
+        assert all(t.error == "cut by the operator and skipped" for t in turns)
+    data = load_session(_session_file(moot_dirs))
+    kinds = [a["action"] for a in data.actions]
+    assert kinds.count("cut") == 3 and kinds.count("skip") == 3
+
+
+async def test_replace_model_from_the_cut_modal_takes_enter(tmp_path, moot_dirs):
+    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.debate_screen())
+        screen = live_screen(app)
+        modal = await _cut_while_speaking(pilot, screen, "x")
+        await tap(pilot, "escape")  # later: the turn keeps waiting, x asks again
+        assert screen.engine.awaiting_cut
+        await tap(pilot, "x")
+        modal = await wait_until(pilot, lambda: isinstance(app.screen, CutModal) and app.screen)
+        await tap(pilot, "m")
+        assert modal.query_one("#model").has_focus
+        await fill(pilot, "#model", "scripted-b")
+        await tap(pilot, "enter")
+        await wait_until(pilot, lambda: screen.decision is not None)
+        assert screen.pane("planner").model == "scripted-b"
+        assert screen.engine.state.turns[0].model == "scripted-b"
+    data = load_session(_session_file(moot_dirs))
+    kinds = [a["action"] for a in data.actions]
+    assert kinds[:2] == ["cut", "replace_model"]
+    assert data.actions[1]["model"] == "scripted-b"
+
+
+async def test_the_keys_screen_lists_the_cut_keys(tmp_path, moot_dirs):
+    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.debate_screen())
+        screen = live_screen(app)
+        await tap(pilot, "question_mark")
+        help_screen = await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert help_screen
+        text = plain(app.screen.query_one("#help-keys"))
+        assert "Cut turn" in text and "Cut phase" in text
+        await tap(pilot, "escape")
+        await wait_until(pilot, lambda: app.screen is screen)
+        await quit_confirmed(pilot)
