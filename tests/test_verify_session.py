@@ -250,6 +250,21 @@ def test_an_edited_hash_is_named(
     assert failed(report) <= {("turn 2", "hash"), ("turn 3", "hash")}  # nothing else changed
 
 
+def test_a_hash_edited_to_any_character_is_named_not_a_crash(
+    recorded: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stored hash is file text: a BOM or other non-ASCII character in it breaks the chain."""
+    path = copy(recorded, "adversary", tmp_path)
+    text = path.read_text("utf-8")
+    old = tomllib.loads(text)["turns"][0]["hash"]
+    path.write_text(text.replace(old, old[:10] + "\ufeff" + old[10:]), "utf-8")
+    code, report = verify(path, capsys)
+    assert code == ExitCode.VERIFY_FAILED
+    assert ("turn 1", "hash") in failed(report)
+    assert main(["export", str(path), "--format", "json"]) == ExitCode.DECIDED
+    assert "hash chain is broken" in capsys.readouterr().err
+
+
 def test_an_unreadable_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify", str(tmp_path / "missing.toml")]) == ExitCode.BAD_INPUT
     assert main(["verify", str(EXAMPLES / "scripted-refine.toml")]) == ExitCode.BAD_INPUT

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 import shlex
-import tomllib
 from pathlib import Path
 from typing import Literal
 
+from tui.engine.bounded import TomlRefused, toml_document
 from tui.engine.errors import MootInputError
 from tui.engine.fileformat import SCHEMA
 from tui.engine.safeio import FileRefused, read_regular
@@ -26,14 +26,14 @@ _SESSION_SCHEMA = re.compile(
 def kind_of(path: str | Path) -> Kind | None:
     """``session`` for a moot session file, ``spec`` for a debate spec, else None."""
     try:
-        text = read_regular(path, PEEK_LIMIT).decode("utf-8-sig", errors="replace")
+        data = read_regular(path, PEEK_LIMIT)
     except FileRefused:
         return None
-    if _SESSION_SCHEMA.search(text[:4096]):
+    if _SESSION_SCHEMA.search(data[:4096].decode("utf-8-sig", errors="replace")):
         return "session"
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    try:  # bounded: a hostile file is left to the command's own checks, never a crash here
+        doc = toml_document(data)
+    except TomlRefused:
         return None
     if isinstance(doc.get("debate"), dict) and "debaters" in doc and "session" not in doc:
         return "spec"

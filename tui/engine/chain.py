@@ -60,7 +60,10 @@ def canonical(record: Mapping[str, Any]) -> bytes:
 
 def link(previous: str, record: Mapping[str, Any]) -> str:
     """The hash ``record`` carries when it follows a record hashed ``previous``."""
-    return hashlib.sha256(previous.encode("ascii") + b"\n" + canonical(record)).hexdigest()
+    # A stored hash is file text: an edited one may hold any character, and must
+    # only fail to match, never fail to encode.
+    head = previous.encode("utf-8", errors="surrogatepass")
+    return hashlib.sha256(head + b"\n" + canonical(record)).hexdigest()
 
 
 def sealed(previous: str, record: Mapping[str, Any]) -> dict[str, Any]:
