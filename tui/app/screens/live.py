@@ -44,8 +44,8 @@ from tui.engine.events import (
     TurnStarted,
 )
 from tui.engine.live import LiveSession
-from tui.engine.report import ResultRecord
 from tui.engine.ports import Provider, ProviderError
+from tui.engine.report import ResultRecord
 from tui.engine.runner import Engine
 from tui.engine.spec import Debater, Spec
 from tui.engine.turns import CutAction, FailureAction, FailureChoice
