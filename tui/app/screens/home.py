@@ -131,6 +131,7 @@ class HomeScreen(Screen[None]):
         Binding("enter", "open", "Run / replay", show=True),
         Binding("r", "resume", "Resume"),
         Binding("p", "replay", "Replay"),
+        Binding("k", "fork", "Fork"),
         Binding("f5", "reload", "Reload"),
         Binding("tab", "app.focus_next", "Switch list", show=False),
         Binding("q", "app.quit", "Quit"),
@@ -333,4 +334,11 @@ class HomeScreen(Screen[None]):
     def action_replay(self) -> None:
         chosen = self._selected()
         if chosen and chosen[0] == "session":
+            self.post_message(SessionChosen("replay", str(chosen[1])))
+
+    def action_fork(self) -> None:
+        """Fork a saved session: its replay opens, to pick the turn to fork after."""
+        chosen = self._selected()
+        if chosen and chosen[0] in ("session", "awaiting"):
+            self.notify("pick the turn (← →, g), then k forks after it", markup=False, timeout=8)
             self.post_message(SessionChosen("replay", str(chosen[1])))

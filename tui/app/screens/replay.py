@@ -10,12 +10,16 @@ from textual.timer import Timer
 from tui.app.components.header import REPLAY
 from tui.app.components.pane import MAX_CARDS, DebaterPane
 from tui.app.components.tally import Verdict
+from tui.app.messages import SessionChosen
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.modals import JumpModal
 from tui.engine import tally as tally_rules
+from tui.engine.errors import MootInputError, SessionError
+from tui.engine.fork import default_out, fork
 from tui.engine.records import Turn
 from tui.engine.replay import protocol_at
 from tui.engine.session import SessionData
+from tui.textsafe import shorten
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 
@@ -28,6 +32,7 @@ class ReplayScreen(DebateScreen):
         Binding("plus,equals_sign", "faster", "Faster"),
         Binding("minus", "slower", "Slower"),
         Binding("g", "jump", "Go to turn"),
+        Binding("k", "fork", "Fork here"),
         Binding("home", "goto(0)", "Start", show=False),
         Binding("end", "goto_end", "End", show=False),
     ]
@@ -183,3 +188,19 @@ class ReplayScreen(DebateScreen):
                 self.call_later(self.goto, n)
 
         self.app.push_screen(JumpModal(len(self.recorded)), jumped)
+
+    def action_fork(self) -> None:
+        """Fork the session after the turn shown into a new file, and go on with it live."""
+        source = self.data.path
+        try:
+            path = fork(source, self.cursor, default_out(source, self.cursor), [])
+        except (MootInputError, SessionError, OSError) as err:
+            problems = getattr(err, "problems", None) or [str(err)]
+            self.notify(
+                shorten(f"fork: {'; '.join(problems)}", 600), severity="error", markup=False
+            )
+            return
+        self.notify(
+            shorten(f"forked turns 1 to {self.cursor} into {path}", 600), markup=False, timeout=8
+        )
+        self.post_message(SessionChosen("resume", str(path)))
