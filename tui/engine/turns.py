@@ -139,6 +139,9 @@ class TurnPlayer:
             )
             for k, m in self._models.items()
         }
+        # Fitted schemas of slots the protocol leaves as their kind's, per max_tokens:
+        # building one deep-copies the schema, which would cost more than the rest of a turn.
+        self._fitted: dict[tuple[str, int | None], tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def refusal(self, slot: Slot) -> Decision | None:
         """A verifier slot judging its own speaker's work is refused on record."""
@@ -152,6 +155,21 @@ class TurnPlayer:
             )
         return None
 
+    def _slot_schemas(
+        self, slot: Slot, max_tokens: int | None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The schema the prompt describes, and the one the provider constrains to."""
+        base = self.schemas[slot.kind]
+        schema = self.protocol.slot_schema(self.state, slot, base)
+        key = (str(slot.kind), max_tokens)
+        if schema is base and key in self._fitted:
+            return self._fitted[key]
+        fitted = fit(schema, max_tokens)
+        pair = (fitted, negative_channel(fitted))
+        if schema is base:
+            self._fitted[key] = pair
+        return pair
+
     async def play(self, slot: Slot) -> Turn | None:
         """The turn for ``slot``; None when the run was stopped before it finished."""
         if not self.operator.gate.is_set():
@@ -160,11 +178,9 @@ class TurnPlayer:
             return None
         debater = self.roster[slot.speaker]
         items = slot_context(self.spec, self.protocol, self.state, slot)
-        schema = self.protocol.slot_schema(self.state, slot, self.schemas[slot.kind])
-        schema = fit(schema, debater.max_tokens)
+        prompt_schema, schema = self._slot_schemas(slot, debater.max_tokens)
         votes = list(self.spec.debate.votes)
-        messages = build_messages(self.spec, debater, slot, items, schema, votes)
-        schema = negative_channel(schema)
+        messages = build_messages(self.spec, debater, slot, items, prompt_schema, votes)
         content_model = self._models[slot.kind]
         started_at, t0 = now(), time.perf_counter()
         tokens_in = tokens_out = 0
