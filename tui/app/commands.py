@@ -30,11 +30,14 @@ class MootCommands(Provider):
                 ("Debate: escalate to the operator", screen.action_escalate, "e"),
                 ("Debate: decide", screen.action_decide, "d — a vote and a rationale"),
                 ("Debate: add an operator note", screen.action_note, "n"),
+                ("Debate: cut the speaking turn", partial(screen.action_cut, False), "x"),
+                ("Debate: cut every turn of the phase", partial(screen.action_cut, True), "X"),
             ]
         if isinstance(screen, ReplayScreen):
             out += [
                 ("Replay: play / stop", screen.action_play, "space"),
                 ("Replay: jump to a turn", screen.action_jump, "g"),
+                ("Replay: fork after this turn", screen.action_fork, "k — goes on live"),
             ]
         if screen is not None:
             out.append(("Debate: transcript", screen.action_transcript, "t"))
