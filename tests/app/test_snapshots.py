@@ -27,13 +27,15 @@ LOOKS = [
 
 @pytest.fixture(autouse=True)
 def still_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The live line's elapsed seconds read a clock that stands still: a snapshot
-    taken a second later is the same picture."""
+    """The live line's elapsed seconds and the ledger's latency read clocks that stand
+    still: a snapshot taken a second later (or on a loaded machine) is the same picture."""
     from types import SimpleNamespace
 
     from tui.app.components import pane
+    from tui.engine import turns
 
     monkeypatch.setattr(pane, "time", SimpleNamespace(monotonic=lambda: 1000.0))
+    monkeypatch.setattr(turns, "time", SimpleNamespace(perf_counter=lambda: 1000.0))
 
 
 def _mid_debate_spec(tmp_path: Path) -> Path:
