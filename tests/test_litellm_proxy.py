@@ -1,0 +1,166 @@
+"""A LiteLLM proxy in front of two llama.cpp servers, as a real deployment runs it.
+
+The proxy is LiteLLM's own (``litellm --config``), installed by ./dev.sh into
+``.venv-proxy`` (its ``litellm[proxy]`` extra pins rich below 14, which the
+console's Textual cannot use, so it lives in its own environment, as a proxy
+does in production). Its config routes one model name to two llama.cpp servers
+on loopback; debaters point ``api_base`` at the proxy. Turns must be valid, both
+servers must serve some, and a server killed mid-debate must lose no turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fake_openai import free_port
+from tests.llama_server import ROOT, LlamaServer
+from tui.engine import Engine, validate_spec
+from tui.providers.registry import close_all, provider_for
+
+pytestmark = pytest.mark.local_model
+
+KEY_ENV = "MOOT_PROXY_KEY"  # debaters name it; the proxy's master key is its value
+PROXY = Path(os.environ.get("MOOT_LITELLM_PROXY", ROOT / ".venv-proxy" / "bin" / "litellm"))
+CONFIG = """
+model_list:
+  - model_name: smollm2
+    litellm_params: {{model: openai/smollm2, api_base: "{a}", api_key: none, timeout: 300}}
+  - model_name: smollm2
+    litellm_params: {{model: openai/smollm2, api_base: "{b}", api_key: none, timeout: 300}}
+router_settings:
+  routing_strategy: simple-shuffle
+  num_retries: 3
+  allowed_fails: 0
+  cooldown_time: 600
+litellm_settings:
+  telemetry: false
+"""
+
+
+def _ready(url: str) -> bool:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(url, timeout=5) as resp:
+            return bool(resp.status == 200)
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[list[LlamaServer]]:
+    started = [LlamaServer(slots=2, threads=1), LlamaServer(slots=2, threads=1)]
+    yield started
+    for srv in started:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def proxy(servers: list[LlamaServer], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    assert PROXY.is_file(), f"LiteLLM's proxy is not installed at {PROXY}: run ./dev.sh test"
+    config = tmp_path_factory.mktemp("proxy") / "config.yaml"
+    config.write_text(CONFIG.format(a=servers[0].api_base, b=servers[1].api_base))
+    port = free_port()
+    key = "sk-" + secrets.token_hex(24)
+    env = {
+        **os.environ,
+        "LITELLM_MASTER_KEY": key,  # the proxy refuses to start open
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_LOG": "ERROR",
+    }
+    proc = subprocess.Popen(
+        [str(PROXY), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while not _ready(base + "/health/liveliness"):
+        assert proc.poll() is None, "the LiteLLM proxy exited at start"
+        assert time.monotonic() < deadline, "the LiteLLM proxy did not come up within 180 s"
+        time.sleep(0.5)
+    with pytest.MonkeyPatch.context() as env_patch:
+        env_patch.setenv(KEY_ENV, key)
+        yield base + "/v1"
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def _raw(api_base: str, rounds: int) -> dict[str, Any]:
+    debater = {
+        "model": "openai/smollm2",
+        "api_base": api_base,
+        "api_key_env": KEY_ENV,
+        "max_tokens": 256,
+        "temperature": 0.2,
+        "timeout_s": 300,
+    }
+    return {
+        "debate": {
+            "title": "Through the proxy",
+            "motion": "Ship the database migration tonight without a rollback check.",
+            "votes": ["ship", "hold", "rethink", "abstain"],
+            "phases": ["proposal", "critique"],
+            "max_rounds": rounds,
+            "consensus_threshold": 4,  # the scripted abstainer keeps every round going
+        },
+        "debaters": [
+            {"id": "planner", "role": "Argues for shipping now.", **debater},
+            {"id": "skeptic", "role": "Looks for what can fail.", **debater},
+            {"id": "oncall", "role": "Speaks for the on-call team.", **debater},
+            {"id": "abstainer", "model": "scripted", "script": {"votes": ["abstain"]}},
+        ],
+    }
+
+
+def _assert_valid(engine: Engine, turns: int) -> None:
+    played = [t for t in engine.state.turns if t.model != "scripted"]
+    assert len(played) == turns
+    for t in played:
+        assert t.invalid is False, f"{t.speaker} {t.phase}: {t.error} / {t.raw!r}"
+        assert t.vote in engine.spec.debate.votes and t.structured == "json_schema"
+    assert engine.decision is not None and engine.decision.rule == "max_rounds_exhausted"
+
+
+async def test_turns_through_the_proxy_spread_over_both_servers(
+    servers: list[LlamaServer], proxy: str
+) -> None:
+    before = [s.tokens_predicted() for s in servers]
+    engine = Engine(validate_spec(_raw(proxy, rounds=1)), provider_for)
+    try:
+        await engine.run()
+    finally:
+        await close_all(stop_local_model=False)
+    _assert_valid(engine, turns=6)
+    served = [s.tokens_predicted() - b for s, b in zip(servers, before, strict=True)]
+    assert all(n > 0 for n in served), f"tokens generated per server: {served}"
+
+
+async def test_a_server_killed_mid_debate_loses_no_turn(
+    servers: list[LlamaServer], proxy: str
+) -> None:
+    engine = Engine(validate_spec(_raw(proxy, rounds=2)), provider_for)
+    run = asyncio.create_task(engine.run())
+    deadline = time.monotonic() + 900
+    while len(engine.state.turns) < 3 and not run.done():  # the first phase is played
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.2)
+    servers[0].stop()
+    left = servers[1].tokens_predicted()
+    try:
+        await run
+    finally:
+        await close_all(stop_local_model=False)
+    assert not servers[0].alive
+    _assert_valid(engine, turns=12)
+    assert servers[1].tokens_predicted() > left  # the survivor played the rest
