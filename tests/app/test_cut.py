@@ -27,6 +27,12 @@ def _session_file(dirs: dict[str, Path]) -> Path:
     return files[0]
 
 
+def _streamed(screen, speaker: str) -> int:  # noqa: ANN001
+    """Tokens the pane has shown of the turn ``speaker`` is speaking."""
+    streaming = screen.pane(speaker).streaming
+    return 0 if streaming is None else streaming.tokens
+
+
 async def _cut_while_speaking(pilot, screen, key: str, speakers: int = 1):  # noqa: ANN001, ANN202
     """Wait until ``speakers`` turns stream (some words in), press ``key``, return the modal."""
     engine = screen.engine
@@ -34,7 +40,7 @@ async def _cut_while_speaking(pilot, screen, key: str, speakers: int = 1):  # no
         pilot,
         lambda: (
             len(engine.player.speaking) >= speakers
-            and all(engine.player._partial.get(s.index) for s in engine.player.speaking)
+            and all(_streamed(screen, s.speaker) for s in engine.player.speaking)
         ),
     )
     await tap(pilot, key)
@@ -110,7 +116,7 @@ async def test_replace_model_from_the_cut_modal_takes_enter(tmp_path, moot_dirs)
 
 
 async def test_the_keys_screen_lists_the_cut_keys(tmp_path, moot_dirs):
-    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20)
+    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=500)  # still running
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: app.debate_screen())
