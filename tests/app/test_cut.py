@@ -57,6 +57,7 @@ async def test_x_cuts_the_speaking_turn_and_redo_with_a_note_goes_on(tmp_path, m
         screen = live_screen(app)
         modal = await _cut_while_speaking(pilot, screen, "x")
         assert modal.speakers == ["planner"]
+        assert modal.partial_words >= 1  # the words spoken before the cut, counted
         assert screen.engine.awaiting_cut  # the turn waits for the operator
         assert screen.timeline.entries[1].status == "failed"
         await fill(pilot, "#note", "answer the rollback question first")

@@ -486,8 +486,12 @@ class LiveScreen(DebateScreen):
         waiting = engine.awaiting_cut
         if not waiting:
             return
-        cuts = [a for a in engine.operator.actions if a.get("action") == OperatorAction.CUT]
-        words = len(str(cuts[-1].get("partial", "")).split()) if cuts else 0
+        turns = {slot.index for slot in waiting}
+        words = sum(
+            len(str(a.get("partial", "")).split())
+            for a in engine.operator.actions
+            if a.get("action") == OperatorAction.CUT and a.get("turn") in turns
+        )
 
         def answered(result: CutResult | None) -> None:
             if result is None:

@@ -335,7 +335,7 @@ class CutModal(_Modal[CutResult | None]):
                 classes="title",
             )
             yield Static(
-                Content(f"Recorded with its partial text ({self.partial_words} words)."),
+                Content(f"Recorded with the words spoken so far ({self.partial_words})."),
                 classes="hint",
                 markup=False,
             )
