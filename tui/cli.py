@@ -533,9 +533,13 @@ def _console(args: argparse.Namespace) -> int:
 
     cmd = args.command
     theme = getattr(args, "theme", None)
-    if cmd == "run":
+    if cmd == "run":  # the console reads and preflights the spec after its first frame
         return launch(
-            spec_path=args.spec, theme=theme, sessions_dir=args.sessions_dir, out=args.out
+            spec_path=args.spec,
+            theme=theme,
+            sessions_dir=args.sessions_dir,
+            out=args.out,
+            preflight=not args.no_preflight,
         )
     if cmd == "resume":
         if args.force:
