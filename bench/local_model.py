@@ -1,22 +1,28 @@
-"""Tokens per second of the embedded local model (DESIGN.md target: >= 100 tok/s single stream).
+"""The embedded local model beside a bare llama.cpp server: same weights, threads, slots, run.
 
-Run: .venv/bin/python bench/local_model.py [--tokens N] [--runs N]
+Run: .venv/bin/python bench/local_model.py [--turns 20] [--tokens 96]
 
-Starts moot's process-wide llama.cpp server (xllamacpp, SmolLM2-135M by default,
-or MOOT_LOCAL_GGUF) and measures generation over its OpenAI-compatible HTTP API,
-the path debaters use: one stream alone, then three streams at once (three
-debaters in one phase). Figures: decode rate from the server's own timings, and
-end-to-end rate (completion tokens / wall time, prompt processing included).
+moot's process-wide server (xllamacpp in this process, SmolLM2-135M or
+MOOT_LOCAL_GGUF) is driven through ``LocalProvider``, the path a ``local``
+debater takes: streamed, JSON-schema constrained, one slot per debater with
+prompt caching. A bare llama.cpp server (xllamacpp in its own process, the same
+parameters) gets the very same request bodies over plain HTTP, unstreamed. Turns
+alternate between the two so both see the same load. One debater plays
+``--turns`` turns whose context grows by each earlier answer, as in a debate;
+greedy decoding makes both produce the same tokens.
+
+Printed: tokens/s end to end for each (completion tokens over wall time, prompt
+processing included) and their ratio, and llama.cpp's own prompt-processing
+time at turn 1 and at the last turn, with how many prompt tokens came from the
+slot's cache.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
-import os
-import statistics
 import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -24,18 +30,26 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import tui.engine  # noqa: E402,F401  (import order: the engine before its providers)
+from tests.llama_server import LlamaServer  # noqa: E402
+from tui.engine.events import Slot  # noqa: E402
+from tui.engine.ports import TurnRequest  # noqa: E402
 from tui.engine.records import CONTENT_MODELS  # noqa: E402
-from tui.engine.schemas import kind_schema  # noqa: E402
-from tui.providers.local import LocalModelServer, local_schema  # noqa: E402
-
-SYSTEM = (
-    "You are planner, a participant in a structured debate. Your role: Argues for "
-    "shipping now.\n\nPhase: proposal (round 1).\nTask: State your opening position on "
-    "the motion. Be concrete: name the decision you favour, the strongest reason for it, "
-    "and the main risk you accept."
+from tui.engine.schemas import fit, kind_schema  # noqa: E402
+from tui.engine.spec import Debater  # noqa: E402
+from tui.providers.local import (  # noqa: E402
+    DEFAULT_CTX_PER_SLOT,
+    DEFAULT_PARALLEL,
+    LocalModelServer,
+    LocalProvider,
+    usable_cpus,
 )
-USER = "## Motion\nShip the database migration tonight without a rollback check."
+
+VOTES = ["release", "revise", "escalate"]
+SYSTEM = (
+    "You are planner, a participant in a structured debate. Your role: Argues for shipping "
+    "now.\n\nTask: State your position on the motion, answering what was said before."
+)
+MOTION = "## Motion\nShip the database migration tonight without a rollback check."
 
 
 def _post(url: str, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
@@ -44,99 +58,83 @@ def _post(url: str, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
         url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
     )
     t0 = time.perf_counter()
-    with opener.open(req, timeout=600) as resp:
+    with opener.open(req, timeout=900) as resp:
         data = json.loads(resp.read())
     return data, time.perf_counter() - t0
 
 
-def _body(tokens: int, structured: bool, seed: int) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": "local",
-        "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": USER}],
-        "max_tokens": tokens,
-        "temperature": 0.2,
-        "seed": seed,
-        "cache_prompt": False,
-    }
-    if structured:
-        schema = local_schema(kind_schema(CONTENT_MODELS["position"], ["release", "revise"]), 384)
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": "Position", "schema": schema, "strict": False},
-        }
-    else:
-        body["ignore_eos"] = True  # a fixed-length generation: a clean decode figure
-    return body
+def _request(debater: Debater, turn: int, history: list[str], schema: dict[str, Any]) -> Any:
+    earlier = "".join(f"\n\n## Your turn {i + 1}\n{text}" for i, text in enumerate(history))
+    return TurnRequest(
+        debater=debater,
+        slot=Slot(turn, turn, "proposal", debater.id, "position"),
+        messages=[
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": MOTION + earlier},
+        ],
+        schema_name="Position",
+        json_schema=schema,
+        votes=VOTES,
+        speaker_turn=turn,
+    )
 
 
-def _one(url: str, body: dict[str, Any]) -> dict[str, float]:
-    data, wall = _post(url, body)
-    n = int(data["usage"]["completion_tokens"])
-    timings = data.get("timings", {})
-    return {
-        "tokens": n,
-        "wall": wall,
-        "decode_tps": float(timings.get("predicted_per_second", 0.0)),
-        "e2e_tps": n / wall if wall else 0.0,
-    }
-
-
-def _concurrent(url: str, bodies: list[dict[str, Any]]) -> tuple[list[dict[str, float]], float]:
-    results: list[dict[str, float] | None] = [None] * len(bodies)
-
-    def work(i: int) -> None:
-        results[i] = _one(url, bodies[i])
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(bodies))]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - t0
-    return [r for r in results if r is not None], wall
+async def run(turns: int, tokens: int) -> None:
+    threads = usable_cpus()
+    server = LocalModelServer.instance()
+    server.start()
+    bare = LlamaServer(slots=DEFAULT_PARALLEL, ctx_per_slot=DEFAULT_CTX_PER_SLOT, threads=threads)
+    provider = LocalProvider(server)
+    debater = Debater(id="planner", model="local", max_tokens=tokens, temperature=0.0)
+    schema = fit(kind_schema(CONTENT_MODELS["position"], VOTES, min_words=3), tokens)
+    print(f"model:   {server.model_path}")
+    print(f"threads: {threads}   slots: {DEFAULT_PARALLEL} x {DEFAULT_CTX_PER_SLOT} tokens")
+    print(f"turns:   {turns}, up to {tokens} tokens each, context growing by each answer\n")
+    history: list[str] = []
+    moot_tokens = bare_tokens = 0
+    moot_wall = bare_wall = 0.0
+    rows: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
+    try:
+        for turn in range(1, turns + 1):
+            request = _request(debater, turn, history, schema)
+            body = {**provider.body(request), "stream": False}
+            body.pop("id_slot")  # the bare server picks its slot as llama.cpp does
+            data, wall = _post(bare.api_base + "/chat/completions", body)
+            bare_tokens += int(data["usage"]["completion_tokens"])
+            bare_wall += wall
+            t0 = time.perf_counter()
+            reply = await provider.complete(request, None)
+            moot_wall += time.perf_counter() - t0
+            moot_tokens += reply.tokens_out
+            history.append(reply.text)
+            rows.append((turn, reply.extra, data.get("timings", {})))
+    finally:
+        await provider.aclose()
+        bare.stop()
+        LocalModelServer.shutdown_instance()
+    moot_tps, bare_tps = moot_tokens / moot_wall, bare_tokens / bare_wall
+    print(
+        f"bare llama.cpp server: {bare_tokens:5d} tokens in {bare_wall:6.1f} s = {bare_tps:6.1f} tok/s"
+    )
+    print(
+        f"moot local provider:   {moot_tokens:5d} tokens in {moot_wall:6.1f} s = {moot_tps:6.1f} tok/s"
+    )
+    print(f"moot / bare:           {moot_tps / bare_tps:.2f}x end to end\n")
+    for turn, extra, timings in (rows[0], rows[-1]):
+        print(
+            f"turn {turn:2d}: moot prompt {extra['prompt_ms']:7.1f} ms for "
+            f"{extra['prompt_tokens_read']} new tokens ({extra['prompt_tokens_cached']} cached); "
+            f"bare {float(timings.get('prompt_ms', 0.0)):7.1f} ms "
+            f"({timings.get('cache_n', 0)} cached)"
+        )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tokens", type=int, default=200, help="tokens per generation")
-    parser.add_argument("--runs", type=int, default=3, help="repetitions of each measurement")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--turns", type=int, default=20, help="turns the debater plays")
+    parser.add_argument("--tokens", type=int, default=96, help="max_tokens per turn")
     args = parser.parse_args()
-
-    server = LocalModelServer.instance()
-    t0 = time.perf_counter()
-    server.start()
-    start_s = time.perf_counter() - t0
-    url = server.api_base + "/chat/completions"
-    print(f"model:     {server.model_path}")
-    print(f"cpus:      {os.cpu_count()}   slots: {server.n_parallel}   startup: {start_s:.2f} s")
-    _one(url, _body(16, False, 0))  # warm-up
-
-    for structured in (False, True):
-        label = "JSON-schema turn" if structured else f"plain text, {args.tokens} tokens"
-        print(f"\n== {label} ==")
-        singles = [_one(url, _body(args.tokens, structured, i)) for i in range(args.runs)]
-        dec = statistics.median(r["decode_tps"] for r in singles)
-        e2e = statistics.median(r["e2e_tps"] for r in singles)
-        toks = statistics.median(r["tokens"] for r in singles)
-        print(
-            f"single stream:    decode {dec:7.1f} tok/s   end-to-end {e2e:7.1f} tok/s"
-            f"   ({toks:.0f} tokens/turn, median of {args.runs})"
-        )
-        aggs, pers, decs = [], [], []
-        for run in range(args.runs):
-            bodies = [_body(args.tokens, structured, 100 * run + k) for k in range(3)]
-            results, wall = _concurrent(url, bodies)
-            aggs.append(sum(r["tokens"] for r in results) / wall)
-            pers.extend(r["e2e_tps"] for r in results)
-            decs.extend(r["decode_tps"] for r in results)
-        print(
-            f"three at once:    aggregate {statistics.median(aggs):7.1f} tok/s   "
-            f"per stream end-to-end {statistics.median(pers):6.1f} tok/s   "
-            f"per stream decode {statistics.median(decs):6.1f} tok/s"
-        )
-
-    LocalModelServer.shutdown_instance()
+    asyncio.run(run(args.turns, args.tokens))
 
 
 if __name__ == "__main__":
