@@ -263,3 +263,32 @@ async def test_an_openai_compatible_server_receives_the_specs_enums(
     turns = [t for t in engine.state.turns if t.speaker == "a"]
     assert [t.invalid for t in turns] == [False, False]
     assert turns[1].content["verdict"] == "no_defect_found"
+
+
+def test_local_requests_keep_a_slot_per_debater_with_prompt_caching(
+    debate: dict[str, Any],
+) -> None:
+    """Each debater keeps its own llama.cpp slot, so its next turn reuses its cache."""
+    from tui.engine.events import Slot
+    from tui.engine.spec import Debater
+    from tui.providers.local import LocalModelServer, LocalProvider
+
+    provider = LocalProvider(LocalModelServer(n_parallel=2))
+
+    def body(debater: str) -> dict[str, Any]:
+        request = TurnRequest(
+            debater=Debater(id=debater, model="local"),
+            slot=Slot(1, 1, "critique", debater, TurnKind.CRITIQUE),
+            messages=[{"role": "user", "content": "Critique."}],
+            schema_name="Critique",
+            json_schema=debate[TurnKind.CRITIQUE][0],
+            votes=VOTES,
+        )
+        return provider.body(request)
+
+    slots = [body(d)["id_slot"] for d in ("a", "b", "a", "c", "b")]
+    assert slots == [0, 1, 0, 0, 1]  # stable per debater; shared once slots run out
+    sent = body("a")
+    assert sent["cache_prompt"] is True and sent["stream"] is True
+    schema = sent["response_format"]["json_schema"]["schema"]
+    assert _verdicts(schema) == {"defects_found", "no_defect_found"}
