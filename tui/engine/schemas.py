@@ -88,7 +88,10 @@ def _close(node: dict[str, Any], votes: list[str], statement: int) -> None:
 
 
 def fit(
-    schema: dict[str, Any], max_tokens: int | None, cap: int = STRING_MAX_LENGTH
+    schema: dict[str, Any],
+    max_tokens: int | None,
+    cap: int = STRING_MAX_LENGTH,
+    chars_per_token: float = CHARS_PER_TOKEN,
 ) -> dict[str, Any]:
     """A copy whose lists and strings are bounded so the whole object fits in ``max_tokens``.
 
@@ -100,7 +103,7 @@ def fit(
     out = copy.deepcopy(schema)
     limit = cap
     if max_tokens is not None:
-        budget = max(0, max_tokens - TOKENS_FOR_SYNTAX) * CHARS_PER_TOKEN
+        budget = max(0, max_tokens - TOKENS_FOR_SYNTAX) * chars_per_token
         for items in range(LIST_MAX_ITEMS, 0, -1):
             cap_lists(out, items)
             slots = max((_strings(b, 1) for b in _branches(out)), default=1)

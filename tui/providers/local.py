@@ -47,6 +47,7 @@ DEFAULT_PARALLEL = 3
 DEFAULT_CTX_PER_SLOT = 3072  # room for a ~2k-token prompt and its answer, per slot
 STRING_MAX_LENGTH = 300
 LIST_MAX_ITEMS = 2
+CHARS_PER_TOKEN = 1.0  # a 135M model that loops on digits spends a token per character
 
 
 def usable_cpus() -> int:
@@ -301,7 +302,7 @@ def local_schema(schema: dict[str, Any], max_tokens: int = DEFAULT_MAX_TOKENS) -
     """
     out = copy.deepcopy(schema)
     cap_lists(out, LIST_MAX_ITEMS)
-    return fit(out, max_tokens, cap=STRING_MAX_LENGTH)
+    return fit(out, max_tokens, cap=STRING_MAX_LENGTH, chars_per_token=CHARS_PER_TOKEN)
 
 
 class LocalProvider:
