@@ -139,6 +139,8 @@ async def test_challenge_on_the_local_model(server: LocalModelServer) -> None:
             "adversary": "reviewer",
             "artifact": "Cache every catalogue response for 24 hours. Invalidate nothing.",
             "max_rounds": 2,
+            "retries": 2,  # a 135M model may need the reason twice; the turn must still validate
+            "min_words": 1,  # it names concerns in a word ("staleness")
         },
         "debaters": [
             {"id": "owner", "model": "local", "role": "Owns the cache plan.", **FAST},

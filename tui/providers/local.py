@@ -420,6 +420,9 @@ class LocalProvider:
                     if not line.startswith(b"data:") or line == b"data: [DONE]":
                         continue
                     chunk = json.loads(line[5:])
+                    if "error" in chunk:  # llama.cpp reports a failure mid-stream this way
+                        said = str(chunk["error"].get("message", ""))[:200]
+                        raise ProviderError("server", f"the local model failed: {said}")
                     usage = chunk.get("usage") or usage
                     timings = chunk.get("timings") or timings
                     for choice in chunk.get("choices") or []:
