@@ -83,3 +83,28 @@ async def test_scrolling_up_is_kept_until_f_follows_again(tmp_path, moot_dirs):
         )
         await tap(pilot, "q")
         await tap(pilot, "y")
+
+
+async def test_a_streamed_key_is_redacted_on_screen_before_the_turn_is_stored(
+    tmp_path, moot_dirs, monkeypatch
+):
+    """A reply echoing a debater's key shows redacted while it streams, not only once stored."""
+    secret = "plaintextsecretvalue4242"
+    monkeypatch.setenv("MOOT_PANE_TEST_KEY", secret)
+    spec = _spec()
+    spec["debaters"][0]["api_key_env"] = "MOOT_PANE_TEST_KEY"
+    spec["debaters"][0]["script"]["stances"] = [f"The key is {secret} and then {LONG}"]
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.debate_screen())
+        pane = await wait_until(pilot, lambda: live_screen(app).pane("planner"))
+        await wait_until(
+            pilot, lambda: pane.streaming is not None and "point3" in pane.streaming.text
+        )
+        from tui.app.components.pane import TailText
+
+        shown = pane.streaming.query_one(TailText).text
+        assert "The key is" in shown and "point3" in shown
+        assert secret not in shown
+        await tap(pilot, "q")
+        await tap(pilot, "y")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual.app import ComposeResult
@@ -114,10 +115,11 @@ class StreamingTurn(Vertical):
     StreamingTurn > .live { height: 1; color: $text-muted; }
     """
 
-    def __init__(self, slot: Slot, attempt: int) -> None:
+    def __init__(self, slot: Slot, attempt: int, redact: Callable[[str], str] = str) -> None:
         super().__init__()
         self.slot = slot
         self.attempt = attempt
+        self.redact = redact  # a streamed reply can echo a key before the engine stores it
         self.reader = FieldStream()
         self.text = ""
         self.tokens = 0
@@ -165,7 +167,7 @@ class StreamingTurn(Vertical):
         fragment = self.reader.feed(text)
         if fragment:
             self.text = (self.text + fragment)[-self.TAIL :]
-            self.query_one(TailText).set_text(self.text)
+            self.query_one(TailText).set_text(self.redact(self.text))
 
 
 class TurnsScroll(VerticalScroll):
@@ -219,8 +221,16 @@ class DebaterPane(Vertical):
     failure: var[Content | None] = var(None, init=False, toggle_class="-failed")
     ledger: var[Ledger | None] = var(None, init=False)  # the engine's, live per call
 
-    def __init__(self, debater_id: str, model: str, family: str, role: str = "") -> None:
+    def __init__(
+        self,
+        debater_id: str,
+        model: str,
+        family: str,
+        role: str = "",
+        redact: Callable[[str], str] = str,
+    ) -> None:
         super().__init__(id=f"pane-{debater_id}")
+        self.redact = redact
         self.debater_id = debater_id
         self.set_reactive(DebaterPane.model, model)
         self.family = family
@@ -316,7 +326,7 @@ class DebaterPane(Vertical):
         await self.stop_streaming()
         self.failure = None
         self.speaking = True
-        self.streaming = StreamingTurn(slot, attempt)
+        self.streaming = StreamingTurn(slot, attempt, self.redact)
         await self.turns.mount(self.streaming)
         self._fit_streaming()  # a capped box: once full, tokens repaint it without a layout
 

@@ -22,6 +22,7 @@ from tui.app.components.verify import ChallengePanel, JudgePanel, RubricPanel
 from tui.app.screens.too_small import NARROW_BELOW
 from tui.engine.protocols.challenge import ChallengeProtocol
 from tui.engine.protocols.refine import RefineProtocol
+from tui.engine.redact import Redactor
 from tui.engine.vocab import RunStatus
 from tui.textsafe import shorten
 
@@ -88,11 +89,12 @@ class DebateScreen(Screen[None]):
         yield DebateHeader(d.title, d.protocol, d.motion, self.spec.max_rounds).data_bind(
             DebateScreen.status
         )
+        redact = Redactor.for_spec(self.spec)  # streamed text is shown before it is stored
         with Horizontal(id="body"):
             with Grid(id="panes"):
                 for debater in self.spec.debaters:
                     yield DebaterPane(
-                        debater.id, debater.model, debater.resolved_family, debater.role
+                        debater.id, debater.model, debater.resolved_family, debater.role, redact
                     )
             with Vertical(id="side"):
                 yield Static(id="compact", markup=False)
