@@ -1,0 +1,103 @@
+"""Many model servers, for real: a debater's ``api_base`` lists two llama.cpp servers.
+
+LiteLLM's Router inside moot (no proxy) spreads the debaters' calls over two
+standalone llama.cpp servers on loopback. Both must serve turns, and a server
+killed once the first turn commits must lose no turn: the session holds every
+scheduled turn and passes ``moot verify``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.llama_server import LlamaServer
+from tests.test_litellm_proxy import _raw
+from tui.engine import validate_spec
+from tui.engine.events import Event, TurnCompleted
+from tui.engine.live import LiveSession
+from tui.engine.session import load_session
+from tui.engine.verify import verify_file
+from tui.providers.registry import close_all, provider_for
+
+pytestmark = pytest.mark.local_model
+
+PER_ROUND = (6, 8)  # turns a round: three llama.cpp debaters in two phases; with the abstainer
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[list[LlamaServer]]:
+    started = [LlamaServer(slots=2, threads=1), LlamaServer(slots=2, threads=1)]
+    yield started
+    for srv in started:
+        srv.stop()
+
+
+def _spec(servers: list[LlamaServer], rounds: int) -> dict[str, Any]:
+    """The proxy test's debate, each model debater pointing at both servers itself."""
+    raw = _raw("unused", rounds=rounds)
+    for debater in raw["debaters"]:
+        if debater["model"] != "scripted":
+            debater["api_base"] = [s.api_base for s in servers]
+            del debater["api_key_env"]  # llama.cpp checks no key
+    return raw
+
+
+async def _run(raw: dict[str, Any], out: Path, on_event: Any = None) -> LiveSession:
+    live = LiveSession.start(validate_spec(raw), raw, provider_for, out=out)
+    if on_event is not None:
+        live.engine.subscribe(on_event)
+    try:
+        await live.engine.run()
+    finally:
+        live.close()
+        await close_all(stop_local_model=False)
+    return live
+
+
+def _check(live: LiveSession, rounds: int) -> None:
+    """Every scheduled turn recorded: a provider failure would end the run early, escalated.
+
+    Whether a 135M model's answer is valid is not the Router's concern, so it is not asked.
+    """
+    engine = live.engine
+    assert engine.decision is not None and engine.decision.rule == "max_rounds_exhausted"
+    played = [t for t in engine.state.turns if t.model != "scripted"]
+    assert len(played) == PER_ROUND[0] * rounds
+    assert len(load_session(live.path).turns) == PER_ROUND[1] * rounds  # no turn lost
+    assert verify_file(live.path).ok
+
+
+def test_both_servers_serve_turns(servers: list[LlamaServer], tmp_path: Path) -> None:
+    before = [s.tokens_predicted() for s in servers]
+    # Twelve calls, each sent to either server at random: all on one has odds of 1 in 2048.
+    live = asyncio.run(_run(_spec(servers, rounds=2), tmp_path / "spread.toml"))
+    _check(live, rounds=2)
+    served = [s.tokens_predicted() - b for s, b in zip(servers, before, strict=True)]
+    assert all(n > 0 for n in served), f"tokens generated per server: {served}"
+
+
+def test_a_server_killed_after_the_first_turn_loses_no_turn(
+    servers: list[LlamaServer], tmp_path: Path
+) -> None:
+    killed: list[LlamaServer] = []
+    survivor_at_kill: list[int] = []
+
+    def kill_the_busier_server(event: Event) -> None:
+        if killed or not isinstance(event, TurnCompleted) or event.turn.model == "scripted":
+            return
+        busier, other = sorted(servers, key=lambda s: s.tokens_predicted(), reverse=True)
+        busier.stop()  # its port now refuses connections; a request in flight is cut
+        killed.append(busier)
+        survivor_at_kill.append(other.tokens_predicted())
+
+    raw = _spec(servers, rounds=1)
+    live = asyncio.run(_run(raw, tmp_path / "killed.toml", kill_the_busier_server))
+    assert killed and not killed[0].alive
+    _check(live, rounds=1)
+    survivor = next(s for s in servers if s is not killed[0])
+    assert survivor.tokens_predicted() > survivor_at_kill[0]  # the survivor played the rest
