@@ -173,16 +173,29 @@ class StreamingTurn(Vertical):
 class TurnsScroll(VerticalScroll):
     """A pane's turns; it follows the newest words only while scrolled to the bottom.
 
-    Scrolling up stops the following (the next token does not undo it);
-    reaching the bottom again, or :meth:`DebaterPane.follow`, restarts it.
+    It follows on every change of its content's size (a token, a card, a
+    Markdown block laid out after its card mounted), so the bottom is reached
+    whatever order those land in. Scrolling up stops the following (the next
+    token does not undo it); reaching the bottom again, or :meth:`follow`,
+    restarts it.
     """
 
     following: var[bool] = var(True, init=False)
 
+    def on_resize(self) -> None:
+        self.keep_up()
+
+    def watch_virtual_size(self) -> None:
+        self.keep_up()
+
     def keep_up(self) -> None:
-        """Scroll to the end, unless the reader scrolled up since this was asked for."""
-        if self.following:  # at once: a deferred scroll_end could land after a scroll up
+        """Scroll to the end, unless the reader scrolled up."""
+        if self.following:
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+
+    def follow(self) -> None:
+        self.following = True
+        self.keep_up()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -251,21 +264,13 @@ class DebaterPane(Vertical):
     def turns(self) -> TurnsScroll:
         return self.query_one(".turns", TurnsScroll)
 
-    def _follow(self) -> None:
-        """Keep the newest words in view, unless the reader has scrolled up."""
-        scroll = self.turns
-        if scroll.following:
-            scroll.call_after_refresh(scroll.keep_up)
-
     def follow(self) -> None:
         """Follow the newest words again (after scrolling up)."""
-        self.turns.following = True
-        self._follow()
+        self.turns.follow()
 
     def _fit_streaming(self) -> None:
         if self.streaming is not None:
             self.streaming.fit(self.turns.scrollable_content_region.height)
-            self._follow()
 
     def on_resize(self) -> None:
         if self.streaming is not None:
@@ -328,13 +333,15 @@ class DebaterPane(Vertical):
         self.speaking = True
         self.streaming = StreamingTurn(slot, attempt, self.redact)
         await self.turns.mount(self.streaming)
+        if not self.streaming.children:  # the app is closing: mounted, never composed
+            self.streaming = None
+            return
         self._fit_streaming()  # a capped box: once full, tokens repaint it without a layout
 
     def feed(self, text: str, tokens: int) -> None:
         """``tokens`` chunks arrived, together ``text``."""
         if self.streaming is not None:
             self.streaming.feed(text, tokens)
-            self._follow()
 
     async def stop_streaming(self) -> None:
         if self.streaming is not None:
@@ -346,15 +353,13 @@ class DebaterPane(Vertical):
         await self.stop_streaming()
         await self.add_card(turn)
 
-    async def add_card(self, turn: Turn, *, follow: bool = True) -> None:
+    async def add_card(self, turn: Turn) -> None:
         scroll = self.turns
         await scroll.mount(TurnCard(turn), before=self.streaming)
         cards = list(scroll.query(TurnCard))
         if len(cards) > MAX_CARDS:
             await scroll.remove_children(cards[: len(cards) - MAX_CARDS])
         self.count(turn)
-        if follow:
-            self._follow()
 
     def count(self, turn: Turn) -> None:
         """Add a turn to the meta line (its card may be shown or not)."""

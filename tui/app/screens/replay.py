@@ -75,7 +75,7 @@ class ReplayScreen(DebateScreen):
                 for t in mine[:-MAX_CARDS]:
                     pane.count(t)
                 for t in mine[-MAX_CARDS:]:
-                    await pane.add_card(t, follow=False)
+                    await pane.add_card(t)
             self.cursor = n
         self.turns = self.recorded[: self.cursor]
         self.actions = [a for a in self.data.actions if int(a.get("after_turn", 0)) <= self.cursor]
