@@ -3,8 +3,22 @@ clear message below the minimum."""
 
 from __future__ import annotations
 
-from app_support import debate_spec, make_app, plain, quit_confirmed, tap, wait_until, write_spec
+import pytest
+from app_support import (
+    challenge_spec,
+    debate_spec,
+    make_app,
+    plain,
+    quit_confirmed,
+    rubric_spec,
+    tap,
+    wait_until,
+    write_spec,
+)
 
+from tui.app.components.verify import ChallengePanel, RubricPanel
+from tui.app.screens.debate import CHECKS
+from tui.app.screens.modals import DecideModal
 from tui.app.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 
 
@@ -39,6 +53,40 @@ async def test_80x24_shows_one_wide_pane_and_every_debater_is_reachable(tmp_path
         await tap(pilot, "full_stop")  # follow the speaker again
         assert screen.picked is None
         await quit_confirmed(pilot)
+
+
+@pytest.mark.parametrize(
+    ("spec", "panel"),
+    [
+        (challenge_spec(max_rounds=1, token_delay_ms=20), ChallengePanel),
+        (rubric_spec(), RubricPanel),
+    ],
+    ids=["challenges", "rubric"],
+)
+async def test_80x24_reaches_the_verification_views_as_one_more_stop(
+    tmp_path, moot_dirs, spec, panel
+):
+    """The verification views fold away with the sidebar; ``]`` brings them up at full width."""
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.decision is not None)
+        if isinstance(app.screen, DecideModal):  # the operator looks before deciding
+            await tap(pilot, "escape")
+            await wait_until(pilot, lambda: app.screen is screen)
+        view = screen.query_one(panel)
+        assert not view.region.width
+        assert f" {CHECKS} " in plain(screen.query_one("#compact"))
+        for _ in range(len(screen.spec.debaters) + 1):
+            if screen.showing_checks:
+                break
+            await tap(pilot, "right_square_bracket")
+        await wait_until(pilot, lambda: view.region.width >= 70 and view.region.height >= 3)
+        assert not _shown(screen), "the panes give their room to the checks"
+        await tap(pilot, "right_square_bracket")  # and on round to the first debater
+        await wait_until(pilot, lambda: len(_shown(screen)) == 1)
+        assert not view.region.width
+        assert _shown(screen)[0].debater_id == screen.spec.debaters[0].id
 
 
 async def test_120x40_and_200x60_show_the_full_layout(tmp_path, moot_dirs):

@@ -44,6 +44,9 @@ def grid_columns(n: int) -> int:
     return 3
 
 
+CHECKS = "checks"  # the narrow layout's stop for the verification views
+
+
 class DebateScreen(Screen[None]):
     """Header, one pane per debater, the timeline and the tally.
 
@@ -51,7 +54,9 @@ class DebateScreen(Screen[None]):
     follows the engine's; a replay shows ``REPLAY``); the header is bound to it.
     Below ``NARROW_BELOW`` columns (class ``-narrow``) the timeline and tally fold
     into a few lines and one pane shows at full width: the speaker's, or the one
-    picked with ``[`` / ``]`` (``.`` follows the speaker again).
+    picked with ``[`` / ``]`` (``.`` follows the speaker again). A debate with
+    verification views (challenges, judges, a rubric) has one more stop in that
+    cycle, ``CHECKS``: those views at full width in place of the panes.
     """
 
     BINDINGS = [  # first in the footer: the keys that matter on a narrow terminal
@@ -146,20 +151,27 @@ class DebateScreen(Screen[None]):
             self.refresh_bindings()
 
     def shown_speaker(self) -> str:
-        """Narrow layout: the debater whose pane shows."""
+        """Narrow layout: the debater whose pane shows (or showed, before ``CHECKS``)."""
         ids = [d.id for d in self.spec.debaters]
         for wanted in (self.picked, self.timeline.latest_speaker):
             if wanted in ids:
                 return str(wanted)
         return ids[0]
 
+    @property
+    def showing_checks(self) -> bool:
+        """Narrow layout: the verification views show in place of the panes."""
+        return self.has_class("-narrow") and self.picked == CHECKS
+
     def show_pane(self) -> None:
         narrow = self.has_class("-narrow")
         shown = self.shown_speaker()
+        checks = self.showing_checks
+        self.set_class(checks, "-checks")
         for pane in self.query(DebaterPane):
-            pane.set_class(narrow and pane.debater_id != shown, "-folded")
+            pane.set_class(narrow and (checks or pane.debater_id != shown), "-folded")
         if narrow:
-            self._draw_compact(shown)
+            self._draw_compact(CHECKS if checks else shown)
 
     def _draw_compact(self, shown: str) -> None:
         speaking = self.timeline.current_speaker
@@ -172,6 +184,8 @@ class DebateScreen(Screen[None]):
         for debater in self.spec.debaters:
             label = ("▶" if debater.id == speaking else " ") + shorten(debater.id, 16)
             parts += [(f" {label} ", "bold reverse" if debater.id == shown else "$text-muted"), "│"]
+        if self.verifying:
+            parts += [(f" {CHECKS} ", "bold reverse" if shown == CHECKS else "$text-muted"), "│"]
         follow = "following the speaker" if self.picked is None else ".: follow the speaker"
         parts.append((f" [ ]: debater · {follow}", "$text-muted"))
         self.query_one("#compact", Static).update(Content.assemble(*parts))
@@ -183,9 +197,9 @@ class DebateScreen(Screen[None]):
             self.show_pane()
 
     def action_cycle_pane(self, step: int) -> None:
-        ids = [d.id for d in self.spec.debaters]
-        at = ids.index(self.shown_speaker())
-        self.picked = ids[(at + step) % len(ids)]
+        stops = [d.id for d in self.spec.debaters] + ([CHECKS] if self.verifying else [])
+        at = stops.index(CHECKS if self.showing_checks else self.shown_speaker())
+        self.picked = stops[(at + step) % len(stops)]
         self.show_pane()
 
     def action_follow_speaker(self) -> None:
