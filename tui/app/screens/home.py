@@ -126,6 +126,47 @@ def _cell(text: str, width: int = 60) -> Text:
     return Text(shorten(text, width))
 
 
+def home_columns(width: int) -> dict[str, list[tuple[str, int]]]:
+    """Each table's (label, width) columns for a terminal ``width`` wide.
+
+    Fixed widths, so the layout does not jump when the rows arrive; below
+    ``NARROW_BELOW`` columns the title takes what the others leave and the file
+    name scrolls in from the right.
+    """
+    narrow = width < NARROW_BELOW
+    tables = {
+        "awaiting": [
+            ("title", 40),
+            ("protocol", 10),
+            ("rule", 16 if narrow else 22),
+            ("tally", 16 if narrow else 24),
+        ],
+        "examples": [
+            ("title", 44),
+            ("protocol", 10),
+            ("debaters", 22 if narrow else 34),
+            ("file", 30),
+        ],
+        "sessions": [
+            ("date", 16),
+            ("title", 40),
+            ("protocol", 10),
+            ("decision", 14),
+            ("turns", 5),
+            ("file", 30),
+        ],
+    }
+    if not narrow:
+        return tables
+
+    def fit(columns: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        fixed = sum(w for label, w in columns if label not in ("title", "file"))
+        title = max(16, width - 4 - fixed - 2 * (len(columns) - 1))
+        return [(label, title if label == "title" else w) for label, w in columns]
+
+    return {table: fit(columns) for table, columns in tables.items()}
+
+
 class HomeScreen(Screen[None]):
     BINDINGS = [
         Binding("enter", "open", "Run / replay", show=True),
@@ -156,6 +197,7 @@ class HomeScreen(Screen[None]):
         self.examples: list[ExampleRow] = []
         self.sessions: list[SessionRow] = []
         self.waiting: list[Awaiting] = []
+        self._columns: dict[str, list[tuple[str, int]]] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -189,53 +231,24 @@ class HomeScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        # Fixed widths (the layout does not jump when the rows arrive), the title taking
-        # what a narrow terminal leaves; the file name then scrolls in from the right.
-        width = self.app.size.width
-        narrow = width < NARROW_BELOW
+        self._lay_out_columns(self.app.size.width)
+        self.query_one("#examples", DataTable).focus()
+        self.load()
 
-        def add(table: DataTable, columns: list[tuple[str, int]]) -> None:
-            if narrow:
-                fixed = sum(w for label, w in columns if label not in ("title", "file"))
-                columns = [
-                    (label, max(16, width - 4 - fixed - 2 * (len(columns) - 1)))
-                    if label == "title"
-                    else (label, w)
-                    for label, w in columns
-                ]
+    def on_resize(self) -> None:
+        """Fit the columns again: the title column takes what the terminal leaves."""
+        if home_columns(self.app.size.width) != self._columns:
+            cursors = self._cursors()
+            self._lay_out_columns(self.app.size.width)
+            self._fill(cursors)
+
+    def _lay_out_columns(self, width: int) -> None:
+        self._columns = home_columns(width)
+        for table_id, columns in self._columns.items():
+            table = self.query_one(f"#{table_id}", DataTable)
+            table.clear(columns=True)
             for label, w in columns:
                 table.add_column(label, width=w)
-
-        aw = self.query_one("#awaiting", DataTable)
-        add(
-            aw,
-            [
-                ("title", 40),
-                ("protocol", 10),
-                ("rule", 22 if not narrow else 16),
-                ("tally", 24 if not narrow else 16),
-            ],
-        )
-        self._show_waiting(False)
-        ex = self.query_one("#examples", DataTable)
-        add(
-            ex,
-            [("title", 44), ("protocol", 10), ("debaters", 34 if not narrow else 22), ("file", 30)],
-        )
-        se = self.query_one("#sessions", DataTable)
-        add(
-            se,
-            [
-                ("date", 16),
-                ("title", 40),
-                ("protocol", 10),
-                ("decision", 14),
-                ("turns", 5),
-                ("file", 30),
-            ],
-        )
-        ex.focus()
-        self.load()
 
     @work(thread=True, exclusive=True, group="home-load")
     def load(self) -> None:
@@ -256,7 +269,20 @@ class HomeScreen(Screen[None]):
         self.examples = message.examples
         self.sessions = message.sessions
         self.waiting = message.waiting
+        self._fill()
+        self._show_waiting(bool(self.waiting))
+        if self.waiting and self.focused is self.query_one("#examples", DataTable):
+            self.query_one("#awaiting", DataTable).focus()  # what waits for the operator first
+
+    def _cursors(self) -> dict[str, int]:
+        return {str(table.id): table.cursor_row for table in self.query(DataTable)}
+
+    def _fill(self, cursors: dict[str, int] | None = None) -> None:
+        """The rows, from what was loaded last; each table keeps its cursor row."""
+        cursors = self._cursors() if cursors is None else cursors
         aw = self.query_one("#awaiting", DataTable)
+        ex = self.query_one("#examples", DataTable)
+        se = self.query_one("#sessions", DataTable)
         aw.clear()
         for a in self.waiting:
             aw.add_row(
@@ -265,10 +291,6 @@ class HomeScreen(Screen[None]):
                 _cell(a.decision_rule, 30),
                 _cell(tally_text(a.vote_tally), 30),
             )
-        self._show_waiting(bool(self.waiting))
-        if self.waiting and self.focused is self.query_one("#examples", DataTable):
-            aw.focus()  # what waits for the operator comes first
-        ex = self.query_one("#examples", DataTable)
         ex.clear()
         for row in self.examples:
             title = _cell(row.title)
@@ -277,7 +299,6 @@ class HomeScreen(Screen[None]):
             ex.add_row(
                 title, _cell(row.protocol, 12), _cell(row.debaters, 40), _cell(row.path.name, 40)
             )
-        se = self.query_one("#sessions", DataTable)
         se.clear()
         for s in self.sessions:
             se.add_row(
@@ -288,6 +309,9 @@ class HomeScreen(Screen[None]):
                 Text(str(s.turns)),
                 _cell(s.path.name, 50),
             )
+        for table in (aw, ex, se):
+            if table.row_count:
+                table.move_cursor(row=min(cursors.get(str(table.id), 0), table.row_count - 1))
         empty = self.query_one("#sessions-empty", Static)
         empty.update(
             Content(

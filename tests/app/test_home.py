@@ -1,0 +1,49 @@
+"""The home screen fits its columns to the terminal, at start and on every resize."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app_support import make_app, tap, wait_until
+
+from tui.app.screens.home import HomeScreen, home_columns
+from tui.app.screens.too_small import NARROW_BELOW
+
+SPECS = Path(__file__).parent / "specs"
+
+
+def _title_width(screen: HomeScreen) -> int:
+    table = screen.query_one("#examples")
+    (title,) = [c for c in table.columns.values() if str(c.label) == "title"]
+    return title.width
+
+
+def test_narrow_columns_leave_the_title_what_the_others_do_not_take():
+    wide, narrow = home_columns(200)["examples"], home_columns(80)["examples"]
+    assert dict(wide)["title"] == 44 and dict(wide)["debaters"] == 34
+    fixed = sum(w for label, w in narrow if label not in ("title", "file"))
+    assert dict(narrow)["title"] == 80 - 4 - fixed - 2 * (len(narrow) - 1)
+    assert home_columns(NARROW_BELOW) == home_columns(200)
+
+
+async def test_the_columns_refit_when_the_terminal_is_resized(tmp_path, moot_dirs):
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    for name in ("a.toml", "b.toml", "c.toml"):
+        (examples / name).write_text((SPECS / "demo.toml").read_text())
+    app = make_app(tmp_path, examples_dir=examples)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen)
+        await wait_until(pilot, lambda: screen.examples)
+        assert _title_width(screen) == dict(home_columns(80)["examples"])["title"]
+        await tap(pilot, "down")
+        table = screen.query_one("#examples")
+        assert table.cursor_row == 1
+        await pilot.resize_terminal(200, 60)
+        await wait_until(pilot, lambda: _title_width(screen) == 44)
+        assert table.row_count == len(screen.examples) and table.cursor_row == 1
+        await pilot.resize_terminal(90, 30)
+        await wait_until(
+            pilot, lambda: _title_width(screen) == dict(home_columns(90)["examples"])["title"]
+        )
+        assert table.cursor_row == 1, "a resize keeps the row the operator was on"
