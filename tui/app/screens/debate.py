@@ -237,8 +237,9 @@ class DebateScreen(Screen[None]):
 
     @property
     def session_path(self) -> Path | None:
-        """The session file shown (a live screen has none until its session starts)."""
-        raise NotImplementedError
+        """The session file shown: none here; a live screen has one once its session
+        starts, a replay the file it reads."""
+        return None
 
     def close_session(self) -> None:
         """Let go of the session file; only a live screen holds one open."""
