@@ -90,9 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         default="end",
         help="headless: end with exit code 3 (default), or ask on the terminal",
     )
-    res.add_argument(
-        "--force", action="store_true", help="headless: resume even if the hash chain is broken"
-    )
+    res.add_argument("--force", action="store_true", help="resume even if the hash chain is broken")
     res.add_argument(
         "--json", action="store_true", help="headless: print the result as one JSON object"
     )
@@ -542,13 +540,12 @@ def _console(args: argparse.Namespace) -> int:
             preflight=not args.no_preflight,
         )
     if cmd == "resume":
-        if args.force:
-            from tui.engine.errors import MootInputError
-
-            raise MootInputError(
-                "--force", ["resumes a changed session headless only: add --headless"]
-            )
-        return launch(resume_path=args.session, theme=theme, sessions_dir=args.sessions_dir)
+        return launch(
+            resume_path=args.session,
+            theme=theme,
+            sessions_dir=args.sessions_dir,
+            force=args.force,
+        )
     if cmd == "replay":
         return launch(replay_path=args.session, theme=theme, sessions_dir=args.sessions_dir)
     return launch(theme=theme, sessions_dir=args.sessions_dir)

@@ -29,3 +29,26 @@ async def test_replay_warns_when_the_file_was_changed(tmp_path):
         warned = [m for m, severity in shown if severity == "warning"]
         assert any("hash chain is broken at turn 2" in m and "moot verify" in m for m in warned)
         await pilot.press("q")
+
+
+async def test_resume_refuses_a_changed_file_unless_forced(tmp_path):
+    """``moot resume SESSION --force`` opens a changed session in the console, as headless."""
+    spec = debate_spec(debaters=3, max_rounds=1, threshold=2, scripts={1: {"votes": ["release"]}})
+    path = await record_session(spec, tmp_path / "sessions" / "20250101-120000-chain.toml")
+    stance = load_session(path).turns[1].content["stance"]
+    path.write_text(path.read_text("utf-8").replace(stance, stance + " (edited)", 1), "utf-8")
+    edited = path.read_bytes()
+
+    app = make_app(tmp_path, resume_path=str(path))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.startup_error)
+    assert "hash chain" in app.startup_error and "--force" in app.startup_error
+    assert path.read_bytes() == edited, "a refused file is left as it was"
+
+    forced = make_app(tmp_path, resume_path=str(path), force_resume=True)
+    async with forced.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: forced.debate_screen())
+        await wait_until(pilot, lambda: screen.session is not None and screen.decision is not None)
+        assert forced.startup_error is None
+        assert len(screen.turns) == len(load_session(path).turns)
+        await pilot.press("q")

@@ -109,10 +109,12 @@ class MootApp(App[int]):
         replay_start: int = 0,
         replay_speed: float = 1.0,
         preflight: bool = False,
+        force_resume: bool = False,
     ) -> None:
         super().__init__()
         self.spec_path = spec_path
         self.resume_path = resume_path
+        self.force_resume = force_resume  # --force: the command line's session only
         self.replay_path = replay_path
         self.requested_theme = theme
         # As tui.engine.session.sessions_dir, without importing the engine at start-up.
@@ -294,6 +296,7 @@ class MootApp(App[int]):
                     self.providers,
                     resume_path=path,
                     sessions_dir=self.sessions_path,
+                    force=self.force_resume and startup,
                 )
             else:
                 data = load_session(path)

@@ -22,6 +22,7 @@ def launch(
     sessions_dir: str | None = None,
     out: str | None = None,
     preflight: bool = False,
+    force: bool = False,
 ) -> int:
     """Run the console; return the process exit code.
 
@@ -42,6 +43,7 @@ def launch(
         sessions_dir=sessions_dir,
         out=out,
         preflight=preflight,
+        force_resume=force,
     )
     try:
         code = app.run()

@@ -87,11 +87,13 @@ class LiveScreen(DebateScreen):
         out: str | Path | None = None,
         sessions_dir: str | Path | None = None,
         spec_source: str | None = None,
+        force: bool = False,
     ) -> None:
         super().__init__(spec)
         self.spec_raw = spec_raw
         self.provider_for = provider_for
         self.resume_path = resume_path
+        self.force = force  # resume a session whose hash chain is broken
         self.out = out
         self.sessions_dir = sessions_dir
         self.spec_source = spec_source
@@ -115,7 +117,10 @@ class LiveScreen(DebateScreen):
         try:
             if self.resume_path is not None:
                 self.session = LiveSession.resume(
-                    self.resume_path, self.provider_for, on_failure=self._on_failure
+                    self.resume_path,
+                    self.provider_for,
+                    on_failure=self._on_failure,
+                    force=self.force,
                 )
             else:
                 self.session = LiveSession.start(
