@@ -1,4 +1,7 @@
-"""Spec files for the batch, inbox, decide and watch tests: decided, unresolved, vetoed, bad."""
+"""Spec files for the batch, inbox, decide and watch tests: decided, unresolved, vetoed, bad.
+
+``write`` puts any spec dict on disk, for every test that runs a spec file.
+"""
 
 from __future__ import annotations
 

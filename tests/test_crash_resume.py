@@ -10,40 +10,28 @@ import sys
 import time
 from pathlib import Path
 
+from tests.batch_specs import write
+from tests.helpers import debate_raw, with_script
 from tui.engine.session import load_session
 
-SPEC = """
-[debate]
-title = "Crash test"
-motion = "Keep going after a crash."
-max_rounds = 2
-consensus_threshold = 3
-phases = ["proposal", "critique", "revision", "consensus"]
 
-[[debaters]]
-id = "a"
-model = "scripted"
-[debaters.script]
-votes = ["release", "revise"]
-token_delay_ms = 1
-turn_delay_ms = 15
-
-[[debaters]]
-id = "b"
-model = "scripted"
-[debaters.script]
-votes = ["revise", "release", "revise"]
-token_delay_ms = 1
-turn_delay_ms = 25
-
-[[debaters]]
-id = "c"
-model = "scripted"
-[debaters.script]
-votes = ["escalate", "revise"]
-token_delay_ms = 1
-turn_delay_ms = 10
-"""
+def _write_spec(path: Path) -> Path:
+    """Three scripted debaters over two rounds, each turn slow enough to be killed mid-way."""
+    raw = debate_raw(
+        {
+            "a": ["release", "revise"],
+            "b": ["revise", "release", "revise"],
+            "c": ["escalate", "revise"],
+        },
+        title="Crash test",
+        motion="Keep going after a crash.",
+        max_rounds=2,
+        consensus_threshold=3,
+        phases=["proposal", "critique", "revision", "consensus"],
+    )
+    for debater, turn_delay_ms in (("a", 15), ("b", 25), ("c", 10)):
+        raw = with_script(raw, debater, token_delay_ms=1, turn_delay_ms=turn_delay_ms)
+    return write(path, raw)
 
 
 def _cmd(*args: str) -> list[str]:
@@ -61,8 +49,7 @@ def _comparable(path: Path) -> tuple[list[tuple], dict]:
 
 
 def test_sigkill_at_random_points_then_resume(tmp_path: Path) -> None:
-    spec = tmp_path / "crash.toml"
-    spec.write_text(SPEC)
+    spec = _write_spec(tmp_path / "crash.toml")
     reference = tmp_path / "reference.toml"
     done = subprocess.run(
         _cmd("run", str(spec), "--headless", "--out", str(reference)),

@@ -10,44 +10,24 @@ from pathlib import Path
 
 import pytest
 
+from tests.batch_specs import write
 from tests.helpers import SCRIPTED, debate_raw
 from tui.cli import main
 from tui.engine import SessionLockedError, validate_spec
 from tui.engine.live import LiveSession
 from tui.engine.session import SessionStore, load_session
 
-SPEC = """
-[debate]
-title = "File safety"
-motion = "Keep every record."
-max_rounds = 2
-consensus_threshold = 3
-phases = ["proposal", "critique", "revision", "consensus"]
-
-[[debaters]]
-id = "a"
-model = "scripted"
-[debaters.script]
-votes = ["release", "revise"]
-
-[[debaters]]
-id = "b"
-model = "scripted"
-[debaters.script]
-votes = ["revise", "release"]
-
-[[debaters]]
-id = "c"
-model = "scripted"
-[debaters.script]
-votes = ["escalate", "revise"]
-"""
-
 
 def _spec(tmp_path: Path) -> Path:
-    spec = tmp_path / "spec.toml"
-    spec.write_text(SPEC)
-    return spec
+    raw = debate_raw(
+        {"a": ["release", "revise"], "b": ["revise", "release"], "c": ["escalate", "revise"]},
+        title="File safety",
+        motion="Keep every record.",
+        max_rounds=2,
+        consensus_threshold=3,
+        phases=["proposal", "critique", "revision", "consensus"],
+    )
+    return write(tmp_path / "spec.toml", raw)
 
 
 def _start(path: Path) -> LiveSession:
