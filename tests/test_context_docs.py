@@ -230,3 +230,49 @@ def test_prompts_show_each_role_its_documents(tmp_path: Path) -> None:
     assert incident in reviewer and incident in owner
     assert "Checkout latency: p99 under 800 ms" not in owner  # the SLOs are the adversary's
     assert "A context_quote gives the label of the document" in reviewer
+
+
+def test_a_key_in_a_document_reaches_no_model_and_no_file(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys,  # noqa: ANN001
+) -> None:
+    """A debater's key value and a key shape in a document are redacted as it is read."""
+    secret = "plaintext-secret-in-a-doc-4242"
+    shaped = "sk-" + "A1b2C3d4E5f6G7h8I9j0"
+    monkeypatch.setenv("MOOT_DOC_TEST_KEY", secret)
+    (tmp_path / "notes.md").write_text(f"Deploy with {secret}.\nOld key: {shaped}\n")
+    spec_path = _spec(tmp_path, '[[context]]\nlabel = "notes"\nfile = "notes.md"')
+    spec_path.write_text(
+        spec_path.read_text().replace('id = "a"\n', 'id = "a"\napi_key_env = "MOOT_DOC_TEST_KEY"\n')
+    )
+    spec, raw = read_spec_file(spec_path)
+    recording = Recording()
+    out = tmp_path / "doc.toml"
+    session = LiveSession.start(spec, raw, lambda d: recording, out=out)
+    try:
+        asyncio.run(session.engine.run())
+    finally:
+        session.close()
+    prompts = "\n".join(p for ps in recording.prompts.values() for p in ps)
+    assert "Deploy with [redacted]." in prompts
+    assert secret not in prompts and shaped not in prompts
+    stored = out.read_text()
+    assert secret not in stored and shaped not in stored
+    (doc,) = load_session(out).spec.documents
+    assert doc.redacted == 2 and doc.text == "Deploy with [redacted].\nOld key: [redacted]\n"
+    assert doc.sha256 == hashlib.sha256(doc.text.encode()).hexdigest()
+    capsys.readouterr()
+    assert main(["verify", str(out), "--json"]) != ExitCode.VERIFY_FAILED
+    claims = json.loads(capsys.readouterr().out)["claims"]
+    names = {(c["where"], c["field"]): c["ok"] for c in claims}
+    assert names[("document notes", "no key")] and names[("document notes", "redacted")]
+
+
+def test_verify_names_a_key_stored_in_a_document(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    out = run_review(tmp_path)
+    text = out.read_text()
+    out.write_text(text.replace("p99 under 800 ms", "p99 under 800 ms sk-" + "Z" * 24, 1))
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == ExitCode.VERIFY_FAILED
+    assert "document slo: no key" in capsys.readouterr().out

@@ -3,15 +3,18 @@
 A spec names documents in ``[[context]]`` (``file``, ``glob`` or ``text``) and
 may give the artifact as ``[debate].artifact_file``. They are read when the run
 starts, must be UTF-8 text and stay within :data:`FILE_BYTES` each and
-:data:`TOTAL_BYTES` together (:data:`GLOB_FILES` files per glob). The session
-stores every document's label, path, size, sha256 and text, so a replay, an
-export or ``moot verify`` never needs the originals again.
+:data:`TOTAL_BYTES` together (:data:`GLOB_FILES` files per glob). A key in a
+document (a debater's key value, or a key shape) is redacted as it is read, so
+no model, session file or export gets it; ``redacted`` counts the replacements.
+The session stores every document's label, path, size, sha256 and text (size
+and sha256 of that stored text), so a replay, an export or ``moot verify``
+never needs the originals again.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +46,7 @@ class Document:
     sha256: str
     text: str
     roles: tuple[str, ...] | None = None  # None: every role may see it
+    redacted: int = 0  # secrets replaced in ``text`` when it was read
 
     def record(self) -> dict[str, Any]:
         """The session file's ``[[documents]]`` entry."""
@@ -55,6 +59,8 @@ class Document:
         }
         if self.roles is not None:
             out["roles"] = list(self.roles)
+        if self.redacted:
+            out["redacted"] = self.redacted
         return out
 
     @classmethod
@@ -68,6 +74,7 @@ class Document:
             sha256=str(record["sha256"]),
             text=str(record["text"]),
             roles=None if roles is None else tuple(str(r) for r in roles),
+            redacted=int(record.get("redacted", 0)),
         )
         if not isinstance(record["text"], str) or not isinstance(roles, list | None):
             raise TypeError("text must be a string and roles a list")
@@ -78,8 +85,12 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def of_text(label: str, path: str, text: str, roles: Sequence[str] | None) -> Document:
-    return Document(label, path, len(text.encode("utf-8")), digest(text), text, _roles(roles))
+def of_text(
+    label: str, path: str, text: str, roles: Sequence[str] | None, redacted: int = 0
+) -> Document:
+    return Document(
+        label, path, len(text.encode("utf-8")), digest(text), text, _roles(roles), redacted
+    )
 
 
 def _roles(roles: Sequence[str] | None) -> tuple[str, ...] | None:
@@ -89,10 +100,18 @@ def _roles(roles: Sequence[str] | None) -> tuple[str, ...] | None:
 class _Reader:
     """Reads a spec's documents, keeping the running total and every problem by key."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, redact: Callable[[str], str], marker: str) -> None:
         self.base = base
+        self.redact = redact
+        self.marker = marker  # what ``redact`` puts in a secret's place
         self.total = 0
         self.problems: list[str] = []
+
+    def document(self, label: str, path: str, text: str, roles: Sequence[str] | None) -> Document:
+        """``text`` as a document, its secrets redacted (size and sha256 are of what is kept)."""
+        kept = self.redact(text)
+        replaced = kept.count(self.marker) - text.count(self.marker)
+        return of_text(label, path, kept, roles, replaced)
 
     def read(self, key: str, path: Path) -> str | None:
         try:
@@ -121,24 +140,26 @@ class _Reader:
 
 def read_documents(spec: Spec, base: Path) -> tuple[list[Document], list[str]]:
     """Every document the spec names, read from ``base`` (the spec's folder), and problems."""
-    reader = _Reader(base)
+    from tui.engine.redact import REDACTED, Redactor  # it imports spec, which imports this
+
+    reader = _Reader(base, Redactor.for_spec(spec), REDACTED)
     docs: list[Document] = []
     if spec.debate.artifact_file is not None:
         path = base / spec.debate.artifact_file
         text = reader.read("debate.artifact_file", path)
         if text is not None:
-            docs.append(of_text(ARTIFACT, reader.shown(path), text, None))
+            docs.append(reader.document(ARTIFACT, reader.shown(path), text, None))
     for i, entry in enumerate(spec.context):
         key = f"context[{i}]"
         if entry.text is not None:
             text = entry.text
             reader.total += len(text.encode("utf-8"))
-            docs.append(of_text(entry.label, "(inline)", text, entry.roles))
+            docs.append(reader.document(entry.label, "(inline)", text, entry.roles))
         elif entry.file is not None:
             path = base / entry.file
             text = reader.read(f"{key}.file", path)
             if text is not None:
-                docs.append(of_text(entry.label, reader.shown(path), text, entry.roles))
+                docs.append(reader.document(entry.label, reader.shown(path), text, entry.roles))
         elif entry.glob is not None:
             docs += _globbed(reader, f"{key}.glob", entry.glob, entry.label, entry.roles)
     if reader.total > TOTAL_BYTES and not reader.problems:
@@ -167,7 +188,7 @@ def _globbed(
         text = reader.read(key, path)
         if text is not None:
             shown = reader.shown(path)
-            docs.append(of_text(f"{label}/{shown}", shown, text, roles))
+            docs.append(reader.document(f"{label}/{shown}", shown, text, roles))
     return docs
 
 

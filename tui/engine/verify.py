@@ -33,10 +33,11 @@ from tui.engine.protocols import protocol_for
 from tui.engine.protocols.adversary import release_refusal
 from tui.engine.protocols.base import Protocol
 from tui.engine.records import CONTENT_MODELS, Turn
+from tui.engine.redact import REDACTED
 from tui.engine.roster import Roster
 from tui.engine.runner import Engine
 from tui.engine.session import SessionData, load_session
-from tui.engine.spec import Spec
+from tui.engine.spec import SECRET_SHAPES, Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.turns import NOT_ARTIFACT, FailureAction, FailureChoice
 from tui.engine.vocab import (
@@ -192,6 +193,23 @@ def _document_claims(data: SessionData, out: Verification) -> None:
         size = len(doc.text.encode("utf-8"))
         out.same(where, "sha256", doc.sha256, digest(doc.text), "the stored text")
         out.same(where, "size", doc.size, size, "the stored text")
+        shaped = SECRET_SHAPES.search(doc.text)
+        out.check(
+            where,
+            "no key",
+            shaped is None,
+            "no key-shaped string in the stored text"
+            if shaped is None
+            else f"a key-shaped string is stored at character {shaped.start()}",
+        )
+        if doc.redacted:
+            marks = doc.text.count(REDACTED)
+            out.check(
+                where,
+                "redacted",
+                marks >= doc.redacted,
+                f"{doc.redacted} secret(s) replaced by {REDACTED}, {marks} in the text",
+            )
         if labels.count(doc.label) > 1:
             out.check(where, "label", False, "stored more than once")
     if data.spec.debate.artifact_file is not None:
