@@ -69,6 +69,13 @@ def write_spec(directory: Path, spec: dict[str, Any], name: str = "spec.toml") -
     return path
 
 
+def session_file(dirs: dict[str, Path]) -> Path:
+    """The one session file a console run left in the sessions folder."""
+    files = list(dirs["sessions"].glob("*.toml"))
+    assert len(files) == 1, files
+    return files[0]
+
+
 async def wait_until(pilot: Any, predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
     """Let the app run until ``predicate()`` is truthy; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from app_support import (
     debate_spec,
     fill,
@@ -11,6 +9,7 @@ from app_support import (
     make_app,
     plain,
     quit_confirmed,
+    session_file,
     tap,
     wait_until,
     write_spec,
@@ -21,20 +20,17 @@ from tui.app.screens.modals import CutModal
 from tui.engine.session import load_session
 
 
-def _session_file(dirs: dict[str, Path]) -> Path:
-    files = list(dirs["sessions"].glob("*.toml"))
-    assert len(files) == 1, files
-    return files[0]
-
-
 def _streamed(screen, speaker: str) -> int:  # noqa: ANN001
     """Tokens the pane has shown of the turn ``speaker`` is speaking."""
     streaming = screen.pane(speaker).streaming
     return 0 if streaming is None else streaming.tokens
 
 
-async def _cut_while_speaking(pilot, screen, key: str, speakers: int = 1):  # noqa: ANN001, ANN202
-    """Wait until ``speakers`` turns stream (some words in), press ``key``, return the modal."""
+async def _cut_while_speaking(pilot, key: str, speakers: int = 1):  # noqa: ANN001, ANN202
+    """Wait for the live screen and until ``speakers`` turns stream (some words in), press
+    ``key``; return the screen and the modal."""
+    await wait_until(pilot, lambda: pilot.app.debate_screen())
+    screen = live_screen(pilot.app)
     engine = screen.engine
     await wait_until(
         pilot,
@@ -44,18 +40,17 @@ async def _cut_while_speaking(pilot, screen, key: str, speakers: int = 1):  # no
         ),
     )
     await tap(pilot, key)
-    return await wait_until(
+    modal = await wait_until(
         pilot, lambda: isinstance(pilot.app.screen, CutModal) and pilot.app.screen
     )
+    return screen, modal
 
 
 async def test_x_cuts_the_speaking_turn_and_redo_with_a_note_goes_on(tmp_path, moot_dirs):
     spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20)
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: app.debate_screen())
-        screen = live_screen(app)
-        modal = await _cut_while_speaking(pilot, screen, "x")
+        screen, modal = await _cut_while_speaking(pilot, "x")
         assert modal.speakers == ["planner"]
         assert modal.partial_words >= 1  # the words spoken before the cut, counted
         assert screen.engine.awaiting_cut  # the turn waits for the operator
@@ -65,7 +60,7 @@ async def test_x_cuts_the_speaking_turn_and_redo_with_a_note_goes_on(tmp_path, m
         await wait_until(pilot, lambda: screen.decision is not None)
         assert [t.speaker for t in screen.engine.state.turns] == ["planner", "critic"]
         assert not screen.engine.state.turns[0].invalid  # the redo was played in full
-    data = load_session(_session_file(moot_dirs))
+    data = load_session(session_file(moot_dirs))
     cut, note = data.actions[0], data.actions[1]
     assert cut["action"] == "cut" and cut["speaker"] == "planner" and cut["turn"] == 1
     assert cut["partial"]  # the words spoken before the cut are kept
@@ -77,9 +72,7 @@ async def test_capital_x_cuts_every_turn_of_the_phase_and_skip_records_them(tmp_
     spec = debate_spec(debaters=3, phases=["proposal"], parallel=True, token_delay_ms=20)
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: app.debate_screen())
-        screen = live_screen(app)
-        modal = await _cut_while_speaking(pilot, screen, "X", speakers=3)
+        screen, modal = await _cut_while_speaking(pilot, "X", speakers=3)
         assert sorted(modal.speakers) == ["critic", "operator", "planner"]
         await tap(pilot, "tab")  # Redo → Skip
         await tap(pilot, "enter")
@@ -87,7 +80,7 @@ async def test_capital_x_cuts_every_turn_of_the_phase_and_skip_records_them(tmp_
         turns = screen.engine.state.turns
         assert len(turns) == 3 and all(t.invalid for t in turns)
         assert all(t.error == "cut by the operator and skipped" for t in turns)
-    data = load_session(_session_file(moot_dirs))
+    data = load_session(session_file(moot_dirs))
     kinds = [a["action"] for a in data.actions]
     assert kinds.count("cut") == 3 and kinds.count("skip") == 3
 
@@ -96,9 +89,7 @@ async def test_replace_model_from_the_cut_modal_takes_enter(tmp_path, moot_dirs)
     spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20)
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: app.debate_screen())
-        screen = live_screen(app)
-        modal = await _cut_while_speaking(pilot, screen, "x")
+        screen, modal = await _cut_while_speaking(pilot, "x")
         await tap(pilot, "escape")  # later: the turn keeps waiting, x asks again
         assert screen.engine.awaiting_cut
         await tap(pilot, "x")
@@ -110,7 +101,7 @@ async def test_replace_model_from_the_cut_modal_takes_enter(tmp_path, moot_dirs)
         await wait_until(pilot, lambda: screen.decision is not None)
         assert screen.pane("planner").model == "scripted-b"
         assert screen.engine.state.turns[0].model == "scripted-b"
-    data = load_session(_session_file(moot_dirs))
+    data = load_session(session_file(moot_dirs))
     kinds = [a["action"] for a in data.actions]
     assert kinds[:2] == ["cut", "replace_model"]
     assert data.actions[1]["model"] == "scripted-b"

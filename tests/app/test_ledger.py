@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from app_support import debate_spec, fill, live_screen, make_app, plain, tap, wait_until, write_spec
+from app_support import (
+    debate_spec,
+    fill,
+    live_screen,
+    make_app,
+    plain,
+    session_file,
+    tap,
+    wait_until,
+    write_spec,
+)
 
 from tui.app.screens.modals import BudgetModal, DecideModal
 from tui.engine.ports import TokenSink, TurnReply, TurnRequest
@@ -30,12 +39,6 @@ class Priced:
 
 def _priced(_debater: Any) -> Priced:
     return Priced()
-
-
-def _session_file(dirs: dict[str, Path]) -> Path:
-    files = list(dirs["sessions"].glob("*.toml"))
-    assert len(files) == 1, files
-    return files[0]
 
 
 def _spec(**budget: float) -> dict[str, Any]:
@@ -79,7 +82,7 @@ async def test_a_budget_end_is_raised_from_the_console_and_the_debate_goes_on(tm
         await wait_until(pilot, lambda: screen.decision is not None and app.screen is screen)
         assert screen.decision.rule != "budget_exhausted"
         assert len(screen.engine.state.turns) > 3
-    data = load_session(_session_file(moot_dirs))
+    data = load_session(session_file(moot_dirs))
     raised = [a for a in data.actions if a["action"] == "raise_budget"]
     assert [(a["cap"], a["value"]) for a in raised] == [("max_cost_usd", 1.0)]
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from app_support import (
     debate_spec,
     decided,
@@ -12,6 +10,7 @@ from app_support import (
     make_app,
     plain,
     quit_confirmed,
+    session_file,
     tap,
     wait_until,
     write_spec,
@@ -22,10 +21,14 @@ from tui.app.screens.modals import DecideModal, FailureModal, NoteModal
 from tui.engine.session import load_session
 
 
-def _session_file(dirs: dict[str, Path]) -> Path:
-    files = [p for p in dirs["sessions"].glob("*.toml")]
-    assert len(files) == 1, files
-    return files[0]
+async def _first_turn_speaking(pilot):  # noqa: ANN001, ANN202
+    """Wait until turn 1 streams, so a key lands while a turn is in flight; return the screen."""
+    screen = await wait_until(pilot, lambda: pilot.app.debate_screen())
+    await wait_until(
+        pilot,
+        lambda: screen.timeline.entries.get(1) and screen.timeline.entries[1].status == "speaking",
+    )
+    return screen
 
 
 async def test_live_screen_runs_a_debate_to_its_decision(tmp_path, moot_dirs):
@@ -40,7 +43,7 @@ async def test_live_screen_runs_a_debate_to_its_decision(tmp_path, moot_dirs):
         assert screen.header.status == "ENDED"
         await pilot.press("q")
     assert app.return_value == 0
-    data = load_session(_session_file(moot_dirs))
+    data = load_session(session_file(moot_dirs))
     assert data.result["decision"] == "release"
 
 
@@ -48,13 +51,7 @@ async def test_pause_stops_the_next_turn_from_starting(tmp_path, moot_dirs):
     spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=3, token_delay_ms=25)
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
-        screen = await wait_until(pilot, lambda: app.debate_screen())
-        await wait_until(
-            pilot,
-            lambda: (
-                screen.timeline.entries.get(1) and screen.timeline.entries[1].status == "speaking"
-            ),
-        )
+        screen = await _first_turn_speaking(pilot)
         await tap(pilot, "p")
         assert screen.header.status == "PAUSED"  # shown at once, while a turn is in flight
         engine = screen.engine
@@ -75,7 +72,7 @@ async def test_pause_stops_the_next_turn_from_starting(tmp_path, moot_dirs):
         await wait_until(pilot, lambda: len(engine.state.turns) > done)
         await quit_confirmed(pilot)
     assert app.return_value in (130, 3)  # quit before a decision: saved, not decided
-    actions = [a["action"] for a in load_session(_session_file(moot_dirs)).actions]
+    actions = [a["action"] for a in load_session(session_file(moot_dirs)).actions]
     assert actions[:2] == ["pause", "resume"]
 
 
@@ -95,7 +92,7 @@ async def test_unresolved_debate_opens_the_decide_modal_and_decision_is_saved(tm
         await wait_until(pilot, lambda: decided(screen) and screen.decision.decision == "revise")
         await pilot.press("q")
     assert app.return_value == 0
-    result = load_session(_session_file(moot_dirs)).result
+    result = load_session(session_file(moot_dirs)).result
     assert result["decided_by"] == "operator"
     assert result["decision"] == "revise"
     assert result["decision_rule"] == "operator_decision"
@@ -116,7 +113,7 @@ async def test_decide_key_mid_debate(tmp_path, moot_dirs):
         await tap(pilot, "enter")
         await wait_until(pilot, lambda: screen.decision is not None)
         await pilot.press("q")
-    result = load_session(_session_file(moot_dirs)).result
+    result = load_session(session_file(moot_dirs)).result
     assert (result["decided_by"], result["rationale"]) == ("operator", "enough said")
     assert result["decision"] == "release"
 
@@ -133,7 +130,7 @@ async def test_add_a_round_from_the_unresolved_modal(tmp_path, moot_dirs):
         await pilot.press("escape")
         await pilot.press("q")
     assert app.return_value == 3  # left unresolved
-    data = load_session(_session_file(moot_dirs))
+    data = load_session(session_file(moot_dirs))
     assert [a["action"] for a in data.actions] == ["extend"]
     assert data.result["decision"] == "escalate"
 
@@ -142,13 +139,7 @@ async def test_note_reaches_the_next_turn(tmp_path, moot_dirs):
     spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=2, token_delay_ms=15)
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
-        screen = await wait_until(pilot, lambda: app.debate_screen())
-        await wait_until(
-            pilot,
-            lambda: (
-                screen.timeline.entries.get(1) and screen.timeline.entries[1].status == "speaking"
-            ),
-        )
+        screen = await _first_turn_speaking(pilot)
         await tap(pilot, "p")  # hold the debate while typing, so the note is in time
         await tap(pilot, "n")
         await wait_until(pilot, lambda: isinstance(app.screen, NoteModal))
@@ -158,7 +149,7 @@ async def test_note_reaches_the_next_turn(tmp_path, moot_dirs):
         await tap(pilot, "p")
         await wait_until(pilot, lambda: len(screen.engine.state.turns) >= 2)
         await tap(pilot, "q")
-    data = load_session(_session_file(moot_dirs))
+    data = load_session(session_file(moot_dirs))
     assert "note:1" not in data.turns[0].saw
     assert "note:1" in data.turns[1].saw
     notes = [a for a in data.actions if a["action"] == "note"]
@@ -179,7 +170,7 @@ async def test_escalate_key_hands_over_to_the_operator(tmp_path, moot_dirs):
         await tap(pilot, "escape")
         await tap(pilot, "q")
     assert app.return_value == 3
-    data = load_session(_session_file(moot_dirs))
+    data = load_session(session_file(moot_dirs))
     assert data.result["decision_rule"] == "operator_escalation"
 
 
@@ -197,7 +188,7 @@ async def test_provider_failure_offers_retry_skip_replace(tmp_path, moot_dirs):
         assert screen.engine.state.turns[0].invalid
         assert not screen.pane("planner").has_class("-failed")
         await pilot.press("q")
-    data = load_session(_session_file(moot_dirs))
+    data = load_session(session_file(moot_dirs))
     assert data.turns[0].invalid and "provider failure" in data.turns[0].error
     assert data.actions[0]["action"] == "skip"
 
@@ -214,7 +205,7 @@ async def test_replace_model_after_a_failure(tmp_path, moot_dirs):
         await wait_until(pilot, lambda: len(screen.engine.state.turns) == 2)
         assert not screen.engine.state.turns[0].invalid
         await pilot.press("q")
-    data = load_session(_session_file(moot_dirs))
+    data = load_session(session_file(moot_dirs))
     assert data.actions[0]["action"] == "replace_model"
 
 

@@ -7,7 +7,6 @@ replay; snapshot tests catch each view (the challenge list in two themes).
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 from app_support import (
@@ -19,6 +18,7 @@ from app_support import (
     record_session,
     refine_spec,
     rubric_spec,
+    session_file,
     tap,
     wait_until,
     write_spec,
@@ -29,12 +29,6 @@ from tui.app.screens.modals import DecideModal
 from tui.engine.session import load_session
 
 SIZE = (160, 45)
-
-
-def _session_file(dirs: dict[str, Path]) -> Path:
-    files = list(dirs["sessions"].glob("*.toml"))
-    assert len(files) == 1, files
-    return files[0]
 
 
 # ---------------------------------------------------------------- challenge
@@ -86,7 +80,7 @@ async def test_unresolved_critical_blocks_release_in_the_modal(tmp_path, moot_di
         assert app.screen is screen
         await pilot.press("q")
     assert app.return_value == 0
-    result = load_session(_session_file(moot_dirs)).result
+    result = load_session(session_file(moot_dirs)).result
     assert (result["decision"], result["decided_by"]) == ("revise", "operator")
     assert result["rationale"] == "the rollback is still a backup restore"
     assert result["unresolved_critical"] == ["C1.1"]
@@ -106,7 +100,7 @@ async def test_advisory_mode_lets_the_operator_release(tmp_path, moot_dirs):
         await wait_until(pilot, lambda: decided(screen) and screen.decision.decision == "release")
         assert modal.refused is None
         await pilot.press("q")
-    result = load_session(_session_file(moot_dirs)).result
+    result = load_session(session_file(moot_dirs)).result
     assert (result["decision"], result["decided_by"]) == ("release", "operator")
 
 
