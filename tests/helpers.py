@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from tui.engine import Engine, Spec, validate_spec
@@ -22,6 +23,22 @@ def debate_raw(votes: dict[str, list[str]], **debate: Any) -> dict[str, Any]:
             {"id": did, "model": "scripted", "script": {"votes": v}} for did, v in votes.items()
         ],
     }
+
+
+def sequential_raw(
+    *, consensus_threshold: int, turn_delay_ms: int, **debate: Any
+) -> dict[str, Any]:
+    """Three scripted debaters (release, revise, escalate) speaking one at a time, each
+    turn taking ``turn_delay_ms``: room for an operator action between turns."""
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"], "c": ["escalate"]},
+        consensus_threshold=consensus_threshold,
+        parallel=False,
+        **debate,
+    )
+    for d in "abc":
+        raw = with_script(raw, d, turn_delay_ms=turn_delay_ms)
+    return raw
 
 
 def adversary_raw(routings: list[str], **script: Any) -> dict[str, Any]:
@@ -70,3 +87,13 @@ def run_engine(spec: Spec | dict[str, Any], **kwargs: Any) -> tuple[Engine, list
     engine.subscribe(events.append)
     asyncio.run(engine.run())
     return engine, events
+
+
+async def until(predicate: Callable[[], object], timeout: float = 10.0) -> None:
+    """Let the running loop go on until ``predicate()`` is truthy; fail after ``timeout`` s."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("condition not met before the deadline")
+        await asyncio.sleep(0.005)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Any
 
 import pytest
 
-from tests.helpers import SCRIPTED, debate_raw, with_script
+from tests.helpers import SCRIPTED, sequential_raw, until, with_script
 from tui.engine import Engine, validate_spec
 from tui.engine.events import Slot, TurnCompleted, TurnStarted
 from tui.engine.ports import ProviderError, TurnReply, TurnRequest
@@ -28,25 +29,9 @@ class Recording:
         return None
 
 
-async def wait_until(predicate: Any, timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met before the deadline")
-        await asyncio.sleep(0.005)
-
-
-def sequential(**debate: Any) -> dict:
-    raw = debate_raw(
-        {"a": ["release"], "b": ["revise"], "c": ["escalate"]},
-        consensus_threshold=2,
-        parallel=False,
-        **debate,
-    )
-    for d in "abc":
-        raw = with_script(raw, d, turn_delay_ms=20)
-    return raw
+# Short runs: a stuck wait fails after 5 s.
+wait_until = partial(until, timeout=5.0)
+sequential = partial(sequential_raw, consensus_threshold=2, turn_delay_ms=20)
 
 
 async def test_pause_stops_the_next_turn_from_starting() -> None:

@@ -10,12 +10,13 @@ import asyncio
 import shutil
 import tomllib
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import SCRIPTED, adversary_raw, debate_raw, with_script
+from tests.helpers import SCRIPTED, adversary_raw, sequential_raw, until, with_script
 from tui.cli import main
 from tui.engine import Engine, validate_spec
 from tui.engine.events import Event, Slot, TurnStarted
@@ -43,15 +44,6 @@ AGREE = (
     "phase_sequence",
     "invalid_turns",
 )
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met before the deadline")
-        await asyncio.sleep(0.005)
 
 
 def exhausted_example(delay_ms: int = 20) -> dict[str, Any]:
@@ -175,16 +167,7 @@ def test_a_0_1_0_file_with_escalate_and_extend_resumes_headless(
 Scenario = Callable[[Engine], Awaitable[None]]
 
 
-def sequential(**debate: Any) -> dict[str, Any]:
-    raw = debate_raw(
-        {"a": ["release"], "b": ["revise"], "c": ["escalate"]},
-        consensus_threshold=3,
-        parallel=False,
-        **debate,
-    )
-    for d in "abc":
-        raw = with_script(raw, d, turn_delay_ms=5)
-    return raw
+sequential = partial(sequential_raw, consensus_threshold=3, turn_delay_ms=5)
 
 
 async def escalate_mid_phase_then_extend(engine: Engine) -> None:
@@ -292,9 +275,9 @@ def test_a_run_killed_after_any_turn_resumes_to_the_same_end(name: str) -> None:
         assert [a["action"] for a in resumed.actions] == [a["action"] for a in live.actions]
 
 
-def test_a_session_left_paused_resumes_paused_until_the_operator_resumes(tmp_path: Path) -> None:
+def _left_paused(path: Path) -> Path:
+    """A session paused after two turns, then killed: what quitting a paused console leaves."""
     raw = sequential(max_rounds=1)
-    path = tmp_path / "p.toml"
 
     async def pause_and_quit() -> None:
         session = LiveSession.start(validate_spec(raw), raw, lambda d: SCRIPTED, out=path)
@@ -305,6 +288,11 @@ def test_a_session_left_paused_resumes_paused_until_the_operator_resumes(tmp_pat
         session.close()
 
     asyncio.run(pause_and_quit())
+    return path
+
+
+def test_a_session_left_paused_resumes_paused_until_the_operator_resumes(tmp_path: Path) -> None:
+    path = _left_paused(tmp_path / "p.toml")
     recorded = len(load_session(path).turns)
 
     async def reopen() -> None:
@@ -330,18 +318,7 @@ def test_a_session_left_paused_resumes_paused_until_the_operator_resumes(tmp_pat
 def test_headless_resume_of_a_paused_session_continues_and_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    raw = sequential(max_rounds=1)
-    path = tmp_path / "p.toml"
-
-    async def pause_and_quit() -> None:
-        session = LiveSession.start(validate_spec(raw), raw, lambda d: SCRIPTED, out=path)
-        task = asyncio.create_task(session.engine.run())
-        await until(lambda: len(session.engine.state.turns) >= 2)
-        session.engine.pause()
-        await _kill(task)
-        session.close()
-
-    asyncio.run(pause_and_quit())
+    path = _left_paused(tmp_path / "p.toml")
     code = main(["resume", str(path), "--headless"])
     out = capsys.readouterr().out
     assert code in (ExitCode.DECIDED, ExitCode.UNRESOLVED)
