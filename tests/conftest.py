@@ -1,11 +1,15 @@
-"""Suite-wide guards: no network beyond loopback, user folders redirected to tmp."""
+"""Suite-wide guards (no network beyond loopback, user folders redirected to tmp) and the
+fake OpenAI-compatible server fixture."""
 
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.fake_openai import FakeOpenAI
 
 _real_connect = socket.socket.connect
 _LOOPBACK = ("127.", "::1", "localhost")
@@ -28,6 +32,16 @@ def _user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MOOT_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("MOOT_SESSIONS_DIR", str(tmp_path / "sessions"))
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    """A fake OpenAI-compatible server on loopback, stopped after the test."""
+    server = FakeOpenAI().start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 REPO = Path(__file__).resolve().parent.parent

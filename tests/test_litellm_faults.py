@@ -8,7 +8,6 @@ it as it would to a provider. Each run must end the way DESIGN.md says
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +32,6 @@ VALID = json.dumps(
 )
 JUNK = "Sure! Here is my thinking, but not in JSON."
 MAX_RETRIES = 3
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,6 @@ after retries; a sessions folder that could not be created was an internal error
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,15 +55,6 @@ def closed_port_base() -> str:
     return f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
 
 
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    fake = FakeOpenAI().start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
-
-
 def test_each_failing_debater_gets_one_line_and_no_session_is_written(
     tmp_path: Path,
     closed_port_base: str,
@@ -97,18 +87,18 @@ def test_each_failing_debater_gets_one_line_and_no_session_is_written(
 
 
 def test_a_reachable_server_with_its_key_set_passes(
-    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-test")
     spec = validate_spec(
         {
             "debate": {"title": "t", "motion": "m"},
             "debaters": [
-                {"id": "a", "model": "openai/fake", "api_base": server.base_url},
+                {"id": "a", "model": "openai/fake", "api_base": fake.base_url},
                 {
                     "id": "b",
                     "model": "openai/fake",
-                    "api_base": [server.base_url],
+                    "api_base": [fake.base_url],
                     "api_key_env": KEY_ENV,
                 },
                 {"id": "c", "model": "scripted"},
@@ -116,15 +106,15 @@ def test_a_reachable_server_with_its_key_set_passes(
         }
     )
     assert preflight(spec) == []
-    assert server.calls == 0  # a connection is opened, no request is sent
+    assert fake.calls == 0  # a connection is opened, no request is sent
 
 
 def test_no_preflight_skips_the_checks(
-    tmp_path: Path, server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
     spec = spec_file(
-        tmp_path, {"model": "openai/fake", "api_base": server.base_url, "api_key_env": KEY_ENV}
+        tmp_path, {"model": "openai/fake", "api_base": fake.base_url, "api_key_env": KEY_ENV}
     )
     assert run(tmp_path, spec) == ExitCode.BAD_INPUT and sessions(tmp_path) == []
     # Skipped: the session starts, and the missing key ends it unresolved on record.

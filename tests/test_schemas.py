@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -213,15 +212,6 @@ async def test_local_tightening_keeps_the_ids_the_engine_fixed() -> None:
         assert arr["minItems"] == arr["maxItems"] == 2
         assert shape["properties"]["challenges"]["maxItems"] <= 2
     assert _verdicts(tight) == {"objections", "no_objections"}
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_an_openai_compatible_server_receives_the_specs_enums(
