@@ -5,10 +5,15 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tui.engine import Engine, Spec, validate_spec
 from tui.engine.events import Event
+from tui.engine.live import LiveSession
+from tui.engine.ports import Provider
+from tui.engine.spec import Debater
+from tui.providers.registry import close_all
 from tui.providers.scripted import ScriptedProvider
 
 SCRIPTED = ScriptedProvider()
@@ -87,6 +92,25 @@ def run_engine(spec: Spec | dict[str, Any], **kwargs: Any) -> tuple[Engine, list
     engine.subscribe(events.append)
     asyncio.run(engine.run())
     return engine, events
+
+
+async def run_live(
+    raw: dict[str, Any],
+    provider_for: Callable[[Debater], Provider],
+    out: Path,
+    on_event: Callable[[Event], None] | None = None,
+) -> LiveSession:
+    """Run a spec to its end into the session file ``out``, then close every provider
+    client the registry handed out (the embedded model is left running)."""
+    live = LiveSession.start(validate_spec(raw), raw, provider_for, out=out)
+    if on_event is not None:
+        live.engine.subscribe(on_event)
+    try:
+        await live.engine.run()
+    finally:
+        live.close()
+        await close_all(stop_local_model=False)
+    return live
 
 
 async def until(predicate: Callable[[], object], timeout: float = 10.0) -> None:

@@ -17,14 +17,13 @@ import pytest
 from aiohttp import web
 
 from tests.fake_openai import FakeOpenAI, Reply, free_port
+from tests.helpers import run_live
 from tui.engine import validate_spec
 from tui.engine.errors import SpecError
 from tui.engine.events import Event, TurnCompleted
-from tui.engine.live import LiveSession
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
 from tui.providers.litellm_provider import LiteLLMProvider
-from tui.providers.registry import close_all
 
 KEY_ENV = "MOOT_FAKE_ROUTER_KEY"
 ROUNDS = 8
@@ -87,20 +86,8 @@ def spec_raw(bases: list[str]) -> dict[str, Any]:
 
 
 def run(tmp_path: Path, raw: dict[str, Any], on_event: Any = None) -> Path:
-    return asyncio.run(_run(tmp_path, raw, on_event))
-
-
-async def _run(tmp_path: Path, raw: dict[str, Any], on_event: Any) -> Path:
-    spec = validate_spec(raw)
     provider = LiteLLMProvider(max_retries=2, backoff_base_s=0.01, backoff_max_s=0.05)
-    live = LiveSession.start(spec, raw, lambda d: provider, out=tmp_path / "session.toml")
-    if on_event is not None:
-        live.engine.subscribe(on_event)
-    try:
-        await live.engine.run()
-    finally:
-        live.close()
-        await close_all(stop_local_model=False)
+    live = asyncio.run(run_live(raw, lambda d: provider, tmp_path / "session.toml", on_event))
     return live.path
 
 

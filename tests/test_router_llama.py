@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import run_live
 from tests.llama_server import LlamaServer
 from tests.test_litellm_proxy import _raw
-from tui.engine import validate_spec
 from tui.engine.events import Event, TurnCompleted
 from tui.engine.live import LiveSession
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
-from tui.providers.registry import close_all, provider_for
+from tui.providers.registry import provider_for
 
 pytestmark = pytest.mark.local_model
 
@@ -47,18 +47,6 @@ def _spec(servers: list[LlamaServer], rounds: int) -> dict[str, Any]:
     return raw
 
 
-async def _run(raw: dict[str, Any], out: Path, on_event: Any = None) -> LiveSession:
-    live = LiveSession.start(validate_spec(raw), raw, provider_for, out=out)
-    if on_event is not None:
-        live.engine.subscribe(on_event)
-    try:
-        await live.engine.run()
-    finally:
-        live.close()
-        await close_all(stop_local_model=False)
-    return live
-
-
 def _check(live: LiveSession, rounds: int) -> None:
     """Every scheduled turn recorded: a provider failure would end the run early, escalated.
 
@@ -75,7 +63,7 @@ def _check(live: LiveSession, rounds: int) -> None:
 def test_both_servers_serve_turns(servers: list[LlamaServer], tmp_path: Path) -> None:
     before = [s.tokens_predicted() for s in servers]
     # Twelve calls, each sent to either server at random: all on one has odds of 1 in 2048.
-    live = asyncio.run(_run(_spec(servers, rounds=2), tmp_path / "spread.toml"))
+    live = asyncio.run(run_live(_spec(servers, rounds=2), provider_for, tmp_path / "spread.toml"))
     _check(live, rounds=2)
     served = [s.tokens_predicted() - b for s, b in zip(servers, before, strict=True)]
     assert all(n > 0 for n in served), f"tokens generated per server: {served}"
@@ -96,7 +84,9 @@ def test_a_server_killed_after_the_first_turn_loses_no_turn(
         survivor_at_kill.append(other.tokens_predicted())
 
     raw = _spec(servers, rounds=1)
-    live = asyncio.run(_run(raw, tmp_path / "killed.toml", kill_the_busier_server))
+    live = asyncio.run(
+        run_live(raw, provider_for, tmp_path / "killed.toml", kill_the_busier_server)
+    )
     assert killed and not killed[0].alive
     _check(live, rounds=1)
     survivor = next(s for s in servers if s is not killed[0])
