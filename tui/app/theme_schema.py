@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from tui.app.themes import FALLBACK_COLORS
+from tui.app.themes import COLOR_KEYS, FALLBACK_COLORS
 
 
 def _color(value: str) -> str:
@@ -40,19 +40,7 @@ class ThemeFile(BaseModel):
     debater_colors: list[str] = Field(default_factory=lambda: list(FALLBACK_COLORS), min_length=1)
     variables: dict[str, str] = Field(default_factory=dict)
 
-    @field_validator(
-        "primary",
-        "secondary",
-        "accent",
-        "warning",
-        "error",
-        "success",
-        "foreground",
-        "background",
-        "surface",
-        "panel",
-        "boost",
-    )
+    @field_validator(*COLOR_KEYS)
     @classmethod
     def _check_color(cls, value: str | None) -> str | None:
         return None if value is None else _color(value)
@@ -65,19 +53,9 @@ class ThemeFile(BaseModel):
     def to_theme(self) -> Theme:
         return Theme(
             name=self.name,
-            primary=self.primary,
-            secondary=self.secondary,
-            accent=self.accent,
-            warning=self.warning,
-            error=self.error,
-            success=self.success,
-            foreground=self.foreground,
-            background=self.background,
-            surface=self.surface,
-            panel=self.panel,
-            boost=self.boost,
             dark=self.dark,
             luminosity_spread=self.luminosity_spread,
             text_alpha=self.text_alpha,
             variables=dict(self.variables),
+            **{k: getattr(self, k) for k in COLOR_KEYS},
         )

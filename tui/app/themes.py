@@ -35,7 +35,8 @@ class LoadedTheme:
     stem: str
 
 
-_COLOR_KEYS = (
+# The colour fields of a theme file: both loaders and the schema check these.
+COLOR_KEYS = (
     "primary",
     "secondary",
     "accent",
@@ -49,7 +50,7 @@ _COLOR_KEYS = (
     "boost",
 )
 _KEYS = {
-    *_COLOR_KEYS,
+    *COLOR_KEYS,
     "name",
     "dark",
     "luminosity_spread",
@@ -78,7 +79,7 @@ def quick_theme_file(path: Path) -> LoadedTheme:
     if unknown or not isinstance(raw.get("name"), str) or "primary" not in raw:
         raise ValueError(f"{path.name}: not a valid theme (use load_theme_file for details)")
     try:
-        for key in _COLOR_KEYS:
+        for key in COLOR_KEYS:
             if key in raw:
                 Color.parse(raw[key])
         colors = [str(c) for c in raw.get("debater_colors", FALLBACK_COLORS)]
@@ -90,7 +91,7 @@ def quick_theme_file(path: Path) -> LoadedTheme:
             luminosity_spread=float(raw.get("luminosity_spread", 0.15)),
             text_alpha=float(raw.get("text_alpha", 0.95)),
             variables={str(k): str(v) for k, v in dict(raw.get("variables", {})).items()},
-            **{k: raw[k] for k in _COLOR_KEYS if k in raw},
+            **{k: raw[k] for k in COLOR_KEYS if k in raw},
         )
     except (ColorParseError, TypeError, ValueError) as err:
         raise ValueError(f"{path.name}: {err}") from None
