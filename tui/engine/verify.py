@@ -271,10 +271,8 @@ def _turn_claims(data: SessionData, out: Verification) -> None:
             actions.apply_up_to(turn.index - 1)
             try:
                 context = seen_at_start.get(slot.index) or slot_context(spec, protocol, state, slot)
-                legacy_turn = turn.index in legacy
-                _slot_claims(
-                    data, out, protocol, state, slot, turn, context, legacy_turn, models, actions
-                )
+                at = _AtSlot(data, protocol, state, slot, turn, context, turn.index in legacy)
+                _slot_claims(out, at, models, actions)
             except Exception as err:  # a damaged record: named, and the walk goes on
                 out.check(where, "turn", False, f"cannot be checked: {type(err).__name__}: {err}")
         state.add(turn)
@@ -356,20 +354,27 @@ def _schedule_claim(out: Verification, where: str, turn: Turn, slot: Slot | None
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _AtSlot:
+    """A recorded turn at the slot the walk gives it, with what the slot saw then."""
+
+    data: SessionData
+    protocol: Protocol
+    state: DebateState
+    slot: Slot
+    turn: Turn
+    context: list[tuple[str, str, str]]
+    legacy: bool  # written before the chain: checked by the rules of its day only
+
+
 def _slot_claims(
-    data: SessionData,
     out: Verification,
-    protocol: Protocol,
-    state: DebateState,
-    slot: Slot,
-    turn: Turn,
-    context: list[tuple[str, str, str]],
-    legacy: bool,
+    at: _AtSlot,
     models: dict[TurnKind, type[BaseModel]],
     actions: _Actions,
 ) -> None:
+    protocol, slot, turn = at.protocol, at.slot, at.turn
     where = f"turn {turn.index}"
-    spec = data.spec
     against = protocol.cross_family_against(slot)
     actions.model_claim(out, turn, against)
     if turn.kind in VERIFIER_KINDS:
@@ -381,16 +386,18 @@ def _slot_claims(
             f"{turn.speaker} judged its own work" if own else "the critic judges another's work",
         )
     if turn.saw or not turn.invalid:  # a turn skipped after a provider failure saw nothing
-        out.same(where, "saw", turn.saw, [label for label, _, _ in context], "the protocol's view")
+        out.same(
+            where, "saw", turn.saw, [label for label, _, _ in at.context], "the protocol's view"
+        )
     if turn.invalid:
         return
     model = models[turn.kind]
     try:
-        parsed = parse_turn(json.dumps(turn.content), model, list(spec.debate.votes))
-        if legacy:  # the substance rules came after the file was written
-            protocol.check_state(state, slot, parsed)
+        parsed = parse_turn(json.dumps(turn.content), model, list(at.data.spec.debate.votes))
+        if at.legacy:  # the substance rules came after the file was written
+            protocol.check_state(at.state, slot, parsed)
         else:
-            protocol.check(state, slot, parsed)
+            protocol.check(at.state, slot, parsed)
     except TurnParseError as err:
         out.check(where, "content", False, f"a valid turn the rules refuse: {err}")
         return  # what follows rests on content the rules accept
@@ -408,8 +415,8 @@ def _slot_claims(
             if present
             else f"no {items} and no verdict {verdict}",
         )
-    _release_claim(data, out, turn)
-    _derived_claims(data, out, protocol, state, slot, turn, context, legacy)
+    _release_claim(at.data, out, turn)
+    _derived_claims(out, at)
 
 
 def _release_claim(data: SessionData, out: Verification, turn: Turn) -> None:
@@ -444,32 +451,23 @@ def content_models(spec: Spec, protocol: Protocol) -> dict[TurnKind, type[BaseMo
     return models
 
 
-def _derived_claims(
-    data: SessionData,
-    out: Verification,
-    protocol: Protocol,
-    state: DebateState,
-    slot: Slot,
-    turn: Turn,
-    context: list[tuple[str, str, str]],
-    legacy: bool,
-) -> None:
+def _derived_claims(out: Verification, at: _AtSlot) -> None:
     """Engine-owned facts (rubric evidence, release gate, picks, ids) recomputed and compared."""
+    turn, context, rubric = at.turn, at.context, at.data.spec.rubric
     where = f"turn {turn.index}"
     fresh = replace(turn, derived={})
-    spec = data.spec
-    if "rubric" in turn.content and spec.rubric is not None:
+    if "rubric" in turn.content and rubric is not None:
         fresh.derived["rubric"] = assess(
-            spec.rubric,
+            rubric,
             turn.content.get("rubric", []),
             [(label, text) for label, _, text in context if not label.startswith(NOT_ARTIFACT)],
-            (t.content for t in data.turns[: turn.index - 1]),
+            (t.content for t in at.data.turns[: turn.index - 1]),
             seen_documents(context),
         )
         _unlocated(turn.derived.get("rubric"), fresh.derived["rubric"])
-    protocol.annotate(state, slot, fresh)
+    at.protocol.annotate(at.state, at.slot, fresh)
     for key in sorted(set(turn.derived) | set(fresh.derived)):
-        if legacy and key not in turn.derived:
+        if at.legacy and key not in turn.derived:
             continue  # not recorded by the version that wrote it
         how = "the evidence found verbatim in what this role saw" if key == "rubric" else "code"
         out.same(where, f"derived.{key}", turn.derived.get(key), fresh.derived.get(key), how)
