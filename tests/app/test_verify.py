@@ -15,6 +15,7 @@ from app_support import (
     fill,
     live_screen,
     make_app,
+    plain,
     record_session,
     refine_spec,
     rubric_spec,
@@ -197,6 +198,21 @@ async def test_rubric_table_shows_evidence_and_forced_verdicts(tmp_path, moot_di
         assert "Does the plan include a rollback path?" in text
         await pilot.press("escape")
         await pilot.press("q")
+
+
+async def test_adversary_tally_shows_requests_not_a_threshold(tmp_path, moot_dirs):
+    """The critic asked for release; the evidence refused it: no bar may read as decided."""
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, rubric_spec())))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, DecideModal))
+        screen = live_screen(app)
+        assert screen.decision.decision == "escalate"
+        tally = screen.tally_panel
+        text = plain(tally)
+        assert tally.border_title == "requests"
+        assert "requested; code decides the routing" in text and "threshold" not in text
+        assert "┃" not in text  # no threshold marker on the bars
+        await pilot.press("escape")
 
 
 async def test_rubric_table_in_replay(tmp_path, moot_dirs):

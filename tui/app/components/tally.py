@@ -41,14 +41,16 @@ class TallyPanel(Static):
         id: str | None = None,
         *,
         bars: bool = True,
+        decide: bool = True,
     ):
         super().__init__(markup=False, id=id)
         self.bars = bars  # False: the protocol casts no votes (challenge, refine)
+        self.decide = decide  # False: votes are requests, no threshold decides (adversary)
         self.votes = list(votes)
         self.voters = max(1, voters)
         self.threshold = threshold
         self.set_reactive(TallyPanel.tally, {v: 0 for v in votes})
-        self.border_title = "tally" if bars else "decision"
+        self.border_title = ("tally" if decide else "requests") if bars else "decision"
 
     def on_mount(self) -> None:
         self.redraw()
@@ -78,11 +80,14 @@ class TallyPanel(Static):
             return Content.assemble(head, (tail, "$text-muted"))
         if not self.bars:
             return Content.assemble(("no decision yet", "italic $text-muted"))
-        parts: list[tuple[str, str] | str] = [("tally ", "$text-muted")]
+        parts: list[tuple[str, str] | str] = [
+            ("tally " if self.decide else "requests ", "$text-muted")
+        ]
         for i, vote in enumerate(self.votes):
             n = self.tally.get(vote, 0)
             parts += [" · " if i else "", (f"{shorten(vote, 14)} {n}", "bold" if n else "")]
-        parts.append((f"  (needs {self.threshold} of {self.voters})", "$text-muted"))
+        if self.decide:
+            parts.append((f"  (needs {self.threshold} of {self.voters})", "$text-muted"))
         return Content.assemble(*parts)
 
     def redraw(self) -> None:
@@ -98,19 +103,24 @@ class TallyPanel(Static):
         for vote in self.votes:
             n = self.tally.get(vote, 0)
             style = (
-                "bold $success" if n >= self.threshold else ("bold" if n and n == leader else "")
+                "bold $success"
+                if self.decide and n >= self.threshold
+                else ("bold" if n and n == leader else "")
             )
             parts.append((shorten(vote, width).ljust(width), style))
             parts.append(" ")
             for cell in range(self.voters):
-                if cell == self.threshold:
+                if self.decide and cell == self.threshold:
                     parts.append(("┃", "bold $warning"))
                 filled = cell < n
                 parts.append(("██" if filled else "░░", "$success" if filled else "$text-disabled"))
-            if self.threshold >= self.voters:
+            if self.decide and self.threshold >= self.voters:
                 parts.append(("┃", "bold $warning"))
             parts.append((f" {n}\n", style))
-        parts.append((f"threshold ┃ {self.threshold} of {self.voters} votes", "$text-muted"))
+        if self.decide:
+            parts.append((f"threshold ┃ {self.threshold} of {self.voters} votes", "$text-muted"))
+        else:  # a request is not a decision: the gate's verdict is below
+            parts.append(("requested; code decides the routing", "$text-muted"))
         self._decision_parts(parts)
         self.update(Content.assemble(*parts))
 

@@ -116,6 +116,7 @@ class DebateScreen(Screen[None]):
                     self.spec.threshold,
                     id="tally",
                     bars=self.spec.protocol_class.shows_votes,
+                    decide=self.spec.protocol_class.votes_decide,
                 )
         yield Footer()
 

@@ -69,6 +69,7 @@ class AdversaryProtocol(Protocol):
     template = TEMPLATE
     default_rounds = 3
     role_keys = frozenset({"proposer", "critic", "release_score"})
+    votes_decide = False  # the critic's routing is a request; the release gate decides
 
     @classmethod
     def voters(cls, spec: Spec) -> list[str]:

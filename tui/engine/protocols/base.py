@@ -43,6 +43,8 @@ class Protocol(ABC):
     role_keys: ClassVar[frozenset[str]] = frozenset()
     # Whether debaters cast votes the console shows as bars (else only the verdicts count).
     shows_votes: ClassVar[bool] = True
+    # Whether a threshold of those votes decides; else they are requests code routes.
+    votes_decide: ClassVar[bool] = True
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
