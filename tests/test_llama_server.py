@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import small_model_challenge
 from tests.llama_server import LlamaServer
 from tui.engine import Engine, validate_spec
 from tui.providers.registry import close_all, provider_for
@@ -106,17 +107,7 @@ async def test_adversary_on_a_standalone_server(server: LlamaServer) -> None:
 
 async def test_challenge_on_a_standalone_server(server: LlamaServer) -> None:
     raw = {
-        "debate": {
-            "title": "Standalone challenge",
-            "motion": "Plan to cache the product catalogue.",
-            "protocol": "challenge",
-            "defender": "owner",
-            "adversary": "reviewer",
-            "artifact": "Cache every catalogue response for 24 hours. Invalidate nothing.",
-            "max_rounds": 2,
-            "retries": 2,  # a 135M model may need the reason twice; the turn must still validate
-            "min_words": 1,  # a 135M model names concerns in a word ("staleness")
-        },
+        "debate": small_model_challenge("Standalone challenge"),
         "debaters": [
             _debater(server, "owner", "Owns the cache plan."),
             {**_debater(server, "reviewer", "Challenges the plan."), "family": "reviewers"},

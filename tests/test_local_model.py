@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import small_model_challenge
 from tui.engine import Engine, validate_spec
 from tui.engine.ports import ProviderError
 from tui.providers.local import LocalModelServer, LocalProvider, find_gguf
@@ -131,17 +132,7 @@ async def test_adversary_on_the_local_model(server: LocalModelServer) -> None:
 
 async def test_challenge_on_the_local_model(server: LocalModelServer) -> None:
     raw = {
-        "debate": {
-            "title": "Local challenge",
-            "motion": "Plan to cache the product catalogue.",
-            "protocol": "challenge",
-            "defender": "owner",
-            "adversary": "reviewer",
-            "artifact": "Cache every catalogue response for 24 hours. Invalidate nothing.",
-            "max_rounds": 2,
-            "retries": 2,  # a 135M model may need the reason twice; the turn must still validate
-            "min_words": 1,  # it names concerns in a word ("staleness")
-        },
+        "debate": small_model_challenge("Local challenge"),
         "debaters": [
             {"id": "owner", "model": "local", "role": "Owns the cache plan.", **FAST},
             {"id": "reviewer", "model": "local", "role": "Challenges the plan.", **FAST},
