@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from app_support import debate_spec, live_screen, make_app, tap, wait_until, write_spec
+from textual.app import App
 
 from tui.app.components.cards import TurnCard
+from tui.app.components.pane import TailText
 
 LONG = " ".join(f"point{i} about the rollout" for i in range(15)) + "."
 
@@ -108,3 +110,59 @@ async def test_a_streamed_key_is_redacted_on_screen_before_the_turn_is_stored(
         assert secret not in shown
         await tap(pilot, "q")
         await tap(pilot, "y")
+
+
+async def test_a_pane_change_survives_a_screen_closed_over_it(tmp_path, moot_dirs):
+    """The queue of pane changes waits a frame between panes; the wait belongs to the live
+    screen, so a screen on top (transcript, help, a modal) closing first cannot lose it."""
+    spec = debate_spec(debaters=2, phases=["proposal"], scripts={0: {"turn_delay_ms": 600_000}})
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.timeline.current_speaker and screen.panes_settled)
+        applied: list[str] = []
+
+        async def change(name: str) -> None:
+            applied.append(name)
+
+        await tap(pilot, "t")  # the transcript on top
+        await screen._pane_op("planner", lambda: change("first"))
+        await screen._pane_op("critic", lambda: change("second"))  # waits for a frame
+        app.pop_screen()  # closed before its next refresh
+        await wait_until(pilot, lambda: screen.panes_settled)
+        assert applied == ["first", "second"]
+
+
+async def test_a_full_tail_shows_new_text_of_the_same_length():
+    """Once a reply passes TAIL characters its length stops changing; the box must not."""
+
+    class Box(App[None]):
+        def compose(self):
+            yield TailText()
+
+    app = Box()
+    async with app.run_test(size=(60, 10)) as pilot:
+        box = app.query_one(TailText)
+        box.set_text("a" * 50 + " END-ONE")
+        await pilot.pause()
+        assert "END-ONE" in str(box.render())
+        box.set_text("b" * 50 + " END-TWO")
+        await pilot.pause()
+        assert "END-TWO" in str(box.render())
+
+
+async def test_no_token_flush_is_left_running_after_a_decision_mid_stream(tmp_path, moot_dirs):
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, _spec(token_delay_ms=30))))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(
+            pilot,
+            lambda: (
+                screen.pane("planner").streaming is not None
+                and screen.pane("planner").streaming.tokens > 3
+            ),
+        )
+        screen.engine.decide("release", "Enough said: ship it.")
+        await wait_until(pilot, lambda: screen.decision is not None)
+        await pilot.pause(0.3)
+        assert not screen._tokens and not screen._flush_pending

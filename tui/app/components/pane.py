@@ -41,7 +41,7 @@ class TailText(Widget):
         super().__init__(classes=classes)
         self.text = ""
         self._shown: Content | None = None
-        self._shown_for: tuple[int, int, int] = (-1, -1, -1)
+        self._shown_for: tuple[int, int] = (-1, -1)
 
     @property
     def cap(self) -> int:
@@ -51,6 +51,7 @@ class TailText(Widget):
     def set_text(self, text: str) -> None:
         """Show ``text``; re-lay out only while the box is still growing."""
         self.text = text
+        self._shown = None  # the text may change and keep its length (once at TAIL)
         self.refresh(layout=self.size.height < self.cap)
 
     def tail_lines(self, width: int, height: int) -> list[str]:
@@ -70,7 +71,7 @@ class TailText(Widget):
 
     def render(self) -> Content:
         width, height = self.content_region.width, self.content_region.height
-        key = (len(self.text), width, height)
+        key = (width, height)
         if self._shown is None or key != self._shown_for:
             text = "\n".join(self.tail_lines(width, height)).lstrip("\n")
             self._shown = Content(text)

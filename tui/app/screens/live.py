@@ -54,6 +54,7 @@ from tui.exitcodes import ExitCode
 from tui.textsafe import clean_line, shorten
 
 FLUSH_INTERVAL = 1 / 12  # seconds between display updates of streaming text (~12 fps)
+PANE_OP_INTERVAL = 1 / 60  # seconds between two panes' changes: a frame, keys between
 # Operator actions the screen confirms with a short notice (pause/resume show in the header).
 ANNOUNCED = frozenset(
     {
@@ -242,7 +243,9 @@ class LiveScreen(DebateScreen):
             for op in ops:
                 await op()
         finally:  # the next pane waits for this one's frame
-            self.call_after_refresh(self._next_pane_op)
+            # A timer of this screen's own: an after-refresh callback goes to the screen
+            # on top, and is lost if that one (transcript, help, a modal) closes first.
+            self.set_timer(PANE_OP_INTERVAL, self._next_pane_op)
 
     @property
     def panes_settled(self) -> bool:
@@ -319,6 +322,7 @@ class LiveScreen(DebateScreen):
     async def _decision_reached(self, event: DecisionReached) -> None:
         await self.drain_pane_ops()
         self._streaming_slots.clear()
+        self._tokens.clear()  # turns cut short by the decision never complete
         for pane in self.query(DebaterPane):
             await pane.stop_streaming()
         self.decision = event
