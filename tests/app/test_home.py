@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app_support import make_app, tap, wait_until
+from app_support import debate_spec, make_app, record_session, tap, wait_until
 
-from tui.app.screens.home import HomeScreen, home_columns
+from tui.app.screens.home import HomeScreen, home_columns, list_sessions
 from tui.app.screens.too_small import NARROW_BELOW
 
 SPECS = Path(__file__).parent / "specs"
@@ -47,3 +47,17 @@ async def test_the_columns_refit_when_the_terminal_is_resized(tmp_path, moot_dir
             pilot, lambda: _title_width(screen) == dict(home_columns(90)["examples"])["title"]
         )
         assert table.cursor_row == 1, "a resize keeps the row the operator was on"
+
+
+async def test_a_dangling_link_among_the_sessions_is_passed_over(tmp_path, moot_dirs):
+    """A ``*.toml`` link whose file is gone (or a file deleted mid-listing) is no session."""
+    sessions = tmp_path / "sessions"
+    sessions.mkdir(exist_ok=True)
+    (sessions / "20250101-120000-gone.toml").symlink_to(tmp_path / "deleted.toml")
+    await record_session(debate_spec(max_rounds=1), sessions / "20250102-120000-kept.toml")
+    assert [row.path.name for row in list_sessions(sessions)] == ["20250102-120000-kept.toml"]
+    app = make_app(tmp_path, examples_dir=SPECS)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen)
+        await wait_until(pilot, lambda: screen.sessions)
+        assert app.is_running and len(screen.sessions) == 1

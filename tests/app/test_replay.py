@@ -5,6 +5,7 @@ from __future__ import annotations
 from app_support import debate_spec, make_app, plain, record_session, tap, wait_until
 
 from tui.app.components.cards import TurnCard
+from tui.app.components.pane import MAX_CARDS
 from tui.app.screens.modals import JumpModal
 from tui.app.screens.replay import ReplayScreen
 from tui.engine.session import load_session
@@ -74,6 +75,41 @@ async def test_replay_plays_at_a_chosen_speed(tmp_path):
         await wait_until(pilot, lambda: screen.cursor == len(screen.recorded), timeout=5)
         await wait_until(pilot, lambda: not screen.playing)
         await pilot.press("q")
+
+
+async def test_keys_while_playing_never_show_a_turn_twice(tmp_path):
+    """Arrow keys and the play timer move the cursor from different tasks, one at a time."""
+    spec = debate_spec(debaters=3, max_rounds=4, threshold=3)
+    path = await record_session(spec, tmp_path / "sessions" / "20250101-120000-keys.toml")
+    data = load_session(path)
+    app = make_app(tmp_path, replay_path=str(path), provider_for=_no_provider)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(
+            pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen
+        )
+        screen.speed = 32.0
+        await tap(pilot, "space")
+        for key in ["right", "left", "right", "right", "left"] * 6:
+            app.simulate_key(key)  # no wait for a frame: they land on a moving cursor
+            await pilot.pause(0.01)
+        # Playing stops at the end. Keys may still be queued: the panes must come to agree
+        # with the cursor (two moves from one cursor leave a turn shown twice, or a count
+        # that never agrees).
+        await wait_until(pilot, lambda: not screen.playing and _panes_agree(screen, data.turns))
+        await pilot.press("q")
+
+
+def _panes_agree(screen, turns) -> bool:
+    """Each pane shows its newest turns up to the cursor, once each, and counts them all."""
+    shown = turns[: screen.cursor]
+    for pane in screen.query("DebaterPane"):
+        indices = [c.turn.index for c in pane.query(TurnCard)]
+        mine = [t.index for t in shown if t.speaker == pane.debater_id]
+        if indices != mine[len(mine) - len(indices) :] or len(indices) != min(len(mine), MAX_CARDS):
+            return False
+        if pane.usage.turns != len(mine):
+            return False
+    return True
 
 
 async def test_export_from_the_palette_writes_next_to_the_session(tmp_path):

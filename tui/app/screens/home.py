@@ -87,8 +87,14 @@ def list_sessions(directory: Path) -> list[SessionRow]:
     """Newest first; read without validating every turn (fast), damaged files flagged."""
     if not directory.is_dir():
         return []
-    files = [p for p in directory.glob("*.toml") if not p.name.startswith(".")]
-    files.sort(key=lambda p: (_date(p) or "", p.stat().st_mtime), reverse=True)
+    dated: list[tuple[str, float, Path]] = []
+    for p in directory.glob("*.toml"):
+        try:  # a dangling link, or a file gone since the listing, is not a session
+            if not p.name.startswith("."):
+                dated.append((_date(p) or "", p.stat().st_mtime, p))
+        except OSError:
+            continue
+    files = [p for *_, p in sorted(dated, key=lambda d: d[:2], reverse=True)]
     rows: list[SessionRow] = []
     for path in files[:MAX_SESSIONS]:
         try:  # bounded, regular files only: a FIFO or a depth bomb must not hang the list

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from textual.binding import Binding
@@ -46,6 +47,9 @@ class ReplayScreen(DebateScreen):
         self.speed = speed
         self.playing = False
         self._timer: Timer | None = None
+        # Keys and the play timer run in different tasks; one move at a time, or two
+        # moves from the same cursor would both add its next turn.
+        self._moving = asyncio.Lock()
         self.set_reactive(DebateScreen.status, REPLAY)
 
     async def on_mount(self) -> None:
@@ -61,6 +65,15 @@ class ReplayScreen(DebateScreen):
 
     async def goto(self, n: int) -> None:
         """Show the debate as it stood after ``n`` recorded turns."""
+        async with self._moving:
+            await self._show(n)
+
+    async def step(self, delta: int) -> None:
+        """``delta`` turns on (or back) from wherever the last move left the cursor."""
+        async with self._moving:
+            await self._show(self.cursor + delta)
+
+    async def _show(self, n: int) -> None:
         n = max(0, min(n, len(self.recorded)))
         if n == self.cursor + 1:
             await self._apply(self.recorded[self.cursor])
@@ -126,7 +139,7 @@ class ReplayScreen(DebateScreen):
 
     # ------------------------------------------------------------- controls
     async def action_step(self, delta: int) -> None:
-        await self.goto(self.cursor + delta)
+        await self.step(delta)
 
     async def action_goto(self, n: int) -> None:
         await self.goto(n)
@@ -163,7 +176,7 @@ class ReplayScreen(DebateScreen):
             self._stop_playing()
             self._refresh_side()
             return
-        await self.goto(self.cursor + 1)
+        await self.step(1)
 
     def _set_speed(self, step: int) -> None:
         i = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - self.speed))
