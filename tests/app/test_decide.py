@@ -106,3 +106,28 @@ async def test_failure_modal_model_field_takes_enter(tmp_path, moot_dirs):
         await tap(pilot, "q")
     data = load_session(next((moot_dirs["sessions"]).glob("*.toml")))
     assert data.actions[0]["action"] == "replace_model"
+
+
+async def test_an_escalation_while_deciding_turns_the_open_modal_unresolved(tmp_path, moot_dirs):
+    """The operator opened d while the debate ran; it escalates: the same modal gains the
+    summary and "Add a round", and keeps the vote and the words already given."""
+    spec = debate_spec(debaters=2, max_rounds=3, phases=["proposal"], token_delay_ms=30)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.timeline.current_speaker)
+        await tap(pilot, "d")
+        modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
+        assert not modal.unresolved and not modal.query("#extend")
+        await tap(pilot, "down")  # to the second vote
+        await tap(pilot, "enter")
+        rationale = modal.query_one("#rationale", Input)
+        rationale.focus()
+        await pilot.press(*"half written")
+        vote = modal.chosen_vote()
+        screen.engine.escalate()
+        await wait_until(pilot, lambda: modal.unresolved and modal.query("#extend"))
+        assert app.screen is modal, "no second modal over (or instead of) the first"
+        assert "ended unresolved" in str(modal.query_one("#summary").render())
+        assert rationale.value == "half written" and modal.chosen_vote() == vote is not None
+        await tap(pilot, "escape")

@@ -105,7 +105,7 @@ class LiveScreen(DebateScreen):
         self._tokens: dict[int, list[str]] = {}
         self._slots: dict[int, Slot] = {}
         self._flush_pending = False
-        self._decide_open = False
+        self._decide_modal: DecideModal | None = None  # the one open, if any
         # Pane changes that re-lay out a pane (a turn begins or ends) run one per
         # frame, so four panes finishing together cost four light frames instead of
         # one heavy one, and key presses get handled between them.
@@ -393,15 +393,17 @@ class LiveScreen(DebateScreen):
         self.open_decide(unresolved=unresolved, rule=self.decision.rule if self.decision else "")
 
     def open_decide(self, *, unresolved: bool, rule: str = "") -> None:
-        if self._decide_open:
-            return
-        self._decide_open = True
         summary = ""
         if unresolved:
             summary = f"The debate ended unresolved ({rule or 'escalate'})."
             tally = self.tally_panel.tally
             if tally and self.spec.protocol_class.shows_votes:
                 summary += " Tally: " + ", ".join(f"{k} {v}" for k, v in tally.items())
+        open_modal = self._decide_modal
+        if open_modal is not None:  # one modal at a time; an escalation updates it in place
+            if unresolved and not open_modal.unresolved:
+                self.call_later(open_modal.escalated, summary, self._vetoes())
+            return
         modal = DecideModal(
             list(self.spec.debate.votes),
             unresolved=unresolved,
@@ -410,6 +412,7 @@ class LiveScreen(DebateScreen):
             vetoes=self._vetoes(),
             apply=self._apply_decision,
         )
+        self._decide_modal = modal
         self.app.push_screen(modal, self._decided)
 
     def _vetoes(self) -> dict[str, str]:
@@ -437,7 +440,7 @@ class LiveScreen(DebateScreen):
         return None
 
     def _decided(self, result: DecideResult | None) -> None:
-        self._decide_open = False
+        self._decide_modal = None
         if result is None:
             return
         if result.extend:

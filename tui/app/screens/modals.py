@@ -64,24 +64,42 @@ class DecideModal(_Modal[DecideResult | None]):
         self.allow_extend = allow_extend
         self.summary = summary
 
+    def _title(self) -> Content:
+        return Content(
+            "Unresolved: the operator decides" if self.unresolved else "Decide the debate"
+        )
+
+    @staticmethod
+    def _vote_label(vote: str, refused: bool) -> Content:
+        return Content(clean_line(vote) + (" — refused now (why: below)" if refused else ""))
+
+    def _veto_lines(self) -> list[Static]:
+        return [
+            Static(
+                Content(f"{clean_line(vote)}: {shorten(veto, 240)}"),
+                classes="hint veto",
+                markup=False,
+            )
+            for vote, veto in self.vetoes.items()
+        ]
+
     def compose(self) -> ComposeResult:
         with Vertical(id="decide"):
-            title = "Unresolved: the operator decides" if self.unresolved else "Decide the debate"
-            yield Label(Content(title), classes="title")
-            if self.summary:
-                yield Static(Content(shorten(self.summary, 300)), classes="hint", markup=False)
+            yield Label(self._title(), classes="title", id="decide-title")
+            yield Static(
+                Content(shorten(self.summary, 300)), classes="hint", id="summary", markup=False
+            )
             # Compact widgets (no borders): the modal fits 80×24 with a summary and vetoes.
             with RadioSet(id="votes", compact=True):
                 for i, vote in enumerate(self.votes):
                     refused = vote in self.vetoes
-                    label = clean_line(vote) + (" — refused now (why: below)" if refused else "")
-                    yield RadioButton(Content(label), value=False, id=f"vote-{i}", disabled=refused)
-            for vote, veto in self.vetoes.items():
-                yield Static(
-                    Content(f"{clean_line(vote)}: {shorten(veto, 240)}"),
-                    classes="hint veto",
-                    markup=False,
-                )
+                    yield RadioButton(
+                        self._vote_label(vote, refused),
+                        value=False,
+                        id=f"vote-{i}",
+                        disabled=refused,
+                    )
+            yield from self._veto_lines()
             yield Label(Content("Rationale (required, recorded in the session)"), classes="hint")
             yield Input(
                 placeholder="why this decision", id="rationale", select_on_focus=False, compact=True
@@ -94,6 +112,32 @@ class DecideModal(_Modal[DecideResult | None]):
                         Content("Add a round"), id="extend", variant="warning", compact=True
                     )
                 yield Button(Content("Cancel"), id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#summary", Static).display = bool(self.summary)
+
+    async def escalated(self, summary: str, vetoes: dict[str, str]) -> None:
+        """The debate ended unresolved while this modal was open: become the unresolved
+        one in place (summary, refused votes, "Add a round"), keeping the operator's words."""
+        self.unresolved = self.allow_extend = True
+        self.summary, self.vetoes = summary, dict(vetoes)
+        self.query_one("#decide-title", Label).update(self._title())
+        shown = self.query_one("#summary", Static)
+        shown.update(Content(shorten(summary, 300)))
+        shown.display = bool(summary)
+        for i, vote in enumerate(self.votes):
+            button = self.query_one(f"#vote-{i}", RadioButton)
+            button.label = self._vote_label(vote, vote in self.vetoes)
+            button.disabled = vote in self.vetoes
+        await self.query(".veto").remove()
+        await self.query_one("#decide", Vertical).mount_all(
+            self._veto_lines(), after=self.query_one("#votes", RadioSet)
+        )
+        if not self.query("#extend"):
+            await self.query_one(".buttons", Horizontal).mount(
+                Button(Content("Add a round"), id="extend", variant="warning", compact=True),
+                before=self.query_one("#cancel", Button),
+            )
 
     def chosen_vote(self) -> str | None:
         """The vote the operator picked, or None: none is chosen for them."""
