@@ -6,17 +6,17 @@ from app_support import debate_spec, live_screen, make_app, tap, wait_until, wri
 from textual.app import App
 
 from tui.app.components.cards import TurnCard
-from tui.app.components.pane import TailText
+from tui.app.components.pane import MAX_CARDS, TailText
 
 LONG = " ".join(f"point{i} about the rollout" for i in range(15)) + "."
 
 
-def _spec(token_delay_ms: float = 15) -> dict:
+def _spec(token_delay_ms: float = 15, rounds: int = 6) -> dict:
     script = {"stances": [LONG], "rationales": [LONG]}
     return debate_spec(
         debaters=2,
         phases=["proposal"],
-        max_rounds=6,
+        max_rounds=rounds,
         token_delay_ms=token_delay_ms,
         parallel=True,
         scripts={0: dict(script), 1: dict(script)},
@@ -166,3 +166,47 @@ async def test_no_token_flush_is_left_running_after_a_decision_mid_stream(tmp_pa
         await wait_until(pilot, lambda: screen.decision is not None)
         await pilot.pause(0.3)
         assert not screen._tokens and not screen._flush_pending
+
+
+async def test_reading_scrolled_up_the_text_stays_put_when_old_cards_are_trimmed(
+    tmp_path, moot_dirs
+):
+    """A pane keeps MAX_CARDS cards; trimming the oldest must not shift what is being read."""
+    spec = _spec(token_delay_ms=3, rounds=3 * MAX_CARDS)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        pane = screen.pane("planner")
+        scroll = pane.turns
+        await wait_until(pilot, lambda: len(pane.query(TurnCard)) == MAX_CARDS, timeout=20)
+        scroll.scroll_to(y=scroll.max_scroll_y // 2, animate=False, immediate=True)
+        await pilot.pause(0.05)
+        assert not scroll.following
+        view = scroll.content_region
+        reading = next(c for c in pane.query(TurnCard) if c.region.y >= view.y)
+        at = reading.region.y
+        seen = pane.usage.turns
+        await wait_until(pilot, lambda: pane.usage.turns > seen and screen.panes_settled)
+        await pilot.pause(0.05)
+        assert reading.is_attached, "the card being read was trimmed"
+        assert abs(reading.region.y - at) <= 1, "the text being read moved"
+
+
+async def test_one_line_up_stops_the_following(tmp_path, moot_dirs):
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, _spec(token_delay_ms=5))))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: app.debate_screen())
+        pane = live_screen(app).pane("planner")
+        scroll = pane.turns
+        await wait_until(pilot, lambda: scroll.max_scroll_y > 5 and pane.streaming is not None)
+        await wait_until(pilot, lambda: scroll.scroll_y == scroll.max_scroll_y)
+        scroll.scroll_to(y=scroll.max_scroll_y - 1, animate=False, immediate=True)  # one ↑
+        assert not scroll.following
+        at = scroll.scroll_y
+        tokens = pane.streaming.tokens if pane.streaming else 0
+        await wait_until(
+            pilot, lambda: pane.streaming is None or pane.streaming.tokens > tokens + 10
+        )
+        assert scroll.scroll_y == at, "the next tokens undid a one-line scroll up"
+        await tap(pilot, "q")
+        await tap(pilot, "y")

@@ -200,7 +200,7 @@ class TurnsScroll(VerticalScroll):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if new_value >= self.max_scroll_y - 1:
+        if new_value >= self.max_scroll_y:
             self.following = True
         elif new_value < old_value:
             self.following = False
@@ -359,7 +359,11 @@ class DebaterPane(Vertical):
         await scroll.mount(TurnCard(turn), before=self.streaming)
         cards = list(scroll.query(TurnCard))
         if len(cards) > MAX_CARDS:
-            await scroll.remove_children(cards[: len(cards) - MAX_CARDS])
+            old, first_kept = cards[: len(cards) - MAX_CARDS], cards[len(cards) - MAX_CARDS]
+            removed = first_kept.virtual_region.y - old[0].virtual_region.y
+            await scroll.remove_children(old)
+            if not scroll.following:  # the words being read stay where they are
+                scroll.scroll_to(y=max(0, scroll.scroll_y - removed), animate=False, immediate=True)
         self.count(turn)
 
     def count(self, turn: Turn) -> None:
