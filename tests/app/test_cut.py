@@ -121,3 +121,16 @@ async def test_the_keys_screen_lists_the_cut_keys(tmp_path, moot_dirs):
         await tap(pilot, "escape")
         await wait_until(pilot, lambda: app.screen is screen)
         await quit_confirmed(pilot)
+
+
+async def test_x_in_the_wide_layout_ignores_a_pane_picked_in_the_narrow_one(tmp_path, moot_dirs):
+    """``[`` / ``]`` pick a pane only below 120 columns; in the wide layout that old pick is
+    invisible and must not choose which of several speakers x cuts."""
+    spec = debate_spec(debaters=3, phases=["proposal"], parallel=True, token_delay_ms=20)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: pilot.app.debate_screen())
+        live_screen(app).picked = "operator"  # picked at 80 columns, then the terminal grew
+        screen, modal = await _cut_while_speaking(pilot, "x", speakers=3)
+        assert len(modal.speakers) == 1 and modal.speakers != ["operator"]
+        assert screen is live_screen(app)

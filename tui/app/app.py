@@ -133,13 +133,12 @@ class MootApp(App[int]):
         self.runs: list[LiveScreen] = []  # every live debate opened here, oldest first
         self.startup_error: str | None = None
         self.moot_themes: dict[str, LoadedTheme] = {}
-        self.theme_problems: list[str] = []
         self.shown_theme = ""
         self.farewell: list[str] = []  # printed once the app has left the terminal
 
     # -------------------------------------------------------------- themes
     def _setup_themes(self) -> None:
-        self.moot_themes, self.theme_problems = load_themes(quick=True)
+        self.moot_themes, _ = load_themes(quick=True)  # validate_themes reports problems
         for loaded in self.moot_themes.values():
             self.register_theme(loaded.theme)
         wanted = self.requested_theme or str(load_config().get("theme") or DEFAULT_THEME)
@@ -164,7 +163,6 @@ class MootApp(App[int]):
         self.call_from_thread(self._themes_validated, themes, problems)
 
     def _themes_validated(self, themes: dict[str, LoadedTheme], problems: list[str]) -> None:
-        self.theme_problems = problems
         for name in list(self.moot_themes):
             if name not in themes and name != self.theme:
                 self.moot_themes.pop(name)

@@ -487,7 +487,8 @@ class LiveScreen(DebateScreen):
             if not speaking:
                 self.notify("no turn is being spoken", markup=False, timeout=2)
                 return
-            shown = self.shown_speaker()
+            # The pane on screen in the narrow layout; every pane shows in the wide one.
+            shown = self.shown_speaker() if self.has_class("-narrow") else None
             speaker = None if whole_phase else (shown if shown in speaking else speaking[0])
             for slot in engine.cut(speaker):
                 self.timeline.mark(slot.index, "failed")
