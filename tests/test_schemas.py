@@ -18,9 +18,10 @@ from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers import adversary_raw
 from tui.engine import Engine, validate_spec
 from tui.engine.ports import TokenSink, TurnReply, TurnRequest
+from tui.engine.schemas import end_cut_strings
 from tui.engine.vocab import TurnKind
 from tui.providers.litellm_provider import LiteLLMProvider
-from tui.providers.local import local_schema
+from tui.providers.local import ended_at_bounds, local_schema
 from tui.providers.scripted import ScriptedProvider
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "sessions" / "examples"
@@ -202,6 +203,34 @@ def test_local_tightening_keeps_both_verdicts_and_fixed_sizes(debate: dict[str, 
     assert none["properties"]["weaknesses"]["maxItems"] == 0
     assert some["properties"]["vote"]["enum"] == VOTES
     assert some["properties"]["weaknesses"]["items"]["maxLength"] <= 300
+
+
+def test_a_string_cut_at_its_bound_ends_at_a_whole_sentence_or_word(
+    debate: dict[str, Any],
+) -> None:
+    """The grammar closes a string at maxLength, mid-word; the reply keeps whole words."""
+    tight = local_schema(debate[TurnKind.POSITION][0], 300)
+    bound = tight["properties"]["stance"]["maxLength"]
+    words = ("Ship it on Tuesday. " + "Rollback is rehearsed weekly by the on-call team " * 9)[
+        :bound
+    ]
+    mid_word = json.dumps({"stance": words, "rationale": "Short and done.", "vote": VOTES[0]})
+    assert not words.endswith((".", " "))  # the fixture really is cut mid-sentence
+    ended = json.loads(ended_at_bounds(mid_word, tight))
+    assert ended["stance"].endswith("…") and words.startswith(ended["stance"][:-1])
+    assert ended["stance"][:-1] == words[: len(ended["stance"]) - 1].rstrip()
+    core = ended["stance"][:-1]
+    assert words[len(core)] == " ", "it ends where a word ended"
+    assert ended["rationale"] == "Short and done." and ended["vote"] == VOTES[0]
+    # past half the bound, a whole sentence is where it ends
+    one = ("Keep the schema. " * 20)[: bound - 3] + "tab"
+    assert end_cut_strings({"stance": one}, tight)["stance"].endswith("Keep the schema.")
+    # a string that ended on its own, or under its bound, is left alone
+    whole = ("x" * (bound - 1)) + "."
+    assert end_cut_strings({"stance": whole}, tight) == {"stance": whole}
+    assert ended_at_bounds("not json {", tight) == "not json {"
+    short = json.dumps({"stance": "Brief", "rationale": "Also brief", "vote": VOTES[0]})
+    assert ended_at_bounds(short, tight) == short
 
 
 async def test_local_tightening_keeps_the_ids_the_engine_fixed() -> None:

