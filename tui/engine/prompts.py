@@ -120,8 +120,24 @@ _EXAMPLES: dict[TurnKind, dict[str, Any]] = {
 }
 
 
+_EXAMPLE_CACHE: dict[tuple[TurnKind, int], tuple[dict[str, Any], str | None]] = {}
+
+
 def example_for(kind: TurnKind, schema: dict[str, Any]) -> str | None:
-    """A one-line JSON answer of this kind, with only the fields this slot's schema has."""
+    """A one-line JSON answer of this kind, with only the fields this slot's schema has.
+
+    Cached per schema object, as the fields hint is: every turn asks for it.
+    """
+    key = (kind, id(schema))
+    hit = _EXAMPLE_CACHE.get(key)
+    if hit is None or hit[0] is not schema:
+        if len(_EXAMPLE_CACHE) > 256:  # per-slot schemas are new objects: keep it bounded
+            _EXAMPLE_CACHE.clear()
+        hit = _EXAMPLE_CACHE[key] = (schema, _example(kind, schema))
+    return hit[1]
+
+
+def _example(kind: TurnKind, schema: dict[str, Any]) -> str | None:
     sample = _EXAMPLES.get(kind)
     if sample is None:
         return None

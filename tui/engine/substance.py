@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from tui.engine.records import CONTENT_MODELS, inline_refs
@@ -51,6 +51,7 @@ _FILLERS = frozenset(
 _WORD = re.compile(r"\S*[^\W\d_]\S*")  # a run of non-space holding at least one letter
 
 
+@lru_cache(maxsize=1024)  # the motion and the votes come back for every statement
 def normal(text: str) -> str:
     """Text compared as a label or a duplicate: case, punctuation and ``_`` ignored."""
     return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
