@@ -52,3 +52,32 @@ async def test_resume_refuses_a_changed_file_unless_forced(tmp_path):
         assert forced.startup_error is None
         assert len(screen.turns) == len(load_session(path).turns)
         await pilot.press("q")
+
+
+async def test_a_refused_resume_from_home_leaves_no_empty_debate_under_the_size_message(
+    tmp_path,
+):
+    """Opened from home while the terminal is too small: the refused debate screen goes,
+    home stays, and the "too small" message is put back over it."""
+    from tui.app.screens.home import HomeScreen
+    from tui.app.screens.too_small import TooSmallScreen
+
+    spec = debate_spec(debaters=3, max_rounds=1, threshold=2, scripts={1: {"votes": ["release"]}})
+    path = await record_session(spec, tmp_path / "sessions" / "20250101-120000-chain.toml")
+    stance = load_session(path).turns[1].content["stance"]
+    path.write_text(path.read_text("utf-8").replace(stance, stance + " (edited)", 1), "utf-8")
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await pilot.resize_terminal(40, 12)
+        await wait_until(pilot, lambda: isinstance(app.screen, TooSmallScreen))
+        app.open_path("resume", str(path))
+        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: isinstance(app.screen, TooSmallScreen))
+        assert app.debate_screen() is None, "the refused debate screen is gone"
+        assert any(isinstance(s, HomeScreen) for s in app.screen_stack)
+        assert app.startup_error is None and app.is_running
+        good = await record_session(spec, tmp_path / "sessions" / "20250102-120000-good.toml")
+        app.open_path("replay", str(good))  # one that opens: the message goes back over it
+        await wait_until(pilot, lambda: app.debate_screen() is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, TooSmallScreen))

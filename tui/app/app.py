@@ -263,8 +263,12 @@ class MootApp(App[int]):
             self.exit(ExitCode.BAD_INPUT)
             return
         self.notify(shorten(message, 600), severity="error", markup=False, timeout=15)
-        if self.debate_screen() is self.screen:
+        failed = self.debate_screen()  # the newest: the one that could not open its file
+        while isinstance(self.screen, TooSmallScreen):  # put back over what is left
             self.pop_screen()
+        if failed is not None and self.screen is failed:
+            self.pop_screen()
+        self.call_after_refresh(lambda: self.fit_terminal(*self.size))
 
     def open_path(self, mode: str, path: str, *, startup: bool = False) -> None:
         from tui.app.screens.live import LiveScreen
@@ -315,6 +319,8 @@ class MootApp(App[int]):
         if isinstance(screen, LiveScreen):
             self.runs.append(screen)
         self.push_screen(screen)
+        if not startup:  # leaving home took the size message down with it
+            self.call_after_refresh(lambda: self.fit_terminal(*self.size))
 
     def on_session_chosen(self, message: SessionChosen) -> None:
         self.open_path(message.mode, message.path)
