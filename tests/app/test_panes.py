@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from app_support import debate_spec, live_screen, make_app, tap, wait_until, write_spec
 from textual.app import App
 
@@ -63,22 +64,24 @@ async def test_the_last_turn_stays_in_view_while_the_next_streams(tmp_path, moot
         await tap(pilot, "y")
 
 
-async def test_scrolling_up_is_kept_until_f_follows_again(tmp_path, moot_dirs):
+@pytest.mark.parametrize("lines_up", [None, 1], ids=["to the top", "one line"])
+async def test_scrolling_up_is_kept_until_f_follows_again(tmp_path, moot_dirs, lines_up):
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, _spec(token_delay_ms=5))))
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_until(pilot, lambda: app.debate_screen())
         pane = live_screen(app).pane("planner")
         scroll = pane.turns
         await wait_until(pilot, lambda: scroll.max_scroll_y > 5 and pane.streaming is not None)
-        scroll.scroll_to(y=0, animate=False, immediate=True)  # as a wheel or key does
-        await pilot.pause(0.05)
+        await wait_until(pilot, lambda: scroll.scroll_y == scroll.max_scroll_y)
+        up = 0 if lines_up is None else scroll.max_scroll_y - lines_up
+        scroll.scroll_to(y=up, animate=False, immediate=True)  # as a wheel or key does
         assert not scroll.following
         tokens = pane.streaming.tokens if pane.streaming else 0
         await wait_until(
             pilot, lambda: pane.streaming is None or pane.streaming.tokens > tokens + 10
         )
         await pilot.pause(0.2)
-        assert scroll.scroll_y == 0, "a token undid the scroll up"
+        assert scroll.scroll_y == up, "a token undid the scroll up"
         await tap(pilot, "f")
         await wait_until(
             pilot, lambda: scroll.following and scroll.scroll_y >= scroll.max_scroll_y - 1
@@ -190,23 +193,3 @@ async def test_reading_scrolled_up_the_text_stays_put_when_old_cards_are_trimmed
         await pilot.pause(0.05)
         assert reading.is_attached, "the card being read was trimmed"
         assert abs(reading.region.y - at) <= 1, "the text being read moved"
-
-
-async def test_one_line_up_stops_the_following(tmp_path, moot_dirs):
-    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, _spec(token_delay_ms=5))))
-    async with app.run_test(size=(120, 30)) as pilot:
-        await wait_until(pilot, lambda: app.debate_screen())
-        pane = live_screen(app).pane("planner")
-        scroll = pane.turns
-        await wait_until(pilot, lambda: scroll.max_scroll_y > 5 and pane.streaming is not None)
-        await wait_until(pilot, lambda: scroll.scroll_y == scroll.max_scroll_y)
-        scroll.scroll_to(y=scroll.max_scroll_y - 1, animate=False, immediate=True)  # one ↑
-        assert not scroll.following
-        at = scroll.scroll_y
-        tokens = pane.streaming.tokens if pane.streaming else 0
-        await wait_until(
-            pilot, lambda: pane.streaming is None or pane.streaming.tokens > tokens + 10
-        )
-        assert scroll.scroll_y == at, "the next tokens undid a one-line scroll up"
-        await tap(pilot, "q")
-        await tap(pilot, "y")

@@ -196,23 +196,14 @@ async def test_rubric_table_shows_evidence_and_forced_verdicts(tmp_path, moot_di
         assert "✓ artifact_quote “1% of clients for a day”" in text
         assert "rationale Two stages with a day between them." in text
         assert "Does the plan include a rollback path?" in text
+        # The critic asked for release and the evidence refused it: the adversary's tally
+        # shows requests, and no bar may read as decided.
+        tally = screen.tally_panel
+        said = plain(tally)
+        assert tally.border_title == "requests" and "┃" not in said and "threshold" not in said
+        assert "requested; code decides the routing" in said
         await pilot.press("escape")
         await pilot.press("q")
-
-
-async def test_adversary_tally_shows_requests_not_a_threshold(tmp_path, moot_dirs):
-    """The critic asked for release; the evidence refused it: no bar may read as decided."""
-    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, rubric_spec())))
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, DecideModal))
-        screen = live_screen(app)
-        assert screen.decision.decision == "escalate"
-        tally = screen.tally_panel
-        text = plain(tally)
-        assert tally.border_title == "requests"
-        assert "requested; code decides the routing" in text and "threshold" not in text
-        assert "┃" not in text  # no threshold marker on the bars
-        await pilot.press("escape")
 
 
 async def test_rubric_table_in_replay(tmp_path, moot_dirs):
