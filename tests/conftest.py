@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_openai import FakeOpenAI
+from tests.llama_server import LlamaServer
 
 _real_connect = socket.socket.connect
 _LOOPBACK = ("127.", "::1", "localhost")
@@ -46,3 +47,12 @@ def fake() -> Iterator[FakeOpenAI]:
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "sessions" / "examples"
+
+
+@pytest.fixture(scope="module")
+def llama_servers() -> Iterator[list[LlamaServer]]:
+    """Two standalone llama.cpp servers for one test module (a test may stop one)."""
+    started = [LlamaServer(slots=2, threads=1), LlamaServer(slots=2, threads=1)]
+    yield started
+    for srv in started:
+        srv.stop()

@@ -57,18 +57,12 @@ def _ready(url: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def servers() -> Iterator[list[LlamaServer]]:
-    started = [LlamaServer(slots=2, threads=1), LlamaServer(slots=2, threads=1)]
-    yield started
-    for srv in started:
-        srv.stop()
-
-
-@pytest.fixture(scope="module")
-def proxy(servers: list[LlamaServer], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def proxy(
+    llama_servers: list[LlamaServer], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     assert PROXY.is_file(), f"LiteLLM's proxy is not installed at {PROXY}: run ./dev.sh test"
     config = tmp_path_factory.mktemp("proxy") / "config.yaml"
-    config.write_text(CONFIG.format(a=servers[0].api_base, b=servers[1].api_base))
+    config.write_text(CONFIG.format(a=llama_servers[0].api_base, b=llama_servers[1].api_base))
     port = free_port()
     key = "sk-" + secrets.token_hex(24)
     env = {
@@ -133,21 +127,21 @@ def _assert_valid(engine: Engine, turns: int) -> None:
 
 
 async def test_turns_through_the_proxy_spread_over_both_servers(
-    servers: list[LlamaServer], proxy: str
+    llama_servers: list[LlamaServer], proxy: str
 ) -> None:
-    before = [s.tokens_predicted() for s in servers]
+    before = [s.tokens_predicted() for s in llama_servers]
     engine = Engine(validate_spec(_raw(proxy, rounds=1)), provider_for)
     try:
         await engine.run()
     finally:
         await close_all(stop_local_model=False)
     _assert_valid(engine, turns=6)
-    served = [s.tokens_predicted() - b for s, b in zip(servers, before, strict=True)]
+    served = [s.tokens_predicted() - b for s, b in zip(llama_servers, before, strict=True)]
     assert all(n > 0 for n in served), f"tokens generated per server: {served}"
 
 
 async def test_a_server_killed_mid_debate_loses_no_turn(
-    servers: list[LlamaServer], proxy: str
+    llama_servers: list[LlamaServer], proxy: str
 ) -> None:
     engine = Engine(validate_spec(_raw(proxy, rounds=2)), provider_for)
     run = asyncio.create_task(engine.run())
@@ -155,12 +149,12 @@ async def test_a_server_killed_mid_debate_loses_no_turn(
     while len(engine.state.turns) < 3 and not run.done():  # the first phase is played
         assert time.monotonic() < deadline
         await asyncio.sleep(0.2)
-    servers[0].stop()
-    left = servers[1].tokens_predicted()
+    llama_servers[0].stop()
+    left = llama_servers[1].tokens_predicted()
     try:
         await run
     finally:
         await close_all(stop_local_model=False)
-    assert not servers[0].alive
+    assert not llama_servers[0].alive
     _assert_valid(engine, turns=12)
-    assert servers[1].tokens_predicted() > left  # the survivor played the rest
+    assert llama_servers[1].tokens_predicted() > left  # the survivor played the rest

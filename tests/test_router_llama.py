@@ -9,7 +9,6 @@ scheduled turn and passes ``moot verify``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,20 +28,12 @@ pytestmark = pytest.mark.local_model
 PER_ROUND = (6, 8)  # turns a round: three llama.cpp debaters in two phases; with the abstainer
 
 
-@pytest.fixture(scope="module")
-def servers() -> Iterator[list[LlamaServer]]:
-    started = [LlamaServer(slots=2, threads=1), LlamaServer(slots=2, threads=1)]
-    yield started
-    for srv in started:
-        srv.stop()
-
-
-def _spec(servers: list[LlamaServer], rounds: int) -> dict[str, Any]:
+def _spec(llama_servers: list[LlamaServer], rounds: int) -> dict[str, Any]:
     """The proxy test's debate, each model debater pointing at both servers itself."""
     raw = _raw("unused", rounds=rounds)
     for debater in raw["debaters"]:
         if debater["model"] != "scripted":
-            debater["api_base"] = [s.api_base for s in servers]
+            debater["api_base"] = [s.api_base for s in llama_servers]
             del debater["api_key_env"]  # llama.cpp checks no key
     return raw
 
@@ -60,17 +51,19 @@ def _check(live: LiveSession, rounds: int) -> None:
     assert verify_file(live.path).ok
 
 
-def test_both_servers_serve_turns(servers: list[LlamaServer], tmp_path: Path) -> None:
-    before = [s.tokens_predicted() for s in servers]
+def test_both_servers_serve_turns(llama_servers: list[LlamaServer], tmp_path: Path) -> None:
+    before = [s.tokens_predicted() for s in llama_servers]
     # Twelve calls, each sent to either server at random: all on one has odds of 1 in 2048.
-    live = asyncio.run(run_live(_spec(servers, rounds=2), provider_for, tmp_path / "spread.toml"))
+    live = asyncio.run(
+        run_live(_spec(llama_servers, rounds=2), provider_for, tmp_path / "spread.toml")
+    )
     _check(live, rounds=2)
-    served = [s.tokens_predicted() - b for s, b in zip(servers, before, strict=True)]
+    served = [s.tokens_predicted() - b for s, b in zip(llama_servers, before, strict=True)]
     assert all(n > 0 for n in served), f"tokens generated per server: {served}"
 
 
 def test_a_server_killed_after_the_first_turn_loses_no_turn(
-    servers: list[LlamaServer], tmp_path: Path
+    llama_servers: list[LlamaServer], tmp_path: Path
 ) -> None:
     killed: list[LlamaServer] = []
     survivor_at_kill: list[int] = []
@@ -78,16 +71,16 @@ def test_a_server_killed_after_the_first_turn_loses_no_turn(
     def kill_the_busier_server(event: Event) -> None:
         if killed or not isinstance(event, TurnCompleted) or event.turn.model == "scripted":
             return
-        busier, other = sorted(servers, key=lambda s: s.tokens_predicted(), reverse=True)
+        busier, other = sorted(llama_servers, key=lambda s: s.tokens_predicted(), reverse=True)
         busier.stop()  # its port now refuses connections; a request in flight is cut
         killed.append(busier)
         survivor_at_kill.append(other.tokens_predicted())
 
-    raw = _spec(servers, rounds=1)
+    raw = _spec(llama_servers, rounds=1)
     live = asyncio.run(
         run_live(raw, provider_for, tmp_path / "killed.toml", kill_the_busier_server)
     )
     assert killed and not killed[0].alive
     _check(live, rounds=1)
-    survivor = next(s for s in servers if s is not killed[0])
+    survivor = next(s for s in llama_servers if s is not killed[0])
     assert survivor.tokens_predicted() > survivor_at_kill[0]  # the survivor played the rest
