@@ -108,8 +108,13 @@ async def test_120x40_and_200x60_show_the_full_layout(tmp_path, moot_dirs):
 async def test_below_the_minimum_a_clear_message_until_the_terminal_grows(tmp_path, moot_dirs):
     app = _slow(tmp_path)
     async with app.run_test(size=(40, 12)) as pilot:
-        small = await wait_until(
-            pilot, lambda: isinstance(app.screen, TooSmallScreen) and app.screen
+        small = await wait_until(  # pushed, and composed
+            pilot,
+            lambda: (
+                isinstance(app.screen, TooSmallScreen)
+                and app.screen.query("#too-small")
+                and app.screen
+            ),
         )
         text = plain(small.query_one("#too-small"))
         assert "terminal too small" in text and f"need at least {MIN_WIDTH}×{MIN_HEIGHT}" in text

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from app_support import debate_spec, live_screen, make_app, tap, wait_until, write_spec
 from textual.app import App
+from textual.widgets import Static
 
 from tui.app.components.cards import TurnCard
-from tui.app.components.pane import MAX_CARDS, TailText
+from tui.app.components.pane import MAX_CARDS, TailText, packed
 
 LONG = " ".join(f"point{i} about the rollout" for i in range(15)) + "."
 
@@ -193,3 +196,35 @@ async def test_reading_scrolled_up_the_text_stays_put_when_old_cards_are_trimmed
         await pilot.pause(0.05)
         assert reading.is_attached, "the card being read was trimmed"
         assert abs(reading.region.y - at) <= 1, "the text being read moved"
+
+
+def test_usage_figures_wrap_only_between_parts():
+    parts = ["12 turns", "3,456 tok", "$0.0012"]
+    assert packed(parts, 0) == "12 turns · 3,456 tok · $0.0012"  # not laid out yet
+    assert packed(parts, 40, taken=10) == "12 turns · 3,456 tok · $0.0012"
+    assert packed(parts, 30, taken=10) == "12 turns · 3,456 tok\n$0.0012"
+    assert packed(parts, 12, taken=10) == "\n12 turns\n3,456 tok\n$0.0012"
+
+
+@pytest.mark.parametrize("width", [80, 120, 160])
+async def test_a_narrow_pane_never_parts_a_figure_from_its_unit(tmp_path, moot_dirs, width):
+    """Three panes side by side: the meta line wraps between figures, not inside one."""
+    spec = debate_spec(debaters=3, phases=["proposal"], max_rounds=3)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(width, 40)) as pilot:
+        await wait_until(pilot, lambda: app.debate_screen())
+        screen = live_screen(app)
+        await wait_until(pilot, lambda: screen.pane("operator").usage.turns)
+        await pilot.pause()
+        metas = [
+            screen.pane(d).query_one(".meta", Static) for d in ("planner", "critic", "operator")
+        ]
+        shown = [m for m in metas if m.content_size.width]  # a narrow layout shows one
+        assert shown
+        for meta in shown:
+            did = meta.parent.id if meta.parent else "?"
+            lines = [str(line) for line in meta.render().wrap(meta.content_size.width)]
+            usage = [seg.strip() for line in lines[2:] for seg in line.split(" · ")]
+            for seg in usage:
+                assert not re.fullmatch(r"[\d,.k]+", seg), f"{did}: {lines}"
+                assert not re.match(r"(tok|turns?|s)\b", seg), f"{did}: {lines}"

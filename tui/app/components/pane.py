@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.color import Color
 from textual.containers import Vertical, VerticalScroll
@@ -79,15 +80,27 @@ class TailText(Widget):
         return self._shown
 
 
-def ledger_line(ledger: Ledger) -> str:
-    """``1.2k tok · $0.004 · 1.8 s · ctx 23%``: what the engine counts against the caps."""
+def ledger_parts(ledger: Ledger) -> list[str]:
+    """``1.2k tok``, ``$0.004``, ``1.8 s``, ``ctx 23%``: what the engine counts against the caps."""
     tokens = f"{ledger.tokens / 1000:.1f}k" if ledger.tokens >= 1000 else str(ledger.tokens)
     parts = [f"{tokens} tok", f"${ledger.cost:.3f}"]
     if ledger.last_latency_ms is not None:
         parts.append(f"{ledger.last_latency_ms / 1000:.1f} s")
     if ledger.fullness is not None:
         parts.append(f"ctx {ledger.fullness:.0%}")
-    return " · ".join(parts)
+    return parts
+
+
+def packed(parts: list[str], width: int, taken: int = 0) -> str:
+    """``parts`` joined by `` · ``, broken only between parts to fit ``width`` columns when
+    ``taken`` are used on the first line: a figure never wraps away from its unit."""
+    out, used = "", taken
+    for part in parts:
+        joined = (" · " if out.strip() else "") + part
+        if width > 0 and used + cell_len(joined) > width and used > 0:
+            out, used, joined = out + "\n", 0, part
+        out, used = out + joined, used + cell_len(joined)
+    return out
 
 
 def live_line(elapsed: float, tokens: int, streamed: float) -> str:
@@ -274,6 +287,7 @@ class DebaterPane(Vertical):
             self.streaming.fit(self.turns.scrollable_content_region.height)
 
     def on_resize(self) -> None:
+        self._show_meta()  # its usage figures are packed to the width
         if self.streaming is not None:
             self.call_after_refresh(self._fit_streaming)
 
@@ -317,13 +331,15 @@ class DebaterPane(Vertical):
         else:
             parts.append((" — ", "$text-muted"))
         usage = self.usage
-        turns = f"{usage.turns} turn" + ("" if usage.turns == 1 else "s")
         spent = (
-            f"{usage.tokens:,} tok · ${usage.cost:.4f}"
+            [f"{usage.tokens:,} tok", f"${usage.cost:.4f}"]
             if self.ledger is None
-            else ledger_line(self.ledger)
+            else ledger_parts(self.ledger)
         )
-        parts.append((f"  {turns} · {spent}", "$text-muted"))
+        turns = f"{usage.turns} turn" + ("" if usage.turns == 1 else "s")
+        width = self.content_size.width - 2  # the meta line's padding
+        taken = sum(cell_len(p if isinstance(p, str) else p[0]) for p in parts[-2:]) + 2
+        parts.append(("  " + packed([turns, *spent], width, taken), "$text-muted"))
         self.query_one(".meta", Static).update(Content.assemble(*parts))
         self.border_subtitle = Content(clean_line(self.vote)) if self.vote else None
 
