@@ -224,7 +224,7 @@ def test_missing_gguf_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     "example", ["local-debate.toml", "local-adversary.toml", "local-challenge.toml"]
 )
-def test_local_examples_run_headless_with_valid_turns(tmp_path, example: str) -> None:  # noqa: ANN001
+def test_local_examples_run_headless_with_every_turn_judged(tmp_path, example: str) -> None:  # noqa: ANN001
     """The shipped examples, as a user runs them: `moot run SPEC --headless`."""
     import subprocess
     import sys
