@@ -1,0 +1,78 @@
+"""How often the embedded 135M model's answers pass the engine's checks, per shipped example.
+
+Run: .venv/bin/python bench/local_validity.py [--runs 5] [--examples local-debate.toml,...]
+
+The tests on the local model check that every answer is judged (counted, or
+refused on record with its reason), never that it is valid: llama.cpp samples
+each request with a fresh seed, so validity is a rate, not a fact. This plays
+each ``sessions/examples/local-*.toml`` ``--runs`` times in this process, on the
+embedded model, and prints that rate: model turns played, valid, refused (a turn
+is refused after the engine asked again), the commonest refusal reasons, and how
+the runs ended. It is the figure to watch when a prompt or schema changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tui.engine import Engine  # noqa: E402
+from tui.engine.spec import read_spec_file  # noqa: E402
+from tui.providers.registry import close_all, provider_for  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "sessions" / "examples"
+DEFAULT = ["local-debate.toml", "local-adversary.toml", "local-challenge.toml", "local-refine.toml"]
+
+
+def _reason(error: str) -> str:
+    """A refusal reason without the item it names: ``weaknesses[1]: repeats …`` counts as one."""
+    return re.sub(r"\[\d+\]", "[n]", error.split(" / ")[0])[:90]
+
+
+async def _play(example: str, runs: int) -> None:
+    played = valid = 0
+    reasons: Counter[str] = Counter()
+    rules: Counter[str] = Counter()
+    t0 = time.perf_counter()
+    for _ in range(runs):
+        spec, _raw = read_spec_file(EXAMPLES / example)
+        engine = Engine(spec, provider_for)
+        decision = await engine.run()
+        rules[decision.rule] += 1
+        for turn in engine.state.turns:
+            if turn.model == "scripted":
+                continue
+            played += 1
+            if turn.invalid:
+                reasons[_reason(turn.error or "")] += 1
+            else:
+                valid += 1
+    rate = valid / played if played else 0.0
+    took = time.perf_counter() - t0
+    print(f"{example}: {valid}/{played} model turns valid ({rate:.0%}), {runs} runs, {took:.0f} s")
+    print("  ended: " + ", ".join(f"{rule} ×{n}" for rule, n in rules.most_common()))
+    for reason, n in reasons.most_common(3):
+        print(f"  refused ×{n}: {reason}")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--examples", default=",".join(DEFAULT))
+    args = parser.parse_args()
+    try:
+        for example in args.examples.split(","):
+            await _play(example.strip(), args.runs)
+    finally:
+        await close_all()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
