@@ -258,7 +258,10 @@ def test_structured_specs(scratch: Path, name: str, data: st.DataObject) -> None
     COUNTS["structured specs"] += 1
     doc = tomllib.loads(SPECS[name])
     for _ in range(data.draw(st.integers(1, 3))):
-        path = data.draw(st.sampled_from(list(_paths(doc))))
+        paths = list(_paths(doc))
+        if not paths:  # every key dropped: the empty spec is a case of its own
+            break
+        path = data.draw(st.sampled_from(paths))
         _replace(doc, path, data.draw(VALUE), data.draw(st.booleans()))
     path = write(scratch, "structured.toml", tomli_w.dumps(doc))
     if cli("validate", str(path)) == 0 and runnable(read_spec_file(path)[0]):
