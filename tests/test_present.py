@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from tests.conftest import EXAMPLES
 from tests.helpers import run_engine
 from tui.app.components.cards import turn_content
+from tui.cli import main
 from tui.engine.records import Turn
 from tui.engine.spec import read_spec_file
 from tui.engine.vocab import TurnKind
@@ -156,3 +159,87 @@ def test_the_presenter_imports_no_ui_library() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+WRONG_SHAPES: list[Any] = [True, 7, "text", [1, {"a": 2}], {"x": [True]}]
+
+
+@pytest.mark.parametrize("wrong", WRONG_SHAPES, ids=repr)
+def test_a_field_of_the_wrong_type_is_shown_as_stored_never_raised(wrong: Any) -> None:
+    """A hand-edited or damaged file: every field of every kind swapped for another type."""
+    for turn in _all_turns():
+        fields = [*turn.content, *(["rubric"] if "rubric" in turn.derived else [])]
+        for key in fields:
+            content = {**turn.content, key: wrong} if key in turn.content else turn.content
+            derived = {**turn.derived, "rubric": wrong} if key == "rubric" else turn.derived
+            damaged = dataclasses.replace(turn, content=content, derived=derived)
+            sections = present(damaged)  # raises nothing
+            shown = _shown_text(sections)
+            if key not in ("vote", "rubric"):  # the vote is the turn's, shown in its heading
+                assert all(leaf in shown for leaf in _leaves(wrong)), (turn.kind, key, shown)
+            turn_content(damaged)  # the console card, from the same sections
+            _turn_md(damaged)  # the Markdown export
+
+
+def test_a_damaged_turn_says_so_and_keeps_its_fields() -> None:
+    turn = next(t for t in _turns("adversary") if t.kind == TurnKind.ADVERSARY_CRITIQUE)
+    damaged = dataclasses.replace(turn, content={**turn.content, "suggestions": True})
+    sections = present(damaged)
+    assert sections[0].label == "damaged" and "moot verify" in sections[0].text
+    shown = _shown_text(sections)
+    assert "True" in shown and str(turn.content["weaknesses"][0]) in shown
+    assert "damaged" not in _shown_text(present(turn))  # an intact turn says nothing of it
+
+
+DAMAGE = [  # (example, where in the file): each made `export` exit 1 before
+    ("adversary", ("turns", 1, "content", "suggestions")),
+    ("adversary", ("turns", 1, "content", "weaknesses")),
+    ("adversary", ("result", "vote_tally")),
+    ("challenge", ("result", "challenges")),
+    ("refine", ("result", "judge_rounds")),
+    ("rubric", ("turns", 1, "derived", "rubric")),
+]
+
+
+@cache
+def _session_text(name: str, folder: str) -> str:
+    out = Path(folder) / f"{name}.toml"
+    spec = EXAMPLES / f"scripted-{name}.toml"
+    assert main(["run", str(spec), "--headless", "--out", str(out)]) == 0
+    return out.read_text()
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json", "adr"])
+@pytest.mark.parametrize(
+    ("name", "where"), DAMAGE, ids=[f"{n}:{'.'.join(map(str, w))}" for n, w in DAMAGE]
+)
+def test_export_of_a_session_with_a_damaged_field_exits_cleanly(
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    where: tuple[Any, ...],
+    fmt: str,
+) -> None:
+    """Found by the fuzzer: `suggestions = true` in a stored critique made `export` exit 1."""
+    import tomllib
+
+    import tomli_w
+
+    folder = tmp_path_factory.getbasetemp() / "damaged-exports"
+    folder.mkdir(exist_ok=True)
+    doc = tomllib.loads(_session_text(name, str(folder)))
+    node = doc
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = True
+    damaged = folder / f"{name}-{'-'.join(map(str, where))}.toml"
+    damaged.write_text(tomli_w.dumps(doc) + "# moot:commit\n")
+    capsys.readouterr()
+    assert main(["export", str(damaged), "--format", fmt]) == 0
+    out, err = capsys.readouterr()
+    assert "internal error" not in err and "Traceback" not in err
+    assert "hash chain is broken" in err  # the edit is still reported
+    if fmt == "markdown" and where[0] == "turns":
+        assert "does not have its kind's shape" in out
+    if fmt == "markdown" and where[0] == "result":
+        assert "The stored result does not have its shape" in out

@@ -23,6 +23,16 @@ _CRITIQUES = (TurnKind.CRITIQUE, TurnKind.ADVERSARY_CRITIQUE, TurnKind.CANDIDATE
 _ANSWERS = (TurnKind.POSITION, TurnKind.CANDIDATE, TurnKind.DEFENSE)
 
 
+def _listed(value: object) -> list[Any]:
+    """A stored list; in a damaged file (``moot verify`` names it) another type holds none."""
+    return value if isinstance(value, list) else []
+
+
+def _table(value: object) -> dict[str, Any]:
+    """A stored table; in a damaged file another type holds none."""
+    return value if isinstance(value, dict) else {}
+
+
 def status(data: SessionData) -> str:
     """accepted, rejected, escalated, or the operator's decision; open while unfinished."""
     r = data.result
@@ -94,12 +104,14 @@ def consequences(data: SessionData) -> list[str]:
     for turn in data.turns:
         if turn.kind not in _CRITIQUES or turn.invalid:
             continue
-        for weakness in turn.content.get("weaknesses", []):
+        for weakness in _listed(turn.content.get("weaknesses")):
             lines.append(
                 f"- {md_inline(weakness)} (raised by {md_code(turn.speaker)} in turn "
                 f"{turn.index}; {_answer(data, turn)})"
             )
-    for c in (data.result or {}).get("challenges", []):
+    for c in _listed((data.result or {}).get("challenges")):
+        if not isinstance(c, dict):
+            continue
         answer = c.get("answer")
         how = f"{c.get('status')}" + (f": {md_inline(answer)}" if answer else "")
         lines.append(
@@ -114,12 +126,12 @@ def dissent(data: SessionData) -> list[str]:
     decision = r.get("decision")
     lines = [
         f"- {md_code(who)} voted {md_code(vote)}"
-        for who, vote in (r.get("final_votes") or {}).items()
+        for who, vote in _table(r.get("final_votes")).items()
         if decision not in (None, ESCALATE) and vote != decision
     ]
-    lines += [f"- {md_inline(d)}" for d in r.get("minority_dissent", [])]
+    lines += [f"- {md_inline(d)}" for d in _listed(r.get("minority_dissent"))]
     lines += [
-        f"- {md_inline(cid)} is still unresolved" for cid in r.get("unresolved_challenges", [])
+        f"- {md_inline(cid)} is still unresolved" for cid in _listed(r.get("unresolved_challenges"))
     ]
     return lines or ["- None recorded."]
 
@@ -128,13 +140,14 @@ def evidence(turns: Iterable[Turn]) -> list[str]:
     """Every admitted rubric evidence item, with its source and lines where located."""
     lines = []
     for turn in turns:
-        for prop in (turn.derived.get("rubric") or {}).get("properties", []):
-            for e in prop.get("evidence", []):
-                if not e.get("admitted"):
+        for prop in _listed(_table(turn.derived.get("rubric")).get("properties")):
+            for e in _listed(_table(prop).get("evidence")):
+                if not isinstance(e, dict) or not e.get("admitted"):
                     continue
                 where = md_code(e["source"]) if e.get("source") else md_code(e.get("kind"))
-                if e.get("lines"):
-                    first, last = e["lines"]
+                span = _listed(e.get("lines"))
+                if len(span) == 2:
+                    first, last = span
                     where += f" line {first}" if first == last else f" lines {first}-{last}"
                 lines.append(
                     f"- {md_code(prop.get('property'))}, turn {turn.index} "

@@ -9,7 +9,7 @@ from tui.engine.records import Turn
 from tui.engine.redact import redacted_session
 from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
-from tui.present import Emphasis, Item, Section, present, rubric_items
+from tui.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
 from tui.textsafe import json_text, md_code, md_inline, md_text
 
 # Every value below that is not this module's own literal text goes through
@@ -133,6 +133,20 @@ def _protocol_md(r: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _result_md(r: dict[str, Any]) -> list[str]:
+    lines = [
+        f"- decision: **{md_inline(r.get('decision'))}** by rule "
+        f"{md_code(r.get('decision_rule'))} ({md_inline(r.get('decided_by'))})"
+    ]
+    if r.get("rationale"):
+        lines.append(f"- operator rationale: {md_inline(r['rationale'])}")
+    if any(r.get("vote_tally", {}).values()):
+        tally = ", ".join(f"{md_inline(k)} {v}" for k, v in r["vote_tally"].items())
+        lines.append("- tally: " + tally)
+    lines.append(f"- rounds run: {r.get('rounds_run')} of {r.get('max_rounds')}")
+    return lines + _protocol_md(r)
+
+
 def to_markdown(data: SessionData) -> str:
     data = redacted_session(data)
     d = data.spec.debate
@@ -159,17 +173,15 @@ def to_markdown(data: SessionData) -> str:
         lines.append("")
     lines += ["## Result", ""]
     if r:
-        lines += [
-            f"- decision: **{md_inline(r.get('decision'))}** by rule "
-            f"{md_code(r.get('decision_rule'))} ({md_inline(r.get('decided_by'))})"
-        ]
-        if r.get("rationale"):
-            lines.append(f"- operator rationale: {md_inline(r['rationale'])}")
-        if any(r.get("vote_tally", {}).values()):
-            tally = ", ".join(f"{md_inline(k)} {v}" for k, v in r["vote_tally"].items())
-            lines.append("- tally: " + tally)
-        lines.append(f"- rounds run: {r.get('rounds_run')} of {r.get('max_rounds')}")
-        lines += _protocol_md(r)
+        try:
+            lines += _result_md(r)
+        except SHAPE_ERRORS:  # a damaged file: say so, and show the table as stored
+            lines += [
+                "_The stored result does not have its shape (`moot verify` says where); "
+                "its fields as stored:_",
+                "",
+                *(f"- {md_inline(k)}: {md_inline(v)}" for k, v in r.items()),
+            ]
     else:
         lines.append("_The session has not ended._")
     lines += ["", "## Transcript", ""]

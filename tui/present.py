@@ -83,12 +83,51 @@ def present(turn: Turn) -> tuple[Section, ...]:
             *([Section("raw reply", Emphasis.TEXT, turn.raw, Tone.MUTED)] if turn.raw else []),
         ]
     else:
-        body = _BODIES.get(turn.kind, _fields)
-        sections = [*body(turn.content or {}, turn.derived or {}, turn.variant)]
-    rubric = (turn.derived or {}).get("rubric")
+        sections = _body(turn)
+    derived = turn.derived if isinstance(turn.derived, dict) else {}
+    rubric = derived.get("rubric")
     if isinstance(rubric, dict):
-        sections += rubric_sections(rubric)
+        try:
+            sections += rubric_sections(rubric)
+        except SHAPE_ERRORS:
+            sections += [_damaged("rubric assessment"), *_fields(rubric, {}, None)]
+    elif rubric is not None:
+        sections += [_damaged("rubric assessment"), Section("rubric", Emphasis.TEXT, str(rubric))]
     return tuple(sections)
+
+
+# What a field of the wrong type raises in a presenter (a list where text was, a number
+# where a list was): a hand-edited or damaged session file; `moot verify` names the field.
+SHAPE_ERRORS = (AttributeError, KeyError, TypeError, ValueError)
+
+
+def _body(turn: Turn) -> list[Section]:
+    """The kind's own sections; the stored fields literally when they lack the kind's shape."""
+    content = turn.content if isinstance(turn.content, dict) else {}
+    derived = turn.derived if isinstance(turn.derived, dict) else {}
+    try:
+        return _BODIES.get(turn.kind, _fields)(content, derived, turn.variant)
+    except SHAPE_ERRORS:
+        return [_damaged(f"{words(turn.kind)} turn"), *_fields(content, derived, turn.variant)]
+
+
+def _each(value: object) -> list[Any]:
+    """A list field's items (none when absent); another type is a damaged field."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"a list was expected, not {type(value).__name__}")
+    return value
+
+
+def _damaged(what: str) -> Section:
+    return Section(
+        "damaged",
+        Emphasis.TEXT,
+        f"this {what} does not have its kind's shape (`moot verify` says where); "
+        "its fields are shown as stored",
+        Tone.BAD,
+    )
 
 
 def words(value: object) -> str:
@@ -135,8 +174,8 @@ def _critique(c: Content, derived: Content, variant: str | None) -> list[Section
         facts.append(Fact("score", f"{c['score']}/100", Tone.MUTED))
         facts.append(Fact("routing", str(c.get("routing", "")), Tone.STRONG))
     out = [_facts("verdict", *facts)]
-    out += _list("weaknesses", [Item(str(w)) for w in c.get("weaknesses") or []], Tone.BAD)
-    out += _list("suggestions", [Item(str(s)) for s in c.get("suggestions") or []], Tone.GOOD)
+    out += _list("weaknesses", [Item(str(w)) for w in _each(c.get("weaknesses"))], Tone.BAD)
+    out += _list("suggestions", [Item(str(s)) for s in _each(c.get("suggestions"))], Tone.GOOD)
     return out
 
 
@@ -146,7 +185,7 @@ STATUS_TONE = {"addressed": Tone.GOOD, "rejected": Tone.WARN, "unaddressed": Ton
 
 def _challenge_report(c: Content, derived: Content, variant: str | None) -> list[Section]:
     verdict = str(c.get("verdict", ""))
-    ids = list(derived.get("challenge_ids") or [])
+    ids = list(_each(derived.get("challenge_ids")))
     challenges = [
         Item(
             f"{ch.get('category', '')}: {ch.get('concern', '')}",
@@ -158,7 +197,7 @@ def _challenge_report(c: Content, derived: Content, variant: str | None) -> list
                 Fact("recommendation", str(ch.get("recommendation", ""))),
             ),
         )
-        for i, ch in enumerate(c.get("challenges") or [])
+        for i, ch in enumerate(_each(c.get("challenges")))
     ]
     assessments = [
         Item(
@@ -167,7 +206,7 @@ def _challenge_report(c: Content, derived: Content, variant: str | None) -> list
             status=str(a.get("status", "")),
             tone=STATUS_TONE.get(str(a.get("status", "")), Tone.PLAIN),
         )
-        for a in c.get("assessments") or []
+        for a in _each(c.get("assessments"))
     ]
     return [
         _facts(
@@ -188,7 +227,7 @@ def _defense(c: Content, derived: Content, variant: str | None) -> list[Section]
             status=str(r.get("status", "")),
             tone=STATUS_TONE.get(str(r.get("status", "")), Tone.PLAIN),
         )
-        for r in c.get("responses") or []
+        for r in _each(c.get("responses"))
     ]
     return [
         *_list("responses", responses),
@@ -235,7 +274,7 @@ def rubric_sections(rubric: Content) -> list[Section]:
         Section(
             "rubric properties",
             Emphasis.LIST,
-            items=tuple(rubric_items(rubric.get("properties") or [])),
+            items=tuple(rubric_items(_each(rubric.get("properties")))),
             full_only=True,
         ),
     ]
@@ -254,7 +293,7 @@ def rubric_items(properties: list[Content]) -> list[Item]:
                 + ("(admitted)" if e.get("admitted") else f"(refused: {e.get('why', '')})"),
                 Tone.PLAIN if e.get("admitted") else Tone.BAD,
             )
-            for e in p.get("evidence") or []
+            for e in _each(p.get("evidence"))
         ]
         details = (
             *(evidence or [Fact("evidence", "none", Tone.BAD)]),
