@@ -66,6 +66,10 @@ def json_limit(text: str) -> str | None:
     """The first limit a model's JSON answer exceeds; None when it is within all."""
     if len(text) > REPLY_CHARS:
         return f"the answer is longer than {REPLY_CHARS:,} characters (limit)"
+    # Strings only hide digits and brackets, never make them: an answer with no long run
+    # of digits and few brackets in all is within both limits (almost every answer).
+    if not _LONG_NUMBER.search(text) and text.count("{") + text.count("[") <= MAX_NESTING:
+        return None
     skeleton = _JSON_STRINGS.sub("s", text)
     if _LONG_NUMBER.search(skeleton):
         return f"a number longer than {MAX_DIGITS} digits (limit)"

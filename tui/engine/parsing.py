@@ -62,10 +62,11 @@ def extract_json_object(text: str) -> dict[str, Any]:
 def parse_turn(text: str, model: type[BaseModel], votes: list[str]) -> BaseModel:
     """Parse and validate one turn; raise TurnParseError saying what is wrong."""
     data = extract_json_object(text)
-    try:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        raise TurnParseError("the answer holds an unpaired surrogate (not text)") from None
+    if "\\u" in text or _SURROGATE.search(text):  # where a lone surrogate can come from
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise TurnParseError("the answer holds an unpaired surrogate (not text)") from None
     try:
         content = model.model_validate(data)
     except ValidationError as err:

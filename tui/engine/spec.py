@@ -197,7 +197,10 @@ class Spec(_Strict):
     @property
     def documents(self) -> tuple[Document, ...]:
         """The documents read for this spec (from its files, or from the session)."""
-        return self._documents
+        # Read from pydantic's own store: ``self._documents`` goes through ``__getattr__``
+        # at about 2.5 µs, and every turn asks.
+        documents: tuple[Document, ...] = (self.__pydantic_private__ or {}).get("_documents", ())
+        return documents
 
     def with_documents(self, documents: tuple[Document, ...] | list[Document]) -> Spec:
         """A copy holding ``documents``; the artifact file's text becomes the artifact."""

@@ -102,6 +102,7 @@ def statement_problem(
     return None
 
 
+@lru_cache(maxsize=256)  # asked for every turn's prompt; a handful of kinds and minimums
 def rule_text(kind: TurnKind | str, min_words: int = DEFAULT_MIN_WORDS) -> str | None:
     """The rule as a prompt line for a kind with a negative channel, said before it is enforced."""
     fields = [sub or key for key, sub in _CHANNEL.get(TurnKind(kind), ())]
