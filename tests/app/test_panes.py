@@ -11,6 +11,8 @@ from textual.widgets import Static
 
 from tui.app.components.cards import TurnCard
 from tui.app.components.pane import MAX_CARDS, TailText, packed
+from tui.engine.events import Slot
+from tui.engine.vocab import TurnKind
 
 LONG = " ".join(f"point{i} about the rollout" for i in range(15)) + "."
 
@@ -228,3 +230,33 @@ async def test_a_narrow_pane_never_parts_a_figure_from_its_unit(tmp_path, moot_d
             for seg in usage:
                 assert not re.fullmatch(r"[\d,.k]+", seg), f"{did}: {lines}"
                 assert not re.match(r"(tok|turns?|s)\b", seg), f"{did}: {lines}"
+
+
+async def test_a_resize_while_a_turn_box_mounts_never_reaches_it(tmp_path, moot_dirs):
+    """Seen under load: a resize's after-refresh fit ran between a streaming box's mount
+    and its compose, and `NoMatches: TailText` ended the app."""
+    spec = debate_spec(debaters=2, phases=["proposal"], scripts={0: {"turn_delay_ms": 600_000}})
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.timeline.current_speaker and screen.panes_settled)
+        pane = live_screen(app).pane("critic")
+        slot = Slot(index=99, round=1, phase="proposal", speaker="critic", kind=TurnKind.POSITION)
+        seen: list[object] = []
+        mount = pane.turns.mount
+
+        def mount_then_resize(*widgets, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            awaitable = mount(*widgets, **kwargs)
+            seen.append(pane.streaming)  # what a resize landing now would fit
+            pane._fit_streaming()
+            return awaitable
+
+        pane.turns.mount = mount_then_resize  # type: ignore[method-assign]
+        await pane.begin_turn(slot)
+        pane.turns.mount = mount  # type: ignore[method-assign]
+        assert seen == [None]  # the new box was not yet the pane's
+        assert pane.streaming is not None and pane.streaming.query(TailText)
+        await pilot.pause()
+        assert app.is_running
+        await tap(pilot, "q")
+        await tap(pilot, "y")

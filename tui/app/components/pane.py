@@ -348,11 +348,12 @@ class DebaterPane(Vertical):
         await self.stop_streaming()
         self.failure = None
         self.speaking = True
-        self.streaming = StreamingTurn(slot, attempt, self.redact)
-        await self.turns.mount(self.streaming)
-        if not self.streaming.children:  # the app is closing: mounted, never composed
-            self.streaming = None
+        streaming = StreamingTurn(slot, attempt, self.redact)
+        await self.turns.mount(streaming)
+        if not streaming.children:  # the app is closing: mounted, never composed
             return
+        # Only a composed box is the pane's: a resize while it mounted must not reach it.
+        self.streaming = streaming
         self._fit_streaming()  # a capped box: once full, tokens repaint it without a layout
 
     def feed(self, text: str, tokens: int) -> None:
