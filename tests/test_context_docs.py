@@ -149,6 +149,9 @@ model = "scripted"
         ('[[context]]\nlabel = "x"\ntext = "t"\nroles = ["judge"]', None, "context[0].roles[0]"),
         ("", 'artifact = "P."\nartifact_file = "a.md"', "debate.artifact_file"),
         ("", 'artifact_file = "missing.md"', "debate.artifact_file"),
+        # Found by the fuzzer: a NUL in a path was "internal error: embedded null byte".
+        ('[[context]]\nlabel = "n"\nfile = "a\\u0000.md"', None, "context[0].file"),
+        ("", 'artifact_file = "\\u0000\\u001b[31m"', "debate.artifact_file"),
     ],
 )
 def test_bad_documents_exit_2_naming_the_key(

@@ -37,6 +37,8 @@ def read_regular(path: str | Path, limit: int) -> bytes:
         raise FileRefused("file not found") from None
     except OSError as err:
         raise FileRefused(f"cannot read: {describe(err)}") from None
+    except ValueError:  # os.open refuses a path holding NUL before asking the system
+        raise FileRefused("not a path: it holds a NUL character") from None
     try:
         return read_fd(fd, limit)
     finally:
