@@ -229,6 +229,8 @@ def test_a_string_cut_at_its_bound_ends_at_a_whole_sentence_or_word(
     whole = ("x" * (bound - 1)) + "."
     assert end_cut_strings({"stance": whole}, tight) == {"stance": whole}
     assert ended_at_bounds("not json {", tight) == "not json {"
+    deep = "[" * 100_000 + "]" * 100_000  # past the nesting bound: returned as it came
+    assert ended_at_bounds(deep, tight) == deep
     short = json.dumps({"stance": "Brief", "rationale": "Also brief", "vote": VOTES[0]})
     assert ended_at_bounds(short, tight) == short
 

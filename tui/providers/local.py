@@ -27,6 +27,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from tui.engine.bounded import json_limit
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.schemas import cap_lists, end_cut_strings, fit
 
@@ -308,9 +309,11 @@ def local_schema(schema: dict[str, Any], max_tokens: int = DEFAULT_MAX_TOKENS) -
 def ended_at_bounds(text: str, schema: dict[str, Any]) -> str:
     """The reply with each string its bound cut mid-word ended at a whole sentence or word
     (marked ``…``): the grammar closes a string at ``maxLength``, wherever the model was."""
+    if json_limit(text):
+        return text  # past a bound the engine refuses it; parse nothing untrusted first
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text  # the engine reports what it cannot parse
     ended = end_cut_strings(value, schema)
     return text if ended == value else json.dumps(ended, ensure_ascii=False)
