@@ -82,6 +82,7 @@ class Engine:
         self._round = 1
         self._phase_index = 0
         self._current_slots: list[Slot] | None = None
+        self._phase_view: DebateState | None = None  # what a parallel phase's calls see
 
     # ------------------------------------------------------------ public view
     def subscribe(self, listener: Listener) -> None:
@@ -128,17 +129,19 @@ class Engine:
                 continue  # an extend recorded at this turn may withdraw it
             phases = self.protocol.phases(self._round)
             phase = phases[self._phase_index]
+            self.state.round, self.state.phase = self._round, phase
             if self._current_slots is None:  # else: finish a phase that was interrupted
                 start = len(self.state.turns) + 1  # turn numbers are 1-based
                 self._current_slots = self.protocol.slots(self.state, self._round, phase, start)
+                parallel = self.spec.debate.parallel and len(self._current_slots) > 1
+                self._phase_view = self.state.frozen_turns() if parallel else None
             slots = self._current_slots
-            self.state.round, self.state.phase = self._round, phase
             if self._bus.active:
                 self._bus.emit(PhaseStarted(self._round, phase, tuple(slots)))
             turns = await self._run_phase(slots)
             if turns is None:
                 continue  # stopped: the operator's (or the refusal's) decision ends it
-            self._current_slots = None
+            self._current_slots = self._phase_view = None
             self.state.phase_sequence.append(phase)
             self._phase_index += 1
             if self._phase_index >= len(phases):
@@ -222,7 +225,7 @@ class Engine:
         if refusal is not None:  # validation refuses such specs; stop on record anyway
             self.operator.stop = refusal
             return None
-        return await self.player.play(slot)
+        return await self.player.play(slot, self._phase_view)
 
     def _commit(self, turn: Turn, slot: Slot) -> None:
         replayed = self._is_recorded(slot)

@@ -170,14 +170,20 @@ class TurnPlayer:
             self._fitted[key] = pair
         return pair
 
-    async def play(self, slot: Slot) -> Turn | None:
-        """The turn for ``slot``; None when the run was stopped before it finished."""
+    async def play(self, slot: Slot, view: DebateState | None = None) -> Turn | None:
+        """The turn for ``slot``; None when the run was stopped before it finished.
+
+        ``view`` is the state a parallel phase's calls all see (the debate as the
+        phase began); a sequential slot sees the state as it is now.
+        """
         if not self.operator.gate.is_set():
             await self.operator.gate.wait()
         if self.operator.stop is not None:
             return None
         debater = self.roster[slot.speaker]
-        items = slot_context(self.spec, self.protocol, self.state, slot)
+        items = slot_context(
+            self.spec, self.protocol, self.state if view is None else view, slot
+        )
         prompt_schema, schema = self._slot_schemas(slot, debater.max_tokens)
         votes = list(self.spec.debate.votes)
         messages = build_messages(self.spec, debater, slot, items, prompt_schema, votes)
@@ -217,7 +223,7 @@ class TurnPlayer:
             called = time.perf_counter()
             reply = await self._call(request, on_token)
             if isinstance(reply, _Redo):
-                return await self.play(slot)  # a fresh prompt: notes and model as they are now
+                return await self.play(slot, view)  # a fresh prompt: notes and model as now
             if reply is None or isinstance(reply, Turn):
                 return reply  # stopped, or skipped after a provider failure or a cut
             self._charge(slot, reply, called)

@@ -31,7 +31,7 @@ from tui.engine.parsing import TurnParseError, parse_turn
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.protocols import protocol_for
 from tui.engine.protocols.adversary import release_refusal
-from tui.engine.protocols.base import Protocol
+from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.records import CONTENT_MODELS, Turn
 from tui.engine.redact import REDACTED
 from tui.engine.roster import Roster
@@ -254,23 +254,27 @@ def _turn_claims(data: SessionData, out: Verification) -> None:
     models = content_models(spec, protocol)
     group: list[Turn] = []
     slots: list[Slot] = []
-    seen_at_start: dict[int, list[tuple[str, str, str]]] = {}
+    view: _PhaseView | None = None
     for turn in data.turns:
         where = f"turn {turn.index}"
         if not group:  # a phase starts here
+            actions.apply_up_to(turn.index - 2)
+            surely_before = len(state.notes)  # given before the previous turn was written
             actions.apply_up_to(turn.index - 1)
             state.round, state.phase = turn.round, turn.phase
             slots = protocol.slots(state, turn.round, turn.phase, turn.index)
             parallel = spec.debate.parallel and len(slots) > 1
-            seen_at_start = (
-                {s.index: slot_context(spec, protocol, state, s) for s in slots} if parallel else {}
-            )
+            view = _PhaseView(state.frozen_turns(), surely_before) if parallel else None
             actions.at_phase_start = actions.models()
         slot = slots[len(group)] if len(group) < len(slots) else None
         if _schedule_claim(out, where, turn, slot) and slot is not None:
             actions.apply_up_to(turn.index - 1)
             try:
-                context = seen_at_start.get(slot.index) or slot_context(spec, protocol, state, slot)
+                context = (
+                    slot_context(spec, protocol, state, slot)
+                    if view is None
+                    else view.context(protocol, slot, turn.saw)
+                )
                 at = _AtSlot(data, protocol, state, slot, turn, context, turn.index in legacy)
                 _slot_claims(out, at, models, actions)
             except Exception as err:  # a damaged record: named, and the walk goes on
@@ -284,6 +288,30 @@ def _turn_claims(data: SessionData, out: Verification) -> None:
             except Exception as err:  # a damaged record: named, and the walk goes on
                 out.check(where, "phase", False, f"the protocol cannot close the phase: {err}")
             group = []
+
+
+@dataclass(frozen=True, slots=True)
+class _PhaseView:
+    """What a parallel phase's calls saw: the turns as the phase began, and the notes
+    given by the time each call was built.
+
+    A note given just before or during the phase is journalled after the same turn,
+    so each call may have seen it or not; every note journalled by the call's own
+    turn number may have been seen, in the order given, and every earlier one was.
+    """
+
+    state: DebateState  # the turns frozen at the phase's start, the notes still growing
+    surely_before: int  # notes given before the phase's calls were built
+
+    def context(self, protocol: Protocol, slot: Slot, saw: list[str]) -> list[ContextItem]:
+        """The view (among those the notes allow) that gives ``saw``; else the latest."""
+        notes = self.state.notes
+        views = [
+            replace(self.state, notes=notes[:given])
+            for given in range(len(notes), self.surely_before - 1, -1)
+        ]
+        contexts = [slot_context(self.state.spec, protocol, v, slot) for v in views]
+        return next((c for c in contexts if [i[0] for i in c] == saw), contexts[0])
 
 
 class _Actions:
