@@ -12,7 +12,6 @@ from pathlib import Path
 
 from tests.helpers import SCRIPTED, debate_raw, run_live
 from tests.test_cut_engine import Cutter, play, raw_spec
-from tui.engine import validate_spec
 from tui.engine.live import LiveSession
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.session import load_session
@@ -20,7 +19,6 @@ from tui.engine.spec import Debater
 from tui.engine.turns import CutAction, CutChoice
 from tui.engine.verify import verify_file
 from tui.engine.vocab import DecisionRule
-from tui.providers.scripted import ScriptedProvider
 
 COMMIT = "# moot:commit\n"
 
@@ -76,5 +74,50 @@ def test_a_note_given_to_redo_a_cut_in_a_parallel_phase_verifies(tmp_path: Path)
     _, path = play(tmp_path, raw_spec(parallel=True), lambda e: Cutter(e, 2, choice, "b"))
     first, redone = load_session(path).turns[:2]
     assert first.saw == ["motion"] and redone.saw == ["motion", "note:1"]
+    report = verify_file(path)
+    assert report.ok, [c.detail for c in report.failures]
+
+
+class _FailsOutOfOrder:
+    """``c`` fails at once; ``b`` fails only after it, and ``a`` answers only after it.
+
+    In time ``c`` fails first, but the schedule runs a, b, c: the record must say
+    ``a`` spoke and ``b`` failed, whatever order the calls ended in.
+    """
+
+    def __init__(self) -> None:
+        self.c_failed = asyncio.Event()
+
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        speaker = request.slot.speaker
+        if speaker == "c":
+            self.c_failed.set()
+            raise ProviderError("server", "HTTP 500 from c's server")
+        await self.c_failed.wait()
+        if speaker == "b":
+            raise ProviderError("server", "HTTP 500 from b's server")
+        return await SCRIPTED.complete(request, on_token)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_a_provider_failure_in_a_parallel_phase_is_recorded_in_schedule_order(
+    tmp_path: Path,
+) -> None:
+    raw = debate_raw({"a": ["release"], "b": ["revise"], "c": ["escalate"]}, max_rounds=1)
+    provider = _FailsOutOfOrder()
+
+    def provider_for(debater: Debater) -> _FailsOutOfOrder:
+        return provider
+
+    path = tmp_path / "failed.toml"
+    asyncio.run(run_live(raw, provider_for, path))
+    data = load_session(path)
+    assert [t.speaker for t in data.turns] == ["a"]  # a's answer was not thrown away
+    assert data.result is not None
+    assert data.result["decision_rule"] == DecisionRule.PROVIDER_FAILURE
+    assert data.result["failed_speaker"] == "b"
+    assert "b's server" in data.result["failure"]
     report = verify_file(path)
     assert report.ok, [c.detail for c in report.failures]

@@ -83,6 +83,7 @@ class Engine:
         self._phase_index = 0
         self._current_slots: list[Slot] | None = None
         self._phase_view: DebateState | None = None  # what a parallel phase's calls see
+        self._phase_tasks: dict[int, asyncio.Task[Turn | Decision | None]] = {}
 
     # ------------------------------------------------------------ public view
     def subscribe(self, listener: Listener) -> None:
@@ -176,15 +177,20 @@ class Engine:
         if not self.spec.debate.parallel or len(slots) <= 1:
             for slot in slots:
                 turn = await self._play_cancellable(slot)
-                if turn is None:
+                if isinstance(turn, Decision):
+                    self.operator.halt(turn)
+                if not isinstance(turn, Turn):
                     return None
                 self._commit(turn, slot)
                 done.append(turn)
             return done
         tasks = [asyncio.ensure_future(self._play_bounded(s)) for s in slots]
+        self._phase_tasks = dict(zip((s.index for s in slots), tasks, strict=True))
         inflight = self.operator.inflight
         inflight.update(tasks)
         try:
+            # In schedule order, whatever order the calls end in: the transcript, and the
+            # first failure that ends the run, are the schedule's, never the clock's.
             for slot, task in zip(slots, tasks, strict=True):
                 try:
                     played = await task
@@ -192,9 +198,11 @@ class Engine:
                     if self.operator.stop is None:
                         raise
                     played = None
-                if played is None:
+                if isinstance(played, Decision):
+                    self.operator.halt(played)
+                if not isinstance(played, Turn):
                     return None
-                self._commit(played, slot)  # transcript keeps schedule order
+                self._commit(played, slot)
                 done.append(played)
             return done
         finally:
@@ -202,8 +210,9 @@ class Engine:
                 if not task.done():
                     task.cancel()
             inflight.difference_update(tasks)
+            self._phase_tasks = {}
 
-    async def _play_cancellable(self, slot: Slot) -> Turn | None:
+    async def _play_cancellable(self, slot: Slot) -> Turn | Decision | None:
         """A single call as a task, so decide/escalate can stop it mid-stream."""
         task = asyncio.ensure_future(self._play(slot))
         self.operator.inflight.add(task)
@@ -216,11 +225,16 @@ class Engine:
         finally:
             self.operator.inflight.discard(task)
 
-    async def _play_bounded(self, slot: Slot) -> Turn | None:
+    async def _play_bounded(self, slot: Slot) -> Turn | Decision | None:
         async with self._semaphore:
-            return await self._play(slot)
+            played = await self._play(slot)
+        if isinstance(played, Decision):  # the run ends here: no later slot will be written
+            for index, task in self._phase_tasks.items():
+                if index > slot.index and not task.done():
+                    task.cancel()
+        return played
 
-    async def _play(self, slot: Slot) -> Turn | None:
+    async def _play(self, slot: Slot) -> Turn | Decision | None:
         refusal = self.player.refusal(slot)
         if refusal is not None:  # validation refuses such specs; stop on record anyway
             self.operator.stop = refusal

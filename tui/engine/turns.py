@@ -170,8 +170,9 @@ class TurnPlayer:
             self._fitted[key] = pair
         return pair
 
-    async def play(self, slot: Slot, view: DebateState | None = None) -> Turn | None:
-        """The turn for ``slot``; None when the run was stopped before it finished.
+    async def play(self, slot: Slot, view: DebateState | None = None) -> Turn | Decision | None:
+        """The turn for ``slot``; None when the run was stopped before it finished, or the
+        decision that ends the run at this slot (a provider failure, escalated).
 
         ``view`` is the state a parallel phase's calls all see (the debate as the
         phase began); a sequential slot sees the state as it is now.
@@ -181,9 +182,7 @@ class TurnPlayer:
         if self.operator.stop is not None:
             return None
         debater = self.roster[slot.speaker]
-        items = slot_context(
-            self.spec, self.protocol, self.state if view is None else view, slot
-        )
+        items = slot_context(self.spec, self.protocol, self.state if view is None else view, slot)
         prompt_schema, schema = self._slot_schemas(slot, debater.max_tokens)
         votes = list(self.spec.debate.votes)
         messages = build_messages(self.spec, debater, slot, items, prompt_schema, votes)
@@ -224,8 +223,8 @@ class TurnPlayer:
             reply = await self._call(request, on_token)
             if isinstance(reply, _Redo):
                 return await self.play(slot, view)  # a fresh prompt: notes and model as now
-            if reply is None or isinstance(reply, Turn):
-                return reply  # stopped, or skipped after a provider failure or a cut
+            if reply is None or isinstance(reply, Turn | Decision):
+                return reply  # stopped, failed, or skipped after a provider failure or a cut
             self._charge(slot, reply, called)
             tokens_in += reply.tokens_in
             tokens_out += reply.tokens_out
@@ -366,8 +365,11 @@ class TurnPlayer:
 
     async def _call(
         self, request: TurnRequest, on_token: TokenSink
-    ) -> TurnReply | Turn | _Redo | None:
-        """One provider call; failures go to the failure handler, never up as tracebacks."""
+    ) -> TurnReply | Turn | _Redo | Decision | None:
+        """One provider call; failures go to the failure handler, never up as tracebacks.
+
+        A failure the handler escalates comes back as the decision that ends the run.
+        """
         slot = request.slot
         while True:
             provider = self._provider_for(self.roster[slot.speaker])
@@ -405,15 +407,11 @@ class TurnPlayer:
                 turn.error = f"provider failure ({error.kind}): {error.message}"
                 return turn
             failure = f"{error.kind}: {error.message}"
-            self.operator.halt(
-                Decision(
-                    ESCALATE,
-                    DecisionRule.PROVIDER_FAILURE,
-                    extra={"failed_speaker": slot.speaker, "failure": failure},
-                ),
-                keep=asyncio.current_task(),
+            return Decision(  # the engine ends the run here once the slots before it are in
+                ESCALATE,
+                DecisionRule.PROVIDER_FAILURE,
+                extra={"failed_speaker": slot.speaker, "failure": failure},
             )
-            return None
 
     def new_turn(self, slot: Slot, started_at: str) -> Turn:
         """A turn for a slot, with the speaker's current model and family."""
