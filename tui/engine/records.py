@@ -218,6 +218,7 @@ class Turn:
     cross_family_held: bool | None = None
     variant: str | None = None
     structured: str | None = None  # how the provider asked for JSON, when it says (json_schema ...)
+    clamped: list[str] | None = None  # counts a provider reported out of range (tui.engine.usage)
     derived: dict[str, Any] = field(default_factory=dict)  # engine-owned facts about the turn
 
     def to_record(self) -> dict[str, Any]:

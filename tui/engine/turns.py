@@ -35,6 +35,7 @@ from tui.engine.roster import Roster
 from tui.engine.schemas import fit, kind_schema, negative_channel
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
+from tui.engine.usage import clamp
 from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, OperatorAction, TurnKind
 
 # Context labels that are not the work under assessment: rubric evidence must quote the work.
@@ -191,6 +192,7 @@ class TurnPlayer:
         tokens_in = tokens_out = 0
         cost = 0.0
         structured: str | None = None
+        clamped: set[str] = set()
         attempts = 0
         last_text, last_error = "", ""
         content = None
@@ -225,6 +227,7 @@ class TurnPlayer:
                 return await self.play(slot, view)  # a fresh prompt: notes and model as now
             if reply is None or isinstance(reply, Turn | Decision):
                 return reply  # stopped, failed, or skipped after a provider failure or a cut
+            clamped |= clamp(reply)  # before anything counts it: a server's word is not trusted
             self._charge(slot, reply, called)
             tokens_in += reply.tokens_in
             tokens_out += reply.tokens_out
@@ -252,6 +255,7 @@ class TurnPlayer:
         turn.elapsed_ms = round((time.perf_counter() - t0) * 1000, 3)
         turn.tokens_in, turn.tokens_out, turn.cost = tokens_in, tokens_out, cost
         turn.structured = structured
+        turn.clamped = sorted(clamped) or None
         if content is None:
             turn.invalid = True
             turn.raw = last_text

@@ -40,6 +40,7 @@ from tui.engine.session import SessionData, load_session
 from tui.engine.spec import SECRET_SHAPES, Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.turns import NOT_ARTIFACT, FailureAction, FailureChoice
+from tui.engine.usage import BOUNDS, in_range
 from tui.engine.vocab import (
     VERIFIER_KINDS,
     DecidedBy,
@@ -267,6 +268,7 @@ def _turn_claims(data: SessionData, out: Verification) -> None:
             view = _PhaseView(state.frozen_turns(), surely_before) if parallel else None
             actions.at_phase_start = actions.models()
         slot = slots[len(group)] if len(group) < len(slots) else None
+        _usage_claim(out, turn, spec.debate.retries + 1)
         if _schedule_claim(out, where, turn, slot) and slot is not None:
             actions.apply_up_to(turn.index - 1)
             try:
@@ -368,6 +370,28 @@ class _Actions:
             "the critic's model family against the author's"
             + ("" if turn.cross_family_held in possible else ": the families say otherwise"),
         )
+
+
+def _usage_claim(out: Verification, turn: Turn, most_calls: int) -> None:
+    """Tokens and cost within what the port lets through for the turn's calls; ``clamped``
+    names only counts the port holds in range."""
+    calls = min(max(1, turn.attempts), most_calls)
+    wild = [
+        f"{name} {_show(getattr(turn, name))}"
+        for name in ("tokens_in", "tokens_out", "cost")
+        if not in_range(getattr(turn, name), BOUNDS[name], calls)
+    ]
+    clamped = turn.clamped or []
+    unknown = [name for name in clamped if name not in BOUNDS]
+    if unknown:
+        wild.append(f"clamped names {_show(unknown)}, not counts a provider reports")
+    detail = (
+        "; ".join(wild) + f": outside 0..the bound per call ({calls} call(s))"
+        if wild
+        else "tokens and cost within range"
+        + (f"; clamped: {', '.join(clamped)}" if clamped else "")
+    )
+    out.check(f"turn {turn.index}", "usage", not wild, detail)
 
 
 def _schedule_claim(out: Verification, where: str, turn: Turn, slot: Slot | None) -> bool:
