@@ -290,6 +290,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _validate(path: str) -> int:
+    from tui.engine.sizing import outgrow_warning
     from tui.engine.spec import read_spec_file
 
     spec, _ = read_spec_file(path)
@@ -297,6 +298,8 @@ def _validate(path: str) -> int:
         f"{path}: ok — {spec.debate.protocol}, {len(spec.debaters)} debaters, "
         f"{spec.max_rounds} round(s), threshold {spec.threshold}"
     )
+    if outgrow := outgrow_warning(spec):  # valid, but the session could fill up
+        _out(f"{path}: warning: {outgrow}")
     return ExitCode.DECIDED
 
 

@@ -207,6 +207,7 @@ class Turn:
     target: str | None = None
     invalid: bool = False
     raw: str | None = None
+    raw_cut: dict[str, Any] | None = None  # raw was longer: its length and sha256 (rawtext.py)
     error: str | None = None
     saw: list[str] = field(default_factory=list)
     attempts: int = 1

@@ -50,6 +50,10 @@ from tui.engine.spec import Spec, validate_spec
 from tui.engine.upgrade import upgrade_session
 
 SESSIONS_ENV = "MOOT_SESSIONS_DIR"
+# Kept free for the [result] (its schedule names every turn's speaker) and a last action,
+# so a session that stops because it is full can still be decided and read back.
+RESULT_ROOM = 256_000
+RESULT_ROOM_PER_TURN = 512
 
 
 _TURN = TypeAdapter(Turn)
@@ -492,14 +496,33 @@ class SessionStore:
             raise SessionError(str(self.path), ["the session file is closed"])
         return self._fd
 
-    def _append(self, text: str) -> None:
+    def _full(self, size: int) -> SessionError:
+        """The file would pass what the reader takes: refuse the write, lose nothing."""
+        return SessionError(
+            str(self.path),
+            [
+                f"the session is full: one more record would make it {size:,} bytes, past the "
+                f"{SESSION_BYTES:,} a session file may hold (with room kept for its result); "
+                f"it keeps every record up to the last complete one, and `moot fork` starts a "
+                f"new session from any turn of it"
+            ],
+        )
+
+    def _room(self) -> int:
+        """Bytes the appended records may take: the reader's limit less the result's room."""
+        return SESSION_BYTES - RESULT_ROOM - RESULT_ROOM_PER_TURN * (len(self._turns) + 1)
+
+    def _append(self, text: str, *, limit: int | None = None) -> None:
         fd = self._usable_fd()
         try:
             size = os.fstat(fd).st_size
         except OSError as err:
             raise self._failure(err) from None
+        data = _encode(text)
+        if limit is not None and size + len(data) > limit:
+            raise self._full(size + len(data))
         try:
-            write_all(fd, _encode(text), self.write_fn)
+            write_all(fd, data, self.write_fn)
             os.fsync(fd)
         except OSError as err:
             try:  # leave no partial record behind (the loader would drop it anyway)
@@ -535,7 +558,7 @@ class SessionStore:
         if self._result is not None:
             self._rewrite()
         else:
-            self._append(chunk)
+            self._append(chunk, limit=self._room())
 
     def clear_result(self) -> None:
         """The debate goes on (the operator added a round): the old result no longer holds."""
@@ -545,8 +568,12 @@ class SessionStore:
 
     def set_result(self, result: dict[str, Any]) -> None:
         """Record the ``[result]``: the one write whose cost grows with the transcript."""
-        self._result = self._redact.tree(_toml_safe(result))
-        self._rewrite()
+        before, self._result = self._result, self._redact.tree(_toml_safe(result))
+        try:
+            self._rewrite()
+        except SessionError:
+            self._result = before  # the file holds the old one still
+            raise
 
     @property
     def result(self) -> dict[str, Any] | None:
@@ -559,12 +586,15 @@ class SessionStore:
         parts += [_record_chunk("operator_actions", a) for a in self._actions]
         if self._result is not None:  # the last record: chained to whatever came before
             parts.append(_chunk({"result": sealed(self._tail, self._result)}))
+        data = _encode("".join(parts))
+        if len(data) > SESSION_BYTES:  # the file as it stands is kept: it still reads back
+            raise self._full(len(data))
         try:
             fd, tmp = temp_beside(self._real)
         except OSError as err:
             raise self._failure(err) from None
         try:
-            write_all(fd, _encode("".join(parts)), self.write_fn)
+            write_all(fd, data, self.write_fn)
             os.fsync(fd)
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # locked before it takes the name
             os.replace(tmp, self._real)  # replaces a planted link itself, never its target

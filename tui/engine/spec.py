@@ -42,6 +42,10 @@ RUBRIC_ROLES: tuple[RubricRole, ...] = ("critic", "adversary", "judges")
 DEFAULT_VOTES = ("release", "revise", "escalate")
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
 MAX_DEBATERS = 64  # every debater sees every position: prompts and files grow with the square
+MAX_PHASES = 8  # phases of one round
+# Rounds times debaters: each debater speaks in every phase of every round, and every
+# turn is a record in a session file the reader takes up to SESSION_BYTES of.
+MAX_ROUND_SEATS = 2_000
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Shapes of real provider keys; a spec holding one is refused outright. A shape
 # starts a word, so "risk-management-and-mitigation" is prose, not an "sk-" key.
@@ -311,6 +315,8 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     if isinstance(votes, list) and len(set(map(str, votes))) != len(votes):
         problems.append("debate.votes: duplicate vote names")
 
+    problems += _length_problems(rs, protocol)
+
     if isinstance(name, str):
         role_keys = frozenset().union(*(p.role_keys for p in PROTOCOLS.values()))
         used = protocol.role_keys if protocol is not None else frozenset()
@@ -336,6 +342,26 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
                     f"debate.cross_family: require, but critic {critic.get('id')!r} and "
                     f"proposer {proposer.get('id')!r} are both family {fc!r}"
                 )
+    return problems
+
+
+def _length_problems(rs: RawSpec, protocol: type[Protocol] | None) -> list[str]:
+    """A debate's length is bounded, so a valid spec's session stays one moot can read."""
+    problems = []
+    phases = rs.debate.get("phases")
+    if isinstance(phases, list) and len(phases) > MAX_PHASES:
+        problems.append(f"debate.phases: {len(phases)} phases; a round holds at most {MAX_PHASES}")
+    rounds = rs.debate.get("max_rounds")
+    if rounds is None and protocol is not None:
+        rounds = protocol.default_rounds
+    if isinstance(rounds, int) and not isinstance(rounds, bool):
+        seats = rounds * len(rs.entries)
+        if seats > MAX_ROUND_SEATS:
+            problems.append(
+                f"debate.max_rounds: {rounds} rounds of {len(rs.entries)} debaters is "
+                f"{seats:,} places to speak; at most {MAX_ROUND_SEATS:,} fit one session "
+                f"(fewer rounds or debaters; the operator may extend a debate that needs more)"
+            )
     return problems
 
 
@@ -480,10 +506,14 @@ def read_spec_file(path: str | Path) -> tuple[Spec, dict[str, Any]]:
 
 
 def spec_warnings(spec: Spec) -> list[str]:
-    """Things that run but weaken the result: same-family critics under ``warn``."""
+    """Things that run but weaken the result: same-family critics under ``warn``, and a
+    debate long enough to fill its session file."""
+    from tui.engine.sizing import outgrow_warning  # it reads the protocol registry
+
+    outgrow = outgrow_warning(spec)
+    out = [outgrow] if outgrow else []
     if spec.debate.cross_family != "warn":
-        return []
-    out = []
+        return out
     for critic, proposer in spec.protocol_class.critique_pairs(RawSpec.of(spec.model_dump())):
         fam = family(critic)
         if fam is not None and fam == family(proposer):

@@ -29,6 +29,7 @@ from tui.engine.parsing import TurnParseError, as_text, parse_turn
 from tui.engine.ports import Provider, ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.prompts import build_messages, reask_message
 from tui.engine.protocols.base import Protocol
+from tui.engine.rawtext import kept
 from tui.engine.records import CONTENT_MODELS, Turn
 from tui.engine.redact import Redactor
 from tui.engine.roster import Roster
@@ -258,7 +259,7 @@ class TurnPlayer:
         turn.clamped = sorted(clamped) or None
         if content is None:
             turn.invalid = True
-            turn.raw = last_text
+            turn.raw, turn.raw_cut = kept(last_text)
             turn.error = self._redact(last_error)
         else:
             turn.content = self._redact.tree(content.model_dump())
@@ -327,13 +328,14 @@ class TurnPlayer:
                 continue
             self._cuts[slot.index] = (slot, loop.create_future())
             task.cancel()
-            partial = "".join(self._partial.get(slot.index, []))
+            partial, partial_cut = kept(self._redact("".join(self._partial.get(slot.index, []))))
             self.operator.record(
                 OperatorAction.CUT,
                 speaker=slot.speaker,
                 turn=slot.index,
                 model=self.roster[slot.speaker].model,
-                partial=self._redact(partial),
+                partial=partial,
+                partial_cut=partial_cut,
             )
             cut.append(slot)
         return cut
@@ -358,7 +360,7 @@ class TurnPlayer:
             self.operator.record(OperatorAction.SKIP, speaker=slot.speaker, turn=slot.index)
             turn = self.new_turn(slot, now())
             turn.invalid = True
-            turn.raw = self._redact(partial)
+            turn.raw, turn.raw_cut = kept(self._redact(partial))
             turn.error = "cut by the operator and skipped"
             return turn
         if choice.action == CutAction.REPLACE and choice.model:

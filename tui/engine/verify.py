@@ -32,6 +32,7 @@ from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.protocols import protocol_for
 from tui.engine.protocols.adversary import release_refusal
 from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.rawtext import cut_problem
 from tui.engine.records import CONTENT_MODELS, Turn
 from tui.engine.redact import REDACTED
 from tui.engine.roster import Roster
@@ -269,6 +270,9 @@ def _turn_claims(data: SessionData, out: Verification) -> None:
             actions.at_phase_start = actions.models()
         slot = slots[len(group)] if len(group) < len(slots) else None
         _usage_claim(out, turn, spec.debate.retries + 1)
+        if turn.raw_cut is not None:
+            problem = cut_problem(turn.raw, turn.raw_cut)
+            out.check(where, "raw_cut", problem is None, problem or "the cut text as kept")
         if _schedule_claim(out, where, turn, slot) and slot is not None:
             actions.apply_up_to(turn.index - 1)
             try:
@@ -563,6 +567,9 @@ def _action_claims(data: SessionData, out: Verification) -> None:
         last = after if isinstance(after, int) else last
         if action.get("action") in (OperatorAction.CUT, OperatorAction.SKIP) and "turn" in action:
             _cut_claim(data, out, where, action)
+        if "partial_cut" in action:
+            problem = cut_problem(action.get("partial"), action["partial_cut"])
+            out.check(where, "partial_cut", problem is None, problem or "the cut text as kept")
         if action.get("action") == OperatorAction.DECIDE:
             vote, rationale = action.get("vote"), str(action.get("rationale", ""))
             out.check(
