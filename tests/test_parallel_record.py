@@ -10,6 +10,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
+from tests.fake_openai import FakeOpenAI, Status
 from tests.helpers import SCRIPTED, debate_raw, run_live
 from tests.test_cut_engine import Cutter, play, raw_spec
 from tui.engine.live import LiveSession
@@ -19,6 +22,7 @@ from tui.engine.spec import Debater
 from tui.engine.turns import CutAction, CutChoice
 from tui.engine.verify import verify_file
 from tui.engine.vocab import DecisionRule
+from tui.providers.litellm_provider import LiteLLMProvider
 
 COMMIT = "# moot:commit\n"
 
@@ -120,4 +124,27 @@ def test_a_provider_failure_in_a_parallel_phase_is_recorded_in_schedule_order(
     assert data.result["failed_speaker"] == "b"
     assert "b's server" in data.result["failure"]
     report = verify_file(path)
+    assert report.ok, [c.detail for c in report.failures]
+
+
+async def test_every_call_of_a_parallel_phase_failing_over_http_verifies(
+    fake: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's case: a server answering HTTP 500 to three calls at once."""
+    monkeypatch.setenv("MOOT_FAKE_TEST_KEY", "fake-secret-value-123456")
+    fake.default = Status(500)
+    served = {
+        "model": "openai/fake",
+        "api_base": fake.base_url,
+        "api_key_env": "MOOT_FAKE_TEST_KEY",
+        "timeout_s": 5,
+    }
+    raw = debate_raw({"a": ["release"], "b": ["revise"], "c": ["escalate"]}, max_rounds=1)
+    raw["debaters"] = [{"id": d["id"], **served} for d in raw["debaters"]]
+    provider = LiteLLMProvider(max_retries=1, backoff_base_s=0.01, backoff_max_s=0.05)
+    path = tmp_path / "http500.toml"
+    await run_live(raw, lambda d: provider, path)
+    result = load_session(path).result
+    assert result is not None and result["failed_speaker"] == "a"
+    report = await asyncio.to_thread(verify_file, path)  # verify runs its own loop
     assert report.ok, [c.detail for c in report.failures]
