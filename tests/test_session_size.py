@@ -29,6 +29,7 @@ from tui.engine.session import load_session
 from tui.engine.spec import Debater
 from tui.engine.verify import verify_file
 from tui.exitcodes import ExitCode
+from tui.present import present
 
 HUGE_STANCE = "word " * 180_000  # 900 KB: a spec may hold it, and a script reuses it
 
@@ -121,6 +122,8 @@ def test_a_refused_reply_is_kept_cut_marked_and_hashed(tmp_path: Path) -> None:
         "sha256": hashlib.sha256(flood.encode()).hexdigest(),
     }
     assert path.stat().st_size < 2 * (RAW_CHARS + 100_000)
+    shown = {section.label: section.text for section in present(first)}
+    assert shown["raw reply cut"].startswith(f"the first {RAW_CHARS:,} of {len(flood):,}")
     report = verify_file(path)
     assert report.ok, [c.detail for c in report.failures]
 
