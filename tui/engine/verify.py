@@ -237,19 +237,21 @@ def _file_claims(data: SessionData, out: Verification) -> None:
 
 
 def _trust_claim(data: SessionData, out: Verification, trusted: dict[str, str]) -> None:
-    """Asked for (``--trusted``): every record signed, by keys the user trusts."""
+    """Asked for (``--trusted``): every record covered by a signature of a key the user trusts.
+
+    Records from before signing (a 0.2 file resumed) are covered by the first
+    signature after them, since the hash it signs chains over them.
+    """
     spans = data.signatures.spans
     strangers = [s.fingerprint for s in spans if s.fingerprint not in trusted]
     if not spans:
         detail = "unsigned: nothing shows who wrote it"
-    elif data.signatures.unsigned:
-        detail = f"{data.signatures.unsigned} record(s) before {spans[0].first} are unsigned"
     elif strangers:
         detail = f"signed by {', '.join(strangers)}, not a key you trust"
     else:
         names = ", ".join(f"{trusted[s.fingerprint]} ({s.fingerprint})" for s in spans)
         detail = f"signed by {names}"
-    ok = bool(spans) and not data.signatures.unsigned and not strangers
+    ok = bool(spans) and not strangers  # a signature covers every record before it too
     out.check("file", "signer", ok, detail)
 
 
@@ -920,7 +922,10 @@ def signer_lines(
         )
         return
     if unsigned:
-        yield f"  {unsigned} record(s) unsigned, then signed (a signature covers every record before it)"
+        yield (
+            f"  the first {unsigned} record(s) were written unsigned; the first signature "
+            "covers them (it signs a hash chained over them)"
+        )
     for s in signers:
         span = s.first if s.first == s.last else f"{s.first} to {s.last}"
         if trusted is None:
