@@ -510,3 +510,31 @@ def test_the_adr_states_the_signer(
     stripped = forge(written["decided"], "reworded operator rationale", "stripped", tmp_path)
     assert main(["export", str(stripped), "--format", "adr"]) == ExitCode.DECIDED
     assert "* Signed by: nobody (unsigned)" in capsys.readouterr().out
+
+
+def test_a_key_problem_reaches_every_front_end_as_a_session_error(tmp_path: Path) -> None:
+    """The console and batch show a SessionError without a traceback; key problems are one."""
+    from tui.engine.errors import SessionError
+    from tui.engine.session import SessionStore
+
+    user_signer()
+    (Path(os.environ["MOOT_CONFIG_DIR"]) / KEY_FILE).chmod(0o640)
+    raw = tomllib.loads((EXAMPLES / "scripted-consensus.toml").read_text("utf-8"))
+    with pytest.raises(SessionError, match="chmod 600"):
+        SessionStore.create(tmp_path / "s.toml", raw)
+    assert not (tmp_path / "s.toml").exists()
+
+
+def test_fork_refuses_a_file_whose_signature_does_not_hold(
+    written: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fork is signed by whoever forks: it must not launder a forgery under their key."""
+    forged = forge(written["consensus"], "reworded stance", "kept", tmp_path)
+    out = tmp_path / "fork.toml"
+    assert main(["fork", str(forged), "--at", "3", "--out", str(out)]) == ExitCode.BAD_INPUT
+    assert "signature does not hold at turn 1" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["fork", str(written["consensus"]), "--at", "3", "--out", str(out)]) == 0
+    capsys.readouterr()
+    code, report = verify(out, capsys, "--trusted")  # the forker signs the copy
+    assert code == ExitCode.DECIDED, report["failures"]

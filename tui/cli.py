@@ -408,7 +408,7 @@ def _keys(args: argparse.Namespace) -> int:
     what = args.keys_command
     if what == "show":
         signer = keys.user_signer()
-        print(signer.public, "moot")  # the line `moot keys trust FILE` reads
+        print(signer.public, keys.owner())  # the line `moot keys trust FILE` reads
         _err(f"fingerprint {signer.fingerprint}; private key in {keys.key_path()} (never shared)")
     elif what == "list":
         listed, problems = keys.trusted_keys()

@@ -10,7 +10,9 @@ platform's (``tui.paths.config_dir``).
 
 from __future__ import annotations
 
+import getpass
 import os
+import socket
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +50,15 @@ class TrustedKey:
     @property
     def fingerprint(self) -> str:
         return fingerprint(self.public)
+
+
+def owner() -> str:
+    """The name ``moot keys show`` suggests for the key, as ssh-keygen does: user@host."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "moot"
+    return "".join(f"{user}@{socket.gethostname()}".split()) or "moot"
 
 
 def key_path() -> Path:

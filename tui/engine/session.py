@@ -31,7 +31,7 @@ from tui import __version__
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.chain import HASH, SIGNATURE, Break, Record, breaks, in_order, sealed, tail
 from tui.engine.context import Document
-from tui.engine.errors import SessionError, SessionLockedError, SpecError
+from tui.engine.errors import MootInputError, SessionError, SessionLockedError, SpecError
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.keys import user_signer
 from tui.engine.records import Turn
@@ -327,6 +327,14 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
 _RECORD_ARRAYS = ("turns", "operator_actions", "result")
 
 
+def _user_signer(session: Path) -> Signer:
+    """The user's key, its problems reported as the session's (every front end shows those)."""
+    try:
+        return user_signer()
+    except MootInputError as err:
+        raise SessionError(str(session), [f"{err.source}: {p}" for p in err.problems]) from None
+
+
 def _lock(fd: int, shown: Path) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -419,7 +427,7 @@ class SessionStore:
         Signed by ``signer``, else by the user's key (made on first use).
         """
         p = Path(path)
-        signer = signer or user_signer()  # before anything is written: no key, no file
+        signer = signer or _user_signer(p)  # before anything is written: no key, no file
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
             real = Path(os.path.realpath(p.parent)) / p.name
@@ -468,7 +476,7 @@ class SessionStore:
         the user's key; a record names its key where the key changes.
         """
         p = Path(path)
-        signer = signer or user_signer()
+        signer = signer or _user_signer(p)
         real = Path(os.path.realpath(p))
         fd = _open_locked(p, real)
         try:
