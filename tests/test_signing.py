@@ -538,3 +538,14 @@ def test_fork_refuses_a_file_whose_signature_does_not_hold(
     capsys.readouterr()
     code, report = verify(out, capsys, "--trusted")  # the forker signs the copy
     assert code == ExitCode.DECIDED, report["failures"]
+
+
+def test_watch_shows_records_without_their_signatures(written: dict[str, Path]) -> None:
+    from tui.watch import Seen, follow
+
+    seen: list[Seen] = []
+    result = follow(written["decided"], seen.append, interval=0.01)
+    shown = [s.body for s in seen if s.kind in ("action", "result")]
+    assert shown and result == shown[-1]
+    for body in shown:
+        assert not {chain.HASH, chain.SIGNATURE, signing.SIGNER} & set(body)
