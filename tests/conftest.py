@@ -38,6 +38,15 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_real_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Module-scoped fixtures run before the per-test redirect below: they too must never
+    reach the real config folder (moot makes a signing key there on first use)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MOOT_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MOOT_CONFIG_DIR", str(tmp_path / "config"))

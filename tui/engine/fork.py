@@ -64,6 +64,11 @@ def fork(source: str | Path, at: int, out: str | Path, sets: list[str]) -> Path:
     data = load_session(source)
     if data.chain:
         raise SessionError(str(source), [f"hash chain broken at {data.chain[0]}; not forking it"])
+    if data.signatures.problems:  # the fork is signed by you: never over a changed file
+        where, why = data.signatures.problems[0]
+        raise SessionError(
+            str(source), [f"signature does not hold at {where}: {why}; not forking it"]
+        )
     if not 0 <= at <= len(data.turns):
         raise MootInputError("--at", [f"{at}: the session has turns 1 to {len(data.turns)}"])
     spec_raw = copy.deepcopy(data.spec_raw)
