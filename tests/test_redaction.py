@@ -77,6 +77,15 @@ def test_a_literal_key_in_any_text_field_is_refused_by_key_path(
         ("http://h/v1?Zx8Qm2Lk9Vb4Nc7Rt1Yh6Wd3", "key-like query parameter"),
         ("http://h/v1#key=abc123", "#fragment"),
         ("http://h/v1#Zx8Qm2Lk9Vb4", "#fragment"),
+        ("http://Zx8Qm2Lk9Vb4Nc7Rt1Yh6Wd3.h.example/v1", "key-like host name label"),
+        ("https://sk-proj-Zx8Qm2Lk9Vb4Nc7Rt1Yh6Wd3.h.example:8443/v1", "key-like host name"),
+        ("http://h/v1/Zx8Qm2Lk9Vb4Nc7Rt1Yh6Wd3/chat", "key-like path segment"),
+        ("http://h/v1/Zx8Qm2Lk9Vb4%4Ec7Rt1Yh6Wd3", "key-like path segment"),
+        ("http://h/v1;key=abc123", "path parameter 'key'"),
+        ("http://h/v1;Zx8Qm2Lk9Vb4Nc7Rt1Yh6Wd3/chat", "key-like ;parameter"),
+        ("http://h/v1;x=zx8qm2lk9vb4nc7rt1yh6wd3", "key-like ;parameter"),
+        ("http://h/v1?x=zx8qm2lk9vb4nc7rt1yh6wd3", "key-like query parameter"),
+        ("http://h/v1?zx8qm2lk9vb4nc7rt1yh6wd3", "key-like query parameter"),
     ],
 )
 def test_credentials_in_any_part_of_api_base_are_refused(base: str, part: str) -> None:
@@ -92,6 +101,19 @@ def test_ordinary_specs_are_not_mistaken_for_keys() -> None:
     raw["debaters"][0]["api_key_env"] = "OPENAI_API_KEY"
     raw["debaters"][1]["api_base"] = "https://example.openai.azure.com/v1?api-version=2024-06-01"
     validate_spec(raw)
+    for base in (  # real servers' URLs: ids, versions, ports and model names are not keys
+        "http://localhost:11434/v1",
+        "http://[::1]:8080/v1",
+        "https://api.runpod.ai/v2/abc123xyz456/openai/v1",
+        "https://gateway.ai.cloudflare.com/v1/0123456789abcdef0123456789abcdef/my-gw/openai",
+        "https://x1y2z3abcdefghij.us-east-1.aws.endpoints.huggingface.cloud/v1/",
+        "https://example.openai.azure.com/openai/deployments/gpt-4o-mini-2024-07-18"
+        "?api-version=2024-06-01",
+        "https://generativelanguage.googleapis.com/v1beta/openai/",
+        "https://h.example/v1;version=2",
+    ):
+        raw["debaters"][1]["api_base"] = base
+        validate_spec(raw)
 
 
 def test_more_than_64_debaters_is_refused_with_the_limit() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -390,28 +390,54 @@ def _debater_problems(debaters: Any, votes: Any) -> list[str]:
     return problems
 
 
-def _key_like(value: str) -> bool:
-    """A key rather than a name: a known shape, or long and random (mixed case and digits, or hex)."""
+def _key_like(value: str, *, hex_ids: bool = True) -> bool:
+    """A key rather than a name: a known shape, or long and random (mixed case and digits, or hex).
+
+    ``hex_ids=False`` lets a long hex string pass: in a URL's path it is more often
+    an account or resource id (Cloudflare's AI Gateway) than a key.
+    """
     if SECRET_SHAPES.search(value):
         return True
     if len(value) < 20:
         return False
     mixed = all(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
-    return mixed or re.fullmatch(r"[0-9a-f]{32,}", value) is not None
+    return mixed or (hex_ids and re.fullmatch(r"[0-9a-f]{32,}", value) is not None)
+
+
+def _token_like(value: str) -> bool:
+    """A query value no person would type: long, random lowercase letters and digits."""
+    if _key_like(value):
+        return True
+    if not re.fullmatch(r"[a-z0-9]{20,}", value):
+        return False
+    return sum(c.isdigit() for c in value) >= 3 and sum(c.isalpha() for c in value) >= 3
 
 
 def _url_credential(base: str) -> str | None:
-    """Which part of a URL carries a credential: user info, a query parameter, a fragment."""
+    """Which part of a URL carries a credential: user info, host, path, parameters, fragment."""
     try:
         url = urlsplit(base)
     except ValueError:  # unparsable (a broken IPv6 host): judge the text as a whole
         return "user info" if re.search(r"//[^/]*@", base) else None
     if "@" in url.netloc:
         return "user info before the host"
+    host = url.netloc.rsplit(":", 1)[0] if "]" not in url.netloc else ""  # case kept
+    if any(_key_like(unquote(label)) for label in host.split(".")):
+        return "a key-like host name label"
+    for segment in url.path.split("/"):
+        name, *params = unquote(segment).split(";")
+        if _key_like(name, hex_ids=False):
+            return "a key-like path segment"
+        for param in params:  # ;name=value, or a bare ;value
+            pname, _, pvalue = param.partition("=")
+            if SECRET_NAME.search(pname):
+                return f"path parameter {pname!r}"
+            if _token_like(pname) or _token_like(pvalue):
+                return "a key-like ;parameter"
     for name, value in parse_qsl(url.query, keep_blank_values=True):
         if SECRET_NAME.search(name):
             return f"query parameter {name!r}"
-        if _key_like(name) or _key_like(value):  # named without repeating it
+        if _token_like(name) or _token_like(value):  # named without repeating it
             return "a key-like query parameter"
     if url.fragment:  # never sent to the server: a fragment in an API base only hides things
         return "a #fragment"
