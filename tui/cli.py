@@ -229,11 +229,12 @@ def _err(message: str) -> None:
 
 def _print_input_error(err: Exception) -> None:
     from tui.engine.errors import MootInputError
+    from tui.engine.redact import redact
 
     assert isinstance(err, MootInputError)
-    _err(f"moot: {err.source}: {len(err.problems)} problem(s)")
-    for problem in err.problems:
-        _err(f"  - {problem}")
+    _err(f"moot: {redact(err.source)}: {len(err.problems)} problem(s)")
+    for problem in err.problems:  # a message may quote what was given, a key included
+        _err(f"  - {redact(problem)}")
 
 
 def main(argv: list[str] | None = None) -> int:

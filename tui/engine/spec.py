@@ -6,6 +6,7 @@ Validation reports every problem at once, each prefixed by its key path
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -468,9 +469,48 @@ def _rubric_problems(rubric: Any) -> list[str]:
     return problems
 
 
-def validate_spec(raw: dict[str, Any], source: str = "spec") -> Spec:
-    """Validate a spec dict; raise SpecError listing every problem by key path."""
-    problems = _secret_problems(raw)
+def _key_value_problems(raw: dict[str, Any]) -> list[str]:
+    """Where the value of one of the spec's own key variables was typed into it.
+
+    Such a field would be stored in the session file, its name and every export.
+    The caller redacts the value out of the paths and messages.
+    """
+    from tui.engine.redact import MIN_SECRET, key_env_names  # it imports this module
+
+    problems: list[str] = []
+    for name in dict.fromkeys(key_env_names(raw)):
+        value = os.environ.get(name, "")
+        if len(value) < MIN_SECRET:
+            continue
+        problems += [
+            f"{_path(loc)}: holds the value of ${name} (an api_key_env variable); "
+            "a key never goes in a spec"
+            for loc in _strings_holding(raw, value)
+        ]
+    return problems
+
+
+def _strings_holding(node: Any, value: str, loc: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Key paths of every string (table keys included) that contains ``value``."""
+    if isinstance(node, str):
+        return [loc] if value in node else []
+    found: list[tuple[Any, ...]] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            found += _strings_holding(k, value, (*loc, k)) + _strings_holding(v, value, (*loc, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            found += _strings_holding(v, value, (*loc, i))
+    return found
+
+
+def validate_spec(raw: dict[str, Any], source: str = "spec", *, key_values: bool = True) -> Spec:
+    """Validate a spec dict; raise SpecError listing every problem by key path.
+
+    ``key_values`` refuses a spec holding the value of one of its key variables
+    (off for a stored spec, whose writer redacted them). No message repeats a key.
+    """
+    problems = _secret_problems(raw) + (_key_value_problems(raw) if key_values else [])
     spec: Spec | None = None
     try:
         spec = Spec.model_validate(raw)
@@ -483,8 +523,16 @@ def validate_spec(raw: dict[str, Any], source: str = "spec") -> Spec:
             raise
         # A list or table where a rule expected an id: the type errors above name it.
     if problems or spec is None:
-        raise SpecError(source, _dedupe(problems))
+        raise SpecError(source, redacted_problems(raw, _dedupe(problems)))
     return spec
+
+
+def redacted_problems(raw: Any, problems: list[str]) -> list[str]:
+    """``problems`` with every secret the spec or environment names taken out."""
+    from tui.engine.redact import Redactor  # it imports this module
+
+    redact = Redactor.for_spec(raw if isinstance(raw, dict) else {})
+    return [redact(p) for p in problems]
 
 
 def _dedupe(items: list[str]) -> list[str]:
@@ -501,7 +549,7 @@ def read_spec_file(path: str | Path) -> tuple[Spec, dict[str, Any]]:
     spec = validate_spec(raw, str(p))
     documents, problems = read_documents(spec, p.parent)
     if problems:
-        raise SpecError(str(p), problems)
+        raise SpecError(str(p), redacted_problems(raw, problems))
     return spec.with_documents(documents), raw
 
 
