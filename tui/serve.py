@@ -42,8 +42,8 @@ NEED_PUBLIC = (
     "add --public to serve it there (the token stays required)"
 )
 PUBLIC_NEEDS_TOKEN = "--public needs the token: drop --no-token"
-BAD_HOST = "moot serve: Host {host!r} is not a name this server answers to\n"
-BAD_ORIGIN = "moot serve: requests from another site ({origin!r}) are refused\n"
+BAD_HOST = "moot serve: that Host is not a name this server answers to\n"
+BAD_ORIGIN = "moot serve: requests from another site are refused\n"
 NO_TOKEN = "moot serve: open the URL moot serve printed when it started (it holds the token)\n"
 
 Handler = Callable[[Any], Awaitable[Any]]
@@ -121,10 +121,10 @@ def middleware(guard: Guard) -> Any:
     async def check(request: web.Request, handler: Handler) -> Any:
         host = request.headers.get("Host")
         if not guard.host_allowed(host):
-            return web.Response(status=403, text=BAD_HOST.format(host=host))
+            return web.Response(status=403, text=BAD_HOST)  # never echoes what was sent
         origin = request.headers.get("Origin")
         if not guard.origin_allowed(origin, host or ""):
-            return web.Response(status=403, text=BAD_ORIGIN.format(origin=origin))
+            return web.Response(status=403, text=BAD_ORIGIN)
         if guard.token is None or guard.token_matches(request.cookies.get(guard.cookie)):
             return await handler(request)
         if not guard.token_matches(request.query.get("token")):
