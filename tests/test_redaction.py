@@ -267,6 +267,10 @@ def test_fork_set_with_a_key_value_is_refused_and_writes_nothing(tmp_path: Path)
         fork = _moot("fork", str(out), "--at", "1", "--set", f"{key}=x {CRED}", env=env)
         assert fork.returncode == 2, fork.stderr
         assert "holds the value of" in fork.stderr and CRED not in fork.stdout + fork.stderr
+    for bad in (f"x{CRED}", f"debaters.{CRED}.model=x"):  # refused for their shape alone
+        fork = _moot("fork", str(out), "--at", "1", "--set", bad, env=env)
+        assert fork.returncode == 2 and "--set" in fork.stderr, fork.stderr
+        assert CRED not in fork.stdout + fork.stderr
     assert sorted(tmp_path.iterdir()) == before
 
 
