@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -140,11 +141,11 @@ async def test_a_websocket_from_another_site_is_refused(served: tuple[str, int])
 
 
 # ------------------------------------------ the accepted path, with a cheap console
-@pytest.fixture
-async def guarded() -> AsyncIterator[tuple[str, Guard]]:
+@asynccontextmanager
+async def _guarded(token: str | None) -> AsyncIterator[tuple[str, Guard]]:
     """The guarded server in this process, running a command that exits at once."""
     port = _free_port()
-    guard = Guard.for_server("127.0.0.1", port, public=False, token="t" * 40)
+    guard = Guard.for_server("127.0.0.1", port, public=False, token=token)
     srv = server(shlex.join([sys.executable, "-c", "pass"]), "127.0.0.1", port, guard)
     runner = web.AppRunner(await srv._make_app())
     await runner.setup()
@@ -153,6 +154,23 @@ async def guarded() -> AsyncIterator[tuple[str, Guard]]:
         yield f"127.0.0.1:{port}", guard
     finally:
         await runner.cleanup()
+
+
+@pytest.fixture
+async def guarded() -> AsyncIterator[tuple[str, Guard]]:
+    async with _guarded("t" * 40) as served_here:
+        yield served_here
+
+
+async def test_no_token_on_loopback_still_checks_host_and_origin() -> None:
+    async with _guarded(None) as (host, _), _browser() as http:
+        async with http.get(f"http://{host}/") as page:
+            assert page.status == 200
+        async with http.get(f"http://{host}/", headers={"Host": "evil.example"}) as page:
+            assert page.status == 403
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await http.ws_connect(f"ws://{host}/ws", origin=EVIL)
+        assert refused.value.status == 403
 
 
 async def test_the_page_own_websocket_with_the_cookie_is_accepted(
