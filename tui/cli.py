@@ -209,7 +209,26 @@ def _parser() -> argparse.ArgumentParser:
         "serve", parents=[common], help="serve the console to a browser (extra: moot[serve])"
     )
     srv.add_argument("--port", type=_positive, default=8000, help="port (default 8000)")
-    srv.add_argument("--host", default="localhost", help="address to bind (default localhost)")
+    srv.add_argument(
+        "--host", default="localhost", help="address to bind (default localhost; loopback only)"
+    )
+    srv.add_argument(
+        "--public",
+        action="store_true",
+        help="allow a --host other than loopback (the token stays required)",
+    )
+    srv.add_argument(
+        "--no-token",
+        action="store_true",
+        help="serve loopback without the URL token (Host and Origin are still checked)",
+    )
+    srv.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another host name browsers may use to reach the server (repeatable)",
+    )
     return p
 
 
@@ -234,11 +253,12 @@ def _err(message: str) -> None:
 
 def _print_input_error(err: Exception) -> None:
     from tui.engine.errors import MootInputError
+    from tui.engine.redact import redact
 
     assert isinstance(err, MootInputError)
-    _err(f"moot: {err.source}: {len(err.problems)} problem(s)")
-    for problem in err.problems:
-        _err(f"  - {problem}")
+    _err(f"moot: {redact(err.source)}: {len(err.problems)} problem(s)")
+    for problem in err.problems:  # a message may quote what was given, a key included
+        _err(f"  - {redact(problem)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -307,7 +327,14 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd == "serve":
         from tui.serve import serve
 
-        return serve(args.host, args.port, args.sessions_dir)
+        return serve(
+            args.host,
+            args.port,
+            args.sessions_dir,
+            public=args.public,
+            no_token=args.no_token,
+            allow_hosts=args.allow_host,
+        )
     if cmd == "run" and args.headless:
         return _run_headless(args)
     if cmd == "resume" and args.headless:

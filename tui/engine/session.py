@@ -243,7 +243,7 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
         spec_raw = {}
     else:
         try:
-            spec = validate_spec(spec_raw, "spec")
+            spec = validate_spec(spec_raw, "spec", key_values=False)
         except SpecError as err:
             problems.extend(f"spec.{m}" for m in err.problems)
     documents: list[Document] = []
@@ -448,8 +448,14 @@ class SessionStore:
             meta["spec_source"] = spec_source
         if forked_from is not None:
             meta["forked_from"] = forked_from
-        meta[SIGNER] = signer.public
-        head: dict[str, Any] = {"schema": SCHEMA, "session": meta, "spec": spec_raw}
+        redact = Redactor.for_spec(spec_raw)  # a key typed into a field (or --set) stays out
+        session_meta = redact.tree(meta)
+        session_meta[SIGNER] = signer.public  # after redaction: a public key is no secret
+        head: dict[str, Any] = {
+            "schema": SCHEMA,
+            "session": session_meta,
+            "spec": redact.tree(spec_raw),
+        }
         if documents:
             head["documents"] = [d.record() for d in documents]
         header = sealed("", head)
