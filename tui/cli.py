@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tui import __version__
 from tui.exitcodes import ExitCode
+from tui.pathlimits import path_arg
 from tui.textsafe import clean_line
 
 if TYPE_CHECKING:
@@ -51,19 +52,27 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"moot {__version__}")
-    p.add_argument("--sessions-dir", help="where sessions are saved (default ./sessions)")
+    p.add_argument(
+        "--sessions-dir", type=path_arg, help="where sessions are saved (default ./sessions)"
+    )
     p.add_argument("--theme", help=THEME_HELP)
     sub = p.add_subparsers(dest="command")
     # Options accepted before or after the subcommand.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--sessions-dir", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    common.add_argument(
+        "--sessions-dir", type=path_arg, default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
 
     run = sub.add_parser(
         "run", parents=[common], help="run a debate live, or headless with --headless"
     )
-    run.add_argument("spec", help="the debate spec (TOML); see moot new and moot validate")
+    run.add_argument(
+        "spec", type=path_arg, help="the debate spec (TOML); see moot new and moot validate"
+    )
     run.add_argument("--headless", action="store_true", help="no console; print a report")
-    run.add_argument("--out", help="session file to write (default: a new file in sessions)")
+    run.add_argument(
+        "--out", type=path_arg, help="session file to write (default: a new file in sessions)"
+    )
     run.add_argument("--theme", default=argparse.SUPPRESS, help=THEME_HELP)
     run.add_argument(
         "--on-unresolved",
@@ -81,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     res = sub.add_parser("resume", parents=[common], help="continue an interrupted session")
-    res.add_argument("session", help="the session file to continue")
+    res.add_argument("session", type=path_arg, help="the session file to continue")
     res.add_argument("--headless", action="store_true", help="no console; print a report")
     res.add_argument("--theme", default=argparse.SUPPRESS, help=THEME_HELP)
     res.add_argument(
@@ -104,34 +113,38 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     rep = sub.add_parser("replay", parents=[common], help="replay a saved session in the console")
-    rep.add_argument("session", help="the session file to replay (no model is called)")
+    rep.add_argument(
+        "session", type=path_arg, help="the session file to replay (no model is called)"
+    )
     rep.add_argument("--theme", default=argparse.SUPPRESS, help=THEME_HELP)
 
     val = sub.add_parser("validate", help="list every problem in a spec")
-    val.add_argument("spec", help="the spec file to check")
+    val.add_argument("spec", type=path_arg, help="the spec file to check")
 
     exp = sub.add_parser("export", parents=[common], help="export a session as a report or JSON")
-    exp.add_argument("session", help="the session file to export")
+    exp.add_argument("session", type=path_arg, help="the session file to export")
     exp.add_argument(
         "--format",
         choices=["markdown", "json", "adr"],
         default="markdown",
         help="adr: an architecture decision record (MADR layout)",
     )
-    exp.add_argument("--output", "-o", help="write to this file instead of stdout")
+    exp.add_argument("--output", "-o", type=path_arg, help="write to this file instead of stdout")
 
     ver = sub.add_parser(
         "verify", help="re-check every claim of a session from the file alone (exit 4 if one fails)"
     )
-    ver.add_argument("session", help="the session file to check")
+    ver.add_argument("session", type=path_arg, help="the session file to check")
     ver.add_argument("--json", action="store_true", help="print the claims as one JSON object")
 
     frk = sub.add_parser(
         "fork", help="a new session holding a saved session's first N turns, to go on from there"
     )
-    frk.add_argument("session", help="the session to fork")
+    frk.add_argument("session", type=path_arg, help="the session to fork")
     frk.add_argument("--at", type=int, required=True, metavar="N", help="keep turns 1 to N")
-    frk.add_argument("--out", help="the new session file (default: SESSION-forkN.toml beside it)")
+    frk.add_argument(
+        "--out", type=path_arg, help="the new session file (default: SESSION-forkN.toml beside it)"
+    )
     frk.add_argument(
         "--set",
         action="append",
@@ -141,7 +154,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     new = sub.add_parser("new", help="write a commented spec to start from")
-    new.add_argument("path", help="the spec file to write (never overwritten)")
+    new.add_argument("path", type=path_arg, help="the spec file to write (never overwritten)")
     new.add_argument(
         "--protocol",
         default="debate",
@@ -152,11 +165,15 @@ def _parser() -> argparse.ArgumentParser:
     bat = sub.add_parser(
         "batch", parents=[common], help="run many specs headless in one process, N at a time"
     )
-    bat.add_argument("paths", nargs="+", metavar="PATH", help="spec files, or folders of specs")
+    bat.add_argument(
+        "paths", nargs="+", type=path_arg, metavar="PATH", help="spec files, or folders of specs"
+    )
     bat.add_argument(
         "--concurrency", "-j", type=_positive, default=4, help="debates at once (default 4)"
     )
-    bat.add_argument("--summary", help="write a JSON summary naming every spec to this new file")
+    bat.add_argument(
+        "--summary", type=path_arg, help="write a JSON summary naming every spec to this new file"
+    )
     bat.add_argument(
         "--no-preflight", action="store_true", help="skip checking each spec's models first"
     )
@@ -169,7 +186,7 @@ def _parser() -> argparse.ArgumentParser:
     dec = sub.add_parser(
         "decide", help="record an operator decision on an unresolved session (exit 2 if refused)"
     )
-    dec.add_argument("session", help="the unresolved session file")
+    dec.add_argument("session", type=path_arg, help="the unresolved session file")
     dec.add_argument("--vote", help="one of the spec's votes")
     dec.add_argument("--rationale", default="", help="why (required with --vote)")
     dec.add_argument(
@@ -179,7 +196,7 @@ def _parser() -> argparse.ArgumentParser:
     wat = sub.add_parser(
         "watch", help="follow a session another process is writing (read-only, live)"
     )
-    wat.add_argument("session", help="the session file to follow")
+    wat.add_argument("session", type=path_arg, help="the session file to follow")
 
     srv = sub.add_parser(
         "serve", parents=[common], help="serve the console to a browser (extra: moot[serve])"
@@ -345,10 +362,10 @@ def _export(session: str, fmt: str, output: str | None) -> int:
 
 
 def _fork(session: str, at: int, out: str | None, sets: list[str]) -> int:
-    from tui.engine.fork import default_out, fork
+    from tui.engine.fork import fork
     from tui.textsafe import clean_line
 
-    path = fork(session, at, out or default_out(session, at), sets)
+    path = fork(session, at, out, sets)
     print(clean_line(f"wrote {path}: turns 1 to {at} of {session}"))
     print(clean_line(f"continue it with: moot resume {path}"))
     return ExitCode.DECIDED

@@ -50,3 +50,29 @@ def test_quick_title_reads_the_toml_without_validating(tmp_path):
     assert quick_title(spec) == "Four-day week?"
     spec.write_text("not toml [")
     assert quick_title(spec) == "s.toml"
+
+
+BOMBS = {
+    "a 5,000-digit number": '[debate]\ntitle = "t"\nmax_rounds = ' + "9" * 5000 + "\n",
+    "a 100,000-deep array": "[debate]\ntitle = 't'\nx = " + "[" * 100_000 + "]" * 100_000 + "\n",
+    "a 3,000-part dotted key": "[debate]\ntitle = 't'\n" + ".".join(["k"] * 3000) + " = 1\n",
+}
+
+
+def test_quick_title_checks_the_limits_before_parsing(tmp_path):
+    for name, text in BOMBS.items():
+        spec = tmp_path / "bomb.toml"
+        spec.write_text(text)
+        assert quick_title(spec) == "bomb.toml", name  # the file's name, no crash, no parse
+
+
+async def test_console_run_refuses_a_bomb_like_headless_does(tmp_path, moot_dirs):
+    for name, text in BOMBS.items():
+        spec_path = tmp_path / "bomb.toml"
+        spec_path.write_text(text)
+        app = make_app(tmp_path, spec_path=str(spec_path), preflight=False)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_until(pilot, lambda app=app: app.return_code is not None, timeout=60)
+        assert app.return_value == ExitCode.BAD_INPUT, name
+        assert "refused before parsing" in app.startup_error, name
+        assert not list((tmp_path / "sessions").glob("*.toml"))

@@ -105,7 +105,7 @@ def new_session_path(directory: Path, title: str, when: datetime | None = None) 
     base = f"{when:%Y%m%d-%H%M%S}-{slugify(title)}"
     path = directory / f"{base}.toml"
     n = 2
-    while path.exists():
+    while os.path.lexists(path):  # a dangling link (planted, say) is taken: pass it by
         path = directory / f"{base}-{n}.toml"
         n += 1
     return path

@@ -2,15 +2,16 @@
 
 Validating a spec loads pydantic and the engine, and checking the models may
 wait on the network; together that is most of a second before the live screen
-could draw. This screen needs only the TOML text (``tomllib``), so the title is
-on screen as soon as Textual is; the app then does the slow part in a worker
-and puts the live screen in its place.
+could draw. This screen needs only the TOML text, read through the same size,
+depth and number limits as any spec (``tui.engine.bounded``, which loads no
+pydantic), so the title is on screen as soon as Textual is; the app then does
+the slow part in a worker and puts the live screen in its place. A spec past a
+limit shows its file name here and is refused there, exit 2, as headless does.
 """
 
 from __future__ import annotations
 
 import importlib
-import tomllib
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -18,15 +19,17 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
+from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
+from tui.engine.safeio import FileRefused, read_regular
 from tui.textsafe import shorten
 
 
 def quick_title(path: str | Path) -> str:
     """The spec's ``debate.title`` as written (not validated), else the file's name."""
     try:
-        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        raw = toml_document(read_regular(path, SPEC_BYTES))
         title = raw["debate"]["title"]
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
+    except (FileRefused, TomlRefused, KeyError, TypeError):
         return Path(path).name
     return title if isinstance(title, str) and title.strip() else Path(path).name
 
