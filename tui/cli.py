@@ -83,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--json", action="store_true", help="headless: print the result as one JSON object"
     )
+    _allow_read_option(run)
     run.add_argument(
         "--no-preflight",
         action="store_true",
@@ -120,6 +121,7 @@ def _parser() -> argparse.ArgumentParser:
 
     val = sub.add_parser("validate", help="list every problem in a spec")
     val.add_argument("spec", type=path_arg, help="the spec file to check")
+    _allow_read_option(val)
 
     exp = sub.add_parser("export", parents=[common], help="export a session as a report or JSON")
     exp.add_argument("session", type=path_arg, help="the session file to export")
@@ -177,6 +179,7 @@ def _parser() -> argparse.ArgumentParser:
     bat.add_argument(
         "--no-preflight", action="store_true", help="skip checking each spec's models first"
     )
+    _allow_read_option(bat)
 
     inbox = sub.add_parser(
         "inbox", parents=[common], help="sessions that ended unresolved, waiting for a decision"
@@ -204,6 +207,18 @@ def _parser() -> argparse.ArgumentParser:
     srv.add_argument("--port", type=_positive, default=8000, help="port (default 8000)")
     srv.add_argument("--host", default="localhost", help="address to bind (default localhost)")
     return p
+
+
+def _allow_read_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-read",
+        action="append",
+        default=[],
+        type=path_arg,
+        metavar="PATH",
+        help="also let the spec's documents come from this file or folder (repeatable); "
+        "by default only the spec's own folder tree is read",
+    )
 
 
 def _positive(text: str) -> int:
@@ -276,7 +291,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         refuse_wrong_kind(args.spec if _WANTS[cmd] == "spec" else args.session, _WANTS[cmd])
     if cmd == "validate":
-        return _validate(args.spec)
+        return _validate(args.spec, _allowed(args))
     if cmd == "new":
         return _new(args.path, args.protocol)
     if cmd == "export":
@@ -306,10 +321,21 @@ def _dispatch(args: argparse.Namespace) -> int:
     return _console(args)
 
 
-def _validate(path: str) -> int:
+def _allowed(args: argparse.Namespace) -> list[str]:
+    """``--allow-read`` paths, each one that exists (a typo must not pass unnoticed)."""
+    from tui.engine.errors import MootInputError
+
+    given: list[str] = getattr(args, "allow_read", [])
+    missing = [p for p in given if not os.path.exists(p)]
+    if missing:
+        raise MootInputError("--allow-read", [f"{p}: no such file or folder" for p in missing])
+    return given
+
+
+def _validate(path: str, allow_read: list[str]) -> int:
     from tui.engine.spec import read_spec_file
 
-    spec, _ = read_spec_file(path)
+    spec, _ = read_spec_file(path, allow_read)
     _out(
         f"{path}: ok — {spec.debate.protocol}, {len(spec.debaters)} debaters, "
         f"{spec.max_rounds} round(s), threshold {spec.threshold}"
@@ -394,6 +420,7 @@ def _batch(args: argparse.Namespace) -> int:
         directory=args.sessions_dir,
         summary_path=args.summary,
         preflight=None if args.no_preflight else preflight,
+        allow_read=_allowed(args),
     )
 
 
@@ -458,7 +485,7 @@ def _run_headless(args: argparse.Namespace) -> int:
     from tui.engine.spec import read_spec_file
     from tui.providers.registry import provider_for
 
-    spec, raw = read_spec_file(args.spec)
+    spec, raw = read_spec_file(args.spec, _allowed(args))
     out = _checked_start(spec, args)
     session = LiveSession.start(
         spec, raw, provider_for, out=out, directory=args.sessions_dir, spec_source=args.spec
@@ -493,11 +520,13 @@ def _checked_start(spec: Spec, args: argparse.Namespace) -> Path:
 
     out = session_target(spec.debate.title, out=args.out, directory=args.sessions_dir)
     if not args.no_preflight:
-        from tui.providers.preflight import preflight
+        from tui.providers.preflight import document_routes, preflight
 
         problems = preflight(spec)
         if problems:
             raise MootInputError(f"{args.spec}: preflight (skip with --no-preflight)", problems)
+        for line in document_routes(spec):  # what leaves the machine, before anything does
+            _err(f"moot: {line}")
     return out
 
 
@@ -555,6 +584,7 @@ def _console(args: argparse.Namespace) -> int:
             sessions_dir=args.sessions_dir,
             out=args.out,
             preflight=not args.no_preflight,
+            allow_read=_allowed(args),
         )
     if cmd == "resume":
         return launch(

@@ -12,6 +12,7 @@ limit shows its file name here and is refused there, exit 2, as headless does.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -56,26 +57,29 @@ class OpeningScreen(Screen[None]):
         )
 
 
-def start_problem(path: str, check_models: bool) -> str | None:
+def start_check(
+    path: str, check_models: bool, allow_read: Sequence[str] = ()
+) -> tuple[str | None, list[str]]:
     """Run off the event loop: load the live screen and the engine, read the spec,
     and (``check_models``) preflight its models before any session file exists.
 
-    Returns why the debate cannot start, or None; a spec that does not validate
-    is None here, as the app's opening of it reports every problem by key path.
+    Returns why the debate cannot start, or None, and (after a preflight) which
+    files go to which servers; a spec that does not validate is None here, as
+    the app's opening of it reports every problem by key path.
     """
     importlib.import_module("tui.app.screens.live")  # the slow imports, here, not on the loop
     from tui.engine.errors import SpecError
     from tui.engine.spec import read_spec_file
 
     try:
-        spec, _ = read_spec_file(path)
+        spec, _ = read_spec_file(path, allow_read)
     except SpecError:
-        return None
+        return None, []
     if not check_models:
-        return None
-    from tui.providers.preflight import preflight
+        return None, []
+    from tui.providers.preflight import document_routes, preflight
 
     problems = preflight(spec)
     if not problems:
-        return None
-    return f"{path}: preflight (skip with --no-preflight): " + "; ".join(problems)
+        return None, document_routes(spec)
+    return f"{path}: preflight (skip with --no-preflight): " + "; ".join(problems), []
