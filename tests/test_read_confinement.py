@@ -103,6 +103,22 @@ def test_every_way_out_of_the_spec_folder_is_refused(tree: Path, way: str, capsy
     assert "outside the spec's folder" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("pattern", ["../**/*", "linkdir/**/*.txt", "/*", "sub/../../*"])
+def test_a_glob_out_of_the_folder_is_refused_before_any_walk(
+    tree: Path, pattern: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = _spec(tree, [{"label": "g", "glob": pattern}])
+
+    def no_walk(self: Path, pattern: str) -> None:
+        raise AssertionError(f"walked {self} for {pattern}")
+
+    monkeypatch.setattr(Path, "glob", no_walk)
+    with pytest.raises(SpecError) as caught:
+        read_spec_file(spec)
+    (problem,) = caught.value.problems
+    assert problem.startswith(f"context[0].glob: {pattern}: outside the spec's folder")
+
+
 def test_links_that_stay_inside_are_read(tree: Path) -> None:
     spec = _spec(tree, [{"label": "plan", "file": "in-link.md"}, {"label": "all", "glob": "i*.md"}])
     parsed, _ = read_spec_file(spec)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from tui.engine.readroots import ReadRoots
@@ -183,6 +183,11 @@ def read_documents(
 def _globbed(
     reader: _Reader, key: str, pattern: str, label: str, roles: Sequence[str] | None
 ) -> list[Document]:
+    try:  # the folder the pattern starts from, checked before any walk outside the roots
+        reader.roots.check_search(reader.base.joinpath(*_literal_parts(pattern)))
+    except FileRefused as err:
+        reader.problems.append(f"{key}: {pattern}: {err}")
+        return []
     try:
         matches = sorted(p for p in reader.base.glob(pattern) if not p.is_dir())
     except (ValueError, NotImplementedError) as err:
@@ -201,6 +206,16 @@ def _globbed(
             shown = reader.shown(path)
             docs.append(reader.document(f"{label}/{shown}", shown, text, roles))
     return docs
+
+
+def _literal_parts(pattern: str) -> list[str]:
+    """The leading parts of a glob pattern that hold no wildcard."""
+    parts = []
+    for part in PurePath(pattern).parts:
+        if any(c in part for c in "*?["):
+            break
+        parts.append(part)
+    return parts
 
 
 def context_problems(raw: Mapping[str, Any], protocol_keys: Iterable[str]) -> list[str]:

@@ -37,13 +37,29 @@ class ReadRoots:
     def of(cls, spec_folder: str | Path, allow_read: Iterable[str | Path] = ()) -> ReadRoots:
         return cls(real(spec_folder), tuple(real(p) for p in allow_read))
 
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        return (self.spec_folder, *self.allowed)
+
     def resolve(self, path: str | Path) -> Path:
         """The real file to open for ``path``; FileRefused when it lies outside every root."""
         target = real(path)
-        if any(target.is_relative_to(root) for root in (self.spec_folder, *self.allowed)):
+        if any(target.is_relative_to(root) for root in self.roots):
             return target
+        raise self._outside(target)
+
+    def check_search(self, folder: str | Path) -> None:
+        """A glob may walk ``folder`` only when it is in a root, or holds a path the command
+        line allowed (each match is still resolved on its own); FileRefused otherwise,
+        before any walk."""
+        start = real(folder)
+        inside = any(start.is_relative_to(root) for root in self.roots)
+        if not inside and not any(path.is_relative_to(start) for path in self.allowed):
+            raise self._outside(start)
+
+    def _outside(self, target: Path) -> FileRefused:
         beyond = " and every --allow-read path" if self.allowed else ""
-        raise FileRefused(
+        return FileRefused(
             f"outside the spec's folder ({self.spec_folder}){beyond}, so it is not read; "
             f"to send it to the models, run with --allow-read {target}"
         )
