@@ -51,6 +51,18 @@ def test_a_name_too_long_is_exit_2_with_the_limit(
     assert list(tmp_path.iterdir()) == []  # nothing created on the way
 
 
+def test_a_sessions_folder_too_long_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.setenv("MOOT_SESSIONS_DIR", str(tmp_path / LONG))
+    assert main(["inbox"]) == 0  # no such folder: nothing waits
+    assert "nothing awaits a decision" in capsys.readouterr().out
+    spec = write(tmp_path / "spec.toml", decided())
+    assert main(["run", str(spec), "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert "File name too long" in err and "internal error" not in err
+
+
 def test_a_path_past_the_total_limit_is_exit_2(tmp_path: Path, capsys) -> None:
     deep = "/".join(["b" * 200] * 25)  # every name fits; the whole does not
     assert _exit(["replay", str(tmp_path / deep)]) == 2
