@@ -10,7 +10,7 @@ import pytest
 
 from tests.batch_specs import decided, write
 from tui.cli import main
-from tui.engine.session import load_session, new_session_path
+from tui.engine.session import SessionStore, load_session, new_session_path
 
 LONG = "a" * 300  # past every common file system's 255-byte name limit (Errno 36)
 
@@ -101,3 +101,36 @@ def test_a_planted_dangling_link_does_not_block_a_run(tmp_path: Path) -> None:
     assert len(written) == 1 and written[0].name.endswith("-planted-debate-2.toml")
     assert load_session(written[0]).result is not None
     assert not target.exists() and not os.path.lexists(tmp_path / "sessions" / "x")
+
+
+def test_a_name_taken_after_it_was_chosen_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The link appears between choosing the name and creating the file (a race)."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    target = tmp_path / "written-through-the-link.toml"
+    real_create = SessionStore.create.__func__  # type: ignore[attr-defined]
+    planted: list[Path] = []
+
+    def plant_first(cls, path, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
+        if not planted:
+            Path(path).symlink_to(target)
+            planted.append(Path(path))
+        return real_create(cls, path, *args, **kwargs)
+
+    monkeypatch.setattr(SessionStore, "create", classmethod(plant_first))
+    spec = write(tmp_path / "spec.toml", decided("Raced debate"))
+    assert main(["run", str(spec), "--headless", "--sessions-dir", str(folder)]) == 0
+    written = [p for p in folder.iterdir() if not p.is_symlink()]
+    assert planted and len(written) == 1 and written[0] != planted[0]
+    assert load_session(written[0]).result is not None and not target.exists()
+
+
+def test_the_name_given_with_out_is_never_swapped(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "mine.toml"
+    out.symlink_to(tmp_path / "nowhere.toml")
+    spec = write(tmp_path / "spec.toml", decided())
+    assert main(["run", str(spec), "--headless", "--out", str(out)]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.toml", "spec.toml"]

@@ -486,9 +486,9 @@ def _run_headless(args: argparse.Namespace) -> int:
     from tui.providers.registry import provider_for
 
     spec, raw = read_spec_file(args.spec, _allowed(args))
-    out = _checked_start(spec, args)
-    session = LiveSession.start(
-        spec, raw, provider_for, out=out, directory=args.sessions_dir, spec_source=args.spec
+    _checked_start(spec, args)
+    session = LiveSession.start(  # the name is chosen again here, so one taken since is passed
+        spec, raw, provider_for, out=args.out, directory=args.sessions_dir, spec_source=args.spec
     )
     try:
         return _headless(session, args)
@@ -513,12 +513,12 @@ def _headless(session: LiveSession, args: argparse.Namespace) -> int:
     return code
 
 
-def _checked_start(spec: Spec, args: argparse.Namespace) -> Path:
-    """Where the session will go, and that every model can be reached, before it exists."""
+def _checked_start(spec: Spec, args: argparse.Namespace) -> None:
+    """That the session can be written, and every model reached, before it exists."""
     from tui.engine.errors import MootInputError
     from tui.engine.live import session_target
 
-    out = session_target(spec.debate.title, out=args.out, directory=args.sessions_dir)
+    session_target(spec.debate.title, out=args.out, directory=args.sessions_dir)
     if not args.no_preflight:
         from tui.providers.preflight import document_routes, preflight
 
@@ -527,7 +527,6 @@ def _checked_start(spec: Spec, args: argparse.Namespace) -> Path:
             raise MootInputError(f"{args.spec}: preflight (skip with --no-preflight)", problems)
         for line in document_routes(spec):  # what leaves the machine, before anything does
             _err(f"moot: {line}")
-    return out
 
 
 def _raise_budgets(session: LiveSession, raises: list[str]) -> None:

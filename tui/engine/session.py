@@ -29,7 +29,7 @@ from tui import __version__
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.chain import HASH, Break, Record, breaks, in_order, sealed, tail
 from tui.engine.context import Document
-from tui.engine.errors import SessionError, SessionLockedError, SpecError
+from tui.engine.errors import SessionError, SessionExistsError, SessionLockedError, SpecError
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.records import Turn
 from tui.engine.redact import Redactor
@@ -393,7 +393,7 @@ class SessionStore:
             real = Path(os.path.realpath(p.parent)) / p.name
             fd = create_new(real)
         except FileExistsError:
-            raise SessionError(
+            raise SessionExistsError(
                 str(p), ["a file (or link) already exists there; not overwriting it"]
             ) from None
         except OSError as err:
