@@ -112,13 +112,19 @@ def _spec_files(paths: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def collect(paths: Iterable[str], preflight: Preflight | None = None) -> list[Item]:
-    """Every spec named by ``paths``, read and validated; bad ones carry their problems."""
+def collect(
+    paths: Iterable[str], preflight: Preflight | None = None, allow_read: Sequence[str] = ()
+) -> list[Item]:
+    """Every spec named by ``paths``, read and validated; bad ones carry their problems.
+
+    Each spec's documents come from its own folder tree and ``allow_read`` only, as
+    with ``moot run``.
+    """
     items: list[Item] = []
     for path in _spec_files(paths):
         item = Item(path)
         try:
-            item.spec, item.raw = read_spec_file(path)
+            item.spec, item.raw = read_spec_file(path, allow_read)
         except MootInputError as err:
             item.status, item.problems = Status.BAD, list(err.problems)
         items.append(item)
@@ -377,19 +383,28 @@ def run_batch(
     preflight: Preflight | None = None,
     console: Console | None = None,
     errors: Console | None = None,
+    allow_read: Sequence[str] = (),
 ) -> int:
-    """Run every spec named by ``paths``; print progress and the table; return the exit code."""
+    """Run every spec named by ``paths``; print progress and the table; return the exit code.
+
+    With ``preflight``, each runnable spec's files and the servers they go to are
+    printed before any debate starts.
+    """
+    from tui.providers.preflight import document_routes
     from tui.providers.registry import close_all, provider_for
 
     check_summary_path(summary_path)
     console = console or Console(highlight=False)
     errors = errors or Console(stderr=True, highlight=False)
-    items = collect(paths, preflight)
+    items = collect(paths, preflight, allow_read)
     if not items:
         raise MootInputError(" ".join(paths), ["no spec files found (a folder's *.toml are run)"])
     for item in items:
         if item.status == Status.BAD:
             _print_problems(errors, item)
+        elif preflight is not None and item.spec is not None:
+            for line in document_routes(item.spec):
+                errors.print(Text(f"moot: {item.name}: {clean_line(line)}"), soft_wrap=True)
     runnable = sum(1 for i in items if i.status == Status.PENDING)
 
     async def main(reporter: Reporter) -> None:

@@ -31,7 +31,13 @@ from tui import __version__
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.chain import HASH, SIGNATURE, Break, Record, breaks, in_order, sealed, tail
 from tui.engine.context import Document
-from tui.engine.errors import MootInputError, SessionError, SessionLockedError, SpecError
+from tui.engine.errors import (
+    MootInputError,
+    SessionError,
+    SessionExistsError,
+    SessionLockedError,
+    SpecError,
+)
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.keys import user_signer
 from tui.engine.records import Turn
@@ -116,7 +122,7 @@ def new_session_path(directory: Path, title: str, when: datetime | None = None) 
     base = f"{when:%Y%m%d-%H%M%S}-{slugify(title)}"
     path = directory / f"{base}.toml"
     n = 2
-    while path.exists():
+    while os.path.lexists(path):  # a dangling link (planted, say) is taken: pass it by
         path = directory / f"{base}-{n}.toml"
         n += 1
     return path
@@ -437,7 +443,7 @@ class SessionStore:
             real = Path(os.path.realpath(p.parent)) / p.name
             fd = create_new(real)
         except FileExistsError:
-            raise SessionError(
+            raise SessionExistsError(
                 str(p), ["a file (or link) already exists there; not overwriting it"]
             ) from None
         except OSError as err:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -565,15 +566,21 @@ def _dedupe(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def read_spec_file(path: str | Path) -> tuple[Spec, dict[str, Any]]:
-    """Read and validate a spec file; returns the model and the raw table."""
+def read_spec_file(
+    path: str | Path, allow_read: Sequence[str | Path] = ()
+) -> tuple[Spec, dict[str, Any]]:
+    """Read and validate a spec file; returns the model and the raw table.
+
+    Its documents are read from its own folder tree, and from ``allow_read`` (paths
+    the person running moot named on the command line, never the spec).
+    """
     p = Path(path)
     try:  # a regular file within the size, depth and number limits, or exit 2
         raw = toml_document(read_regular(p, SPEC_BYTES))
     except (FileRefused, TomlRefused) as err:
         raise SpecError(str(p), [str(err)]) from None
     spec = validate_spec(raw, str(p))
-    documents, problems = read_documents(spec, p.parent)
+    documents, problems = read_documents(spec, p.parent, allow_read)
     if problems:
         raise SpecError(str(p), redacted_problems(raw, problems))
     return spec.with_documents(documents), raw
