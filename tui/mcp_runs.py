@@ -33,6 +33,7 @@ from tui.engine.vocab import ESCALATE, DecisionChannel, OperatorAction
 from tui.filekind import refuse_wrong_kind
 
 Status = Literal["running", "unfinished", "awaiting_decision", "decided", "failed"]
+Asked = Literal["accepted", "declined", "cancelled", "unsupported"]
 TEXT_SOURCE = "(TOML text given over MCP)"
 
 
@@ -66,7 +67,7 @@ class SessionStatus(BaseModel):
 class RunOutcome(SessionStatus):
     """``run``'s answer: the status, and what came of asking the client's user, if asked."""
 
-    asked_user: Literal["accepted", "declined", "cancelled", "unsupported"] | None = Field(
+    asked_user: Asked | None = Field(
         default=None,
         description="with wait, on an escalation: whether the client's user was asked for "
         "the decision (elicitation) and what they did",

@@ -15,8 +15,9 @@ The SDK is the optional extra ``moot[mcp]``; nothing else imports this module.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -38,10 +39,11 @@ from tui.engine.errors import MootInputError
 from tui.engine.ports import Provider
 from tui.engine.records import Turn
 from tui.engine.session import load_session
-from tui.engine.spec import Debater, Spec
+from tui.engine.spec import DEFAULT_VOTES, Debater, Spec
 from tui.engine.vocab import DecisionChannel
 from tui.inbox import tally_text
 from tui.mcp_runs import (
+    Asked,
     Claim,
     Export,
     Inbox,
@@ -61,6 +63,7 @@ from tui.textsafe import clean_line
 T = TypeVar("T")
 ASKS = 3  # times the client's user is asked, a refused decision shown each time
 ANSWER = "decision"  # the key of the one question a `run` may return
+OUTCOMES: dict[str, Asked] = {"decline": "declined", "cancel": "cancelled"}
 INSTRUCTIONS = (
     "moot runs structured debates between models and escalates to a person when they "
     "do not agree. Start one with run (a spec path or TOML text); a debate that ends "
@@ -79,11 +82,21 @@ SessionArg = Annotated[
 
 
 async def _off_loop(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run blocking file work in a thread; bad input becomes a tool error naming it."""
-    try:
-        return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
-    except MootInputError as err:
-        raise ToolError(clean_line(f"{err.source}: " + "; ".join(err.problems))) from None
+    """Blocking file work (reads, verify, exports) in a thread, off the protocol's loop."""
+    return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+
+
+def _refusals_as_errors(tool: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """Bad input anywhere in a tool is a tool error naming it (as exit 2 would), never a crash."""
+
+    @functools.wraps(tool)
+    async def guarded(*args: Any, **kwargs: Any) -> T:
+        try:
+            return await tool(*args, **kwargs)
+        except MootInputError as err:
+            raise ToolError(clean_line(f"{err.source}: " + "; ".join(err.problems))) from None
+
+    return guarded
 
 
 def _turn_line(turn: Turn) -> str:
@@ -142,12 +155,15 @@ class MootServer:
         )
         read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
         writes = ToolAnnotations(destructive_hint=False, open_world_hint=False)
-        self.mcp.add_tool(self.run, annotations=ToolAnnotations(destructive_hint=False))
-        self.mcp.add_tool(self.status, annotations=read_only)
-        self.mcp.add_tool(self.inbox, annotations=read_only)
-        self.mcp.add_tool(self.decide, annotations=writes)
-        self.mcp.add_tool(self.verify, annotations=read_only)
-        self.mcp.add_tool(self.export, annotations=read_only)
+        for tool, hints in (
+            (self.run, ToolAnnotations(destructive_hint=False)),
+            (self.status, read_only),
+            (self.inbox, read_only),
+            (self.decide, writes),
+            (self.verify, read_only),
+            (self.export, read_only),
+        ):
+            self.mcp.add_tool(_refusals_as_errors(tool), annotations=hints)
 
     # ------------------------------------------------------------------ run
     async def run(
@@ -176,10 +192,7 @@ class MootServer:
             problems = await anyio.to_thread.run_sync(self.preflight, parsed)
             if problems:
                 raise ToolError(clean_line("preflight: " + "; ".join(problems)))
-        try:
-            running = self.runs.start(parsed, raw, source, hold=wait)
-        except MootInputError as err:
-            raise ToolError(clean_line(f"{err.source}: " + "; ".join(err.problems))) from None
+        running = self.runs.start(parsed, raw, source, hold=wait)
         if not wait:
             return RunOutcome(**(await self._status_of(running)).model_dump())
         try:
@@ -205,7 +218,7 @@ class MootServer:
         running.watchers.append(queue)
         try:
             done = 0
-            while not (running.task is None or running.task.done()):
+            while not running.ended or not queue.empty():  # the run's end queues None
                 turn = await queue.get()
                 if turn is None:
                     break
@@ -224,7 +237,7 @@ class MootServer:
         for _ in range(ASKS):
             answer = await ctx.elicit(message, form)
             if answer.action != "accept":
-                return answer.action
+                return OUTCOMES[answer.action]
             data = answer.data
             try:
                 self.runs.decide_live(
@@ -258,8 +271,7 @@ class MootServer:
         status = snapshot(data)
         if not isinstance(answer, ElicitResult) or answer.action != "accept":
             action = answer.action if isinstance(answer, ElicitResult) else "cancel"
-            outcome = {"decline": "declined", "cancel": "cancelled"}[action]
-            return RunOutcome(**status.model_dump(), asked_user=outcome)
+            return RunOutcome(**status.model_dump(), asked_user=OUTCOMES[action])
         from tui.decide import decide_session
 
         content = answer.content or {}
@@ -307,7 +319,7 @@ class MootServer:
                     protocol=a.protocol,
                     decision_rule=a.decision_rule,
                     tally=a.vote_tally,
-                    votes=a.votes,
+                    votes=a.votes or list(DEFAULT_VOTES),  # a spec that kept the default
                     turns=a.turns,
                     rationale=a.rationale,
                 )
