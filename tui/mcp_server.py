@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -163,7 +164,8 @@ class MootServer:
             (self.verify, read_only),
             (self.export, read_only),
         ):
-            self.mcp.add_tool(_refusals_as_errors(tool), annotations=hints)
+            description = inspect.cleandoc(tool.__doc__ or "")
+            self.mcp.add_tool(_refusals_as_errors(tool), description=description, annotations=hints)
 
     # ------------------------------------------------------------------ run
     async def run(
