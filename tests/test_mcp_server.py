@@ -8,6 +8,7 @@ differently in each (an input-required result, or a request mid-call).
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -323,3 +324,14 @@ def test_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
     assert [e["session"] for e in inbox["sessions"]] == [ran["session"]]
     assert Path(ran["session"]).parent == folder
     assert verify_file(ran["session"]).ok
+
+
+def test_without_the_extra_a_clear_message_and_exit_2() -> None:
+    hide = (
+        "import sys; sys.modules['mcp'] = None; "  # as if the extra were not installed
+        "from tui.cli import main; raise SystemExit(main(['mcp']))"
+    )
+    done = subprocess.run([sys.executable, "-c", hide], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "pip install 'moot[mcp]'" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""  # stdout is the protocol's: nothing else is ever printed there

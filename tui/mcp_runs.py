@@ -31,6 +31,7 @@ from tui.engine.session import SessionData, load_session
 from tui.engine.spec import Debater, Spec, read_spec_file, validate_spec
 from tui.engine.vocab import ESCALATE, DecisionChannel, OperatorAction
 from tui.filekind import refuse_wrong_kind
+from tui.telemetry import trace_session
 
 Status = Literal["running", "unfinished", "awaiting_decision", "decided", "failed"]
 Asked = Literal["accepted", "declined", "cancelled", "unsupported"]
@@ -234,6 +235,7 @@ class Running:
     error: str | None = None
     held: bool = False  # a `run` with wait keeps it open to ask its client for a decision
     closed: bool = False
+    finish_trace: Callable[[], None] | None = None
     watchers: list[asyncio.Queue[Turn | None]] = field(default_factory=list)
 
     def on_event(self, event: Event) -> None:
@@ -248,6 +250,8 @@ class Running:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            if self.finish_trace is not None:
+                self.finish_trace()
             self.session.close()
 
 
@@ -269,6 +273,7 @@ class Runs:
         )
         running = Running(session, held=hold)
         session.engine.subscribe(running.on_event)
+        running.finish_trace = trace_session(session)
         self._runs[Path(os.path.realpath(session.path))] = running
         running.task = asyncio.get_running_loop().create_task(self._drive(running))
         return running

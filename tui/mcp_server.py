@@ -395,9 +395,11 @@ class MootServer:
 async def serve_stdio(server: MootServer) -> None:
     """Serve until the client closes stdin; runs still going are stopped, their turns kept."""
     from tui.providers.registry import close_all
+    from tui.telemetry import flush
 
     try:
         await server.mcp.run_stdio_async()
     finally:
         await server.runs.shutdown()
         await close_all()
+        flush()
