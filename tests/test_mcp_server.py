@@ -335,3 +335,30 @@ def test_without_the_extra_a_clear_message_and_exit_2() -> None:
     assert done.returncode == 2
     assert "pip install 'moot[mcp]'" in done.stderr and "Traceback" not in done.stderr
     assert done.stdout == ""  # stdout is the protocol's: nothing else is ever printed there
+
+
+async def test_a_wait_the_client_gives_up_on_leaves_the_debate_running(
+    server: MootServer, folder: Path, tmp_path: Path
+) -> None:
+    raw = unresolved()
+    for debater in ("a", "b"):
+        raw = with_script(raw, debater, turn_delay_ms=150)
+    spec = write(tmp_path / "slow.toml", raw)
+    async with Client(server.mcp) as client:
+        waiting = asyncio.create_task(client.call_tool("run", {"spec": str(spec), "wait": True}))
+        deadline = time.monotonic() + 30
+        while not list(folder.glob("*.toml")) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        (session,) = folder.glob("*.toml")
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        deadline = time.monotonic() + 60
+        while True:
+            status = _ok(await client.call_tool("status", {"session": str(session)}))
+            if status["status"] != "running" or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.05)
+    assert status["status"] == "awaiting_decision", status
+    assert status["turns"] == len(load_session(session).turns) > 0
+    assert await holds(session)

@@ -46,8 +46,9 @@ class SessionStatus(BaseModel):
     title: str
     protocol: str
     status: Status = Field(
-        description="running (here), unfinished (stopped before a result: `moot resume` "
-        "continues it), awaiting_decision (escalated to a person), decided, or failed"
+        description="running (in this server), unfinished (no result yet: stopped, "
+        "`moot resume` continues it, or running in another process), awaiting_decision "
+        "(escalated to a person), decided, or failed"
     )
     round: int = Field(description="the round of the latest turn (0 before the first)")
     phase: str | None = Field(description="the phase of the latest turn, or the one under way")

@@ -211,8 +211,10 @@ class MootServer:
                     asked = await self._ask(running, ctx, status)
                 status = await self._status_of(running)
             return RunOutcome(**status.model_dump(), asked_user=asked)
-        finally:
-            running.close()
+        finally:  # a wait the client gave up on leaves the debate running, as without wait
+            running.held = False
+            if running.task is None or running.task.done():
+                running.close()
 
     async def _follow(self, running: Running, ctx: Context) -> None:
         """Wait for the run's end, one progress notification per completed turn."""
