@@ -305,3 +305,25 @@ def test_a_dead_endpoint_is_one_warning_and_the_run_is_unharmed(tmp_path: Path) 
     assert done.stderr.count("traces could not be sent") == 1, done.stderr
     assert "Traceback" not in done.stderr
     assert len(list((tmp_path / "sessions").glob("*.toml"))) == 3
+
+
+def test_a_batch_is_one_trace_with_a_root_span_per_debate_under_it(
+    tmp_path: Path, collector: Collector
+) -> None:
+    specs = [str(write(tmp_path / f"s{i}.toml", unresolved(f"Split {i}"))) for i in range(2)]
+    done = _moot(
+        tmp_path,
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint},
+        "batch",
+        *specs,
+        "--no-preflight",
+    )
+    assert done.returncode == 3, done.stderr
+    spans = collector.spans()
+    assert len({s.trace_id for s in spans}) == 1
+    (batch,) = [s for s in spans if not s.parent_span_id]
+    assert batch.name == "invoke_workflow moot batch" and _attrs(batch)["moot.specs"] == 2
+    debates = [s for s in spans if s.name == "invoke_workflow moot"]
+    assert len(debates) == 2 and all(d.parent_span_id == batch.span_id for d in debates)
+    sessions = {p.stem for p in (tmp_path / "sessions").glob("*.toml")}
+    assert {_attrs(d)["gen_ai.conversation.id"] for d in debates} == sessions
