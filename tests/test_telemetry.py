@@ -22,9 +22,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
 from tests.batch_specs import unresolved, write
-from tests.helpers import debate_raw
+from tests.helpers import debate_raw, with_script
 from tui.engine.live import LiveSession
 from tui.engine.session import load_session
 from tui.engine.spec import validate_spec
@@ -148,6 +149,17 @@ def test_content_only_when_asked_and_redacted_even_then(
     assert SECRET not in _all_text(spans)
     outputs = [s.attributes.get("gen_ai.output.messages") for s in _of(spans, "invoke_agent")]  # type: ignore[union-attr]
     assert all(outputs) and json.loads(str(outputs[0]))[0]["role"] == "assistant"
+
+
+def test_a_failed_call_is_an_error_span_and_the_run_still_ends(tmp_path: Path) -> None:
+    spans, session = _run(tmp_path, with_script(unresolved(), "b", fail=[1]))
+    failed = [s for s in _of(spans, "chat") if s.status.status_code is StatusCode.ERROR]
+    assert len(failed) == 1
+    assert failed[0].attributes is not None and failed[0].attributes["error.type"] == "server"
+    (root,) = _of(spans, "invoke_workflow")
+    assert root.attributes is not None
+    assert root.attributes["moot.decision_rule"] == "provider_failure"
+    assert all(s.end_time is not None for s in spans)
 
 
 def test_provider_names_from_model_strings() -> None:
