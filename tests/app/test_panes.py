@@ -186,7 +186,7 @@ async def test_reading_scrolled_up_the_text_stays_put_when_old_cards_are_trimmed
         screen = await wait_until(pilot, lambda: app.debate_screen())
         pane = screen.pane("planner")
         scroll = pane.turns
-        await wait_until(pilot, lambda: len(pane.query(TurnCard)) == MAX_CARDS, timeout=20)
+        await wait_until(pilot, lambda: len(pane.query(TurnCard)) == MAX_CARDS, timeout=240)
         scroll.scroll_to(y=scroll.max_scroll_y // 2, animate=False, immediate=True)
         await pilot.pause(0.05)
         assert not scroll.following
