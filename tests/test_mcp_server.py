@@ -364,3 +364,29 @@ async def test_a_wait_the_client_gives_up_on_leaves_the_debate_running(
     assert status["status"] == "awaiting_decision", status
     assert status["turns"] == len(load_session(session).turns) > 0
     assert await holds(session)
+
+
+async def test_a_run_going_when_the_server_stops_keeps_its_turns_and_can_resume(
+    server: MootServer, tmp_path: Path
+) -> None:
+    raw = unresolved()
+    for debater in ("a", "b"):
+        raw = with_script(raw, debater, turn_delay_ms=150)
+    spec = write(tmp_path / "slow.toml", raw)
+    async with Client(server.mcp) as client:
+        session = Path(_ok(await client.call_tool("run", {"spec": str(spec)}))["session"])
+        deadline = time.monotonic() + 30
+        while not load_session(session).turns and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        await server.runs.shutdown()  # what serve_stdio does when the client closes stdin
+        status = _ok(await client.call_tool("status", {"session": str(session)}))
+    assert status["status"] == "unfinished" and status["result"] is None
+    assert status["turns"] == len(load_session(session).turns) >= 1
+    resumed = subprocess.run(
+        [sys.executable, "-m", "tui", "resume", str(session), "--headless"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 3, resumed.stderr  # it goes on to its end: unresolved
+    assert await holds(session)
