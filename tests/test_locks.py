@@ -7,6 +7,7 @@ uv comes from the dev extra (so from uv.lock itself); every check runs offline.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -43,10 +44,15 @@ def test_each_lock_answers_its_pyproject(project: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def _test_sync() -> list[str]:
+    """What ``./dev.sh test`` syncs into .venv, from its one ``TEST_SYNC=(…)`` line."""
+    found = re.search(r"^TEST_SYNC=\((.*)\)$", (REPO / "dev.sh").read_text(), re.M)
+    assert found, "dev.sh names what the tests sync in one TEST_SYNC=(...) line"
+    return found.group(1).split()
+
+
 def test_the_test_environment_holds_exactly_the_locked_versions() -> None:
-    done = _uv(
-        "sync", "--locked", "--check", "--offline", "--extra", "dev", "--group", "local-model"
-    )
+    done = _uv("sync", "--locked", "--check", "--offline", *_test_sync())
     assert done.returncode == 0, done.stderr
 
 

@@ -197,7 +197,9 @@ def to_adr(data: SessionData) -> str:
     if r:
         lines.append(
             f"Decision: **{md_inline(r.get('decision'))}**, by rule "
-            f"{md_code(r.get('decision_rule'))}, decided by {md_inline(r.get('decided_by'))}."
+            f"{md_code(r.get('decision_rule'))}, decided by {md_inline(r.get('decided_by'))}"
+            + (f" (relayed via {md_code(r['decided_via'])})" if r.get("decided_via") else "")
+            + "."
         )
         if r.get("rationale"):
             lines += ["", "Operator's rationale:", "", *_quote(r["rationale"])]

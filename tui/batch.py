@@ -43,6 +43,7 @@ from tui.engine.safeio import FileRefused, write_new
 from tui.engine.spec import Debater, Spec, read_spec_file
 from tui.engine.vocab import ESCALATE
 from tui.exitcodes import ExitCode
+from tui.telemetry import batch_trace, flush, trace_session
 from tui.textsafe import clean_line, shorten
 
 DEFAULT_CONCURRENCY = 4
@@ -240,6 +241,7 @@ async def _run_one(
     directory: str | Path | None,
     provider_for: Callable[[Debater], Provider],
     reporter: Reporter,
+    trace_parent: object = None,
 ) -> None:
     assert item.spec is not None and item.raw is not None
     started = time.monotonic()
@@ -259,6 +261,7 @@ async def _run_one(
             reporter.turn(item, event.turn)
 
     session.engine.subscribe(on_event)
+    finish = trace_session(session, trace_parent)
     try:
         decision = await session.engine.run()
         item.result = dict(session.engine.result())
@@ -269,6 +272,8 @@ async def _run_one(
         item.status = Status.FAILED
         item.problems = [f"internal error: {type(err).__name__}: {err}"]
     finally:
+        if finish is not None:
+            finish()
         session.close()
         item.seconds = time.monotonic() - started
     reporter.finished(item)
@@ -286,11 +291,14 @@ async def run_items(
     gate = asyncio.Semaphore(max(1, concurrency))
     out = reporter or Silent()
 
-    async def one(item: Item) -> None:
-        async with gate:
-            await _run_one(item, directory, provider_for, out)
+    pending = [i for i in items if i.status == Status.PENDING]
+    with batch_trace(len(pending)) as parent:  # one trace for the batch, when tracing is on
 
-    await asyncio.gather(*(one(i) for i in items if i.status == Status.PENDING))
+        async def one(item: Item) -> None:
+            async with gate:
+                await _run_one(item, directory, provider_for, out, parent)
+
+        await asyncio.gather(*(one(i) for i in pending))
 
 
 def exit_code(items: Sequence[Item]) -> ExitCode:
@@ -425,6 +433,7 @@ def run_batch(
                 asyncio.run(main(live))
         else:
             asyncio.run(main(PlainLines(console)))
+        flush()
     except KeyboardInterrupt:  # every file keeps its committed turns: say how to go on
         for item in items:
             if item.session is not None and item.status == Status.PENDING:

@@ -225,6 +225,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     wat.add_argument("session", type=path_arg, help="the session file to follow")
 
+    mcp = sub.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve the debates as MCP tools over stdio, for coding agents (extra: moot[mcp])",
+    )
+    mcp.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip checking each debater's model, key and api_base before a run starts",
+    )
+
     srv = sub.add_parser(
         "serve", parents=[common], help="serve the console to a browser (extra: moot[serve])"
     )
@@ -356,6 +367,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         from tui.watch import watch
 
         return watch(args.session)
+    if cmd == "mcp":
+        return _mcp(args)
     if cmd == "serve":
         from tui.serve import serve
 
@@ -567,6 +580,31 @@ def _decide(args: argparse.Namespace) -> int:
         )
     )
     print(clean_line(f"saved: {args.session}"))
+    return ExitCode.DECIDED
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    """``moot mcp``: stdout carries the protocol, so nothing else is printed there."""
+    import asyncio
+
+    from tui.engine.errors import MootInputError
+
+    try:
+        from tui.mcp_server import MootServer, serve_stdio
+    except ImportError:
+        raise MootInputError(
+            "moot mcp", ["it needs the optional extra mcp: pip install 'moot[mcp]'"]
+        ) from None
+    from tui.engine.session import sessions_dir
+    from tui.providers.preflight import preflight
+    from tui.providers.registry import provider_for
+
+    server = MootServer(
+        sessions_dir(args.sessions_dir),
+        provider_for,
+        preflight=None if args.no_preflight else preflight,
+    )
+    asyncio.run(serve_stdio(server))
     return ExitCode.DECIDED
 
 

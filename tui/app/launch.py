@@ -52,6 +52,10 @@ def launch(
         code = app.run()
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
+    finally:
+        from tui.telemetry import flush  # the last traced turns, if tracing is on
+
+        flush()
     if app.startup_error:
         print(clean_line(f"moot: {app.startup_error}"), file=sys.stderr)
     for line in app.farewell:  # where the session is and how to continue it

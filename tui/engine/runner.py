@@ -33,7 +33,7 @@ from tui.engine.roster import Roster
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.turns import CutChoice, FailureHandler, TurnPlayer, escalate_on_failure
-from tui.engine.vocab import ESCALATE, RunStatus
+from tui.engine.vocab import ESCALATE, DecisionChannel, RunStatus
 
 
 class Engine:
@@ -293,9 +293,10 @@ class Engine:
         if self.decision is None:
             self.operator.escalate(reason)
 
-    def decide(self, vote: str, rationale: str) -> Decision:
-        """The operator's final call: one of the spec's votes and a non-empty rationale."""
-        decision = self.operator.decide(vote, rationale)
+    def decide(self, vote: str, rationale: str, via: DecisionChannel | None = None) -> Decision:
+        """The operator's final call: one of the spec's votes and a non-empty rationale
+        (``via``: the channel it came through, when not moot's own console or CLI)."""
+        decision = self.operator.decide(vote, rationale, via)
         if self.decision is None and self.operator.running:
             self.operator.gate.set()
             self.operator.halt(decision)

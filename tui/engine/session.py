@@ -600,6 +600,11 @@ class SessionStore:
                 pass
             raise self._failure(err) from None
 
+    @property
+    def last_hash(self) -> str:
+        """The hash of the record committed last (the chain's tail), for traces to cite."""
+        return self._tail
+
     def append_turn(self, turn: Turn) -> None:
         self._append_record("turns", self._turns, compact_record(turn.to_record(), self._turns))
 

@@ -48,6 +48,7 @@ from tui.engine.usage import BOUNDS, in_range
 from tui.engine.vocab import (
     VERIFIER_KINDS,
     DecidedBy,
+    DecisionChannel,
     DecisionRule,
     OperatorAction,
     TurnKind,
@@ -650,6 +651,22 @@ def _action_claims(data: SessionData, out: Verification) -> None:
                 if vote in votes and rationale.strip()
                 else f"{_show(vote)} must be one of {', '.join(votes)} with a rationale",
             )
+            if "via" in action:
+                _channel_claim(out, where, action["via"])
+
+
+def _channel_claim(out: Verification, where: str, via: Any) -> None:
+    """A decision relayed by an MCP client names a channel moot knows."""
+    known = [str(c) for c in DecisionChannel]
+    ok = via in known
+    out.check(
+        where,
+        "via",
+        ok,
+        f"relayed through {_show(via)}"
+        if ok
+        else f"{_show(via)} must be one of {', '.join(known)}",
+    )
 
 
 def _cut_claim(data: SessionData, out: Verification, where: str, action: dict[str, Any]) -> None:
@@ -932,7 +949,7 @@ def _replay_claims(data: SessionData, out: Verification) -> None:
         out.same("result", key, result.get(key), recomputed.get(key), "the engine's replay")
 
 
-_DECISION_KEYS = frozenset({"decision", "decision_rule", "decided_by", "rationale"})
+_DECISION_KEYS = frozenset({"decision", "decision_rule", "decided_by", "decided_via", "rationale"})
 
 
 # --------------------------------------------------------------- formatting
