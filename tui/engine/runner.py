@@ -280,7 +280,6 @@ class Engine:
         """The operator's final call: one of the spec's votes and a non-empty rationale."""
         decision = self.operator.decide(vote, rationale)
         if self.decision is None and self.operator.running:
-            self.operator.gate.set()
             self.operator.halt(decision)
             return decision
         return self._conclude(decision)
