@@ -394,9 +394,9 @@ class MootApp(App[int]):
 
     async def action_quit(self) -> None:
         """Quit, asking first when a debate is running or was opened from home."""
-        from tui.app.screens.modals import ConfirmModal
+        from tui.app.screens.modals import ConfirmModal, GuardModal
 
-        if isinstance(self.screen, ConfirmModal):
+        if isinstance(self.screen, ConfirmModal | GuardModal):  # a typed q must not stack a quit
             return
         running = self.running_debate()
         if running is not None:
