@@ -395,9 +395,7 @@ def _inbox(sessions_dir: str | None, as_json: bool) -> int:
         print("nothing awaits a decision")
     for a in waiting:
         print(
-            clean_line(
-                f"{a.title}  [{a.protocol}, {a.decision_rule}, {tally_text(a.vote_tally)}]  {a.path}"
-            )
+            clean_line(f"{a.title}  [{a.protocol}, {a.why}, {tally_text(a.vote_tally)}]  {a.path}")
         )
     return ExitCode.DECIDED
 
@@ -423,17 +421,22 @@ def _decide(args: argparse.Namespace) -> int:
         finally:
             session.close()
     from tui.decide import decide_session
+    from tui.engine.vocab import is_deferral
     from tui.textsafe import clean_line
 
     result = decide_session(args.session, args.vote, args.rationale)
-    print(
-        clean_line(
-            f"decided: {result.get('decision')} ({result.get('decision_rule')}, "
-            f"by {result.get('decided_by')})"
+    deferred = is_deferral(result.get("decision"), result.get("decision_rule"))
+    if deferred:
+        print("deferred: the session stays in the inbox with your rationale (still unresolved)")
+    else:
+        print(
+            clean_line(
+                f"decided: {result.get('decision')} ({result.get('decision_rule')}, "
+                f"by {result.get('decided_by')})"
+            )
         )
-    )
     print(clean_line(f"saved: {args.session}"))
-    return ExitCode.DECIDED
+    return ExitCode.UNRESOLVED if deferred else ExitCode.DECIDED
 
 
 def _run_headless(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ from app_support import (
     debate_spec,
     live_screen,
     make_app,
+    plain,
     quit_confirmed,
     tap,
     wait_until,
@@ -66,3 +67,27 @@ async def test_pause_escalate_add_a_round_quit_resume_shows_live(tmp_path, moot_
         await quit_confirmed(pilot)
     actions = [a["action"] for a in load_session(path).actions]
     assert actions == ["pause", "resume", "escalate", "extend", "pause"]
+
+
+async def test_escalate_in_the_modal_defers_and_asks_no_more(tmp_path, moot_dirs):
+    """The operator's own escalate: the modal closes and stays closed, the panel says
+    deferred, quitting says unresolved (3), and the inbox lists it with the rationale."""
+    from tui.inbox import awaiting
+
+    spec = debate_spec(debaters=2, max_rounds=1, phases=["proposal"])
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
+        await pilot.click("#vote-2")  # escalate
+        await pilot.click("#rationale")
+        await pilot.press(*"needs the DBA's sign-off", "enter")
+        screen = live_screen(app)
+        await wait_until(pilot, lambda: app.screen is screen)
+        for _ in range(20):  # a reopened modal would be pushed within these frames
+            await pilot.pause(0.01)
+        assert not isinstance(app.screen, DecideModal) and modal is not app.screen
+        assert "DEFERRED" in plain(screen.tally_panel)
+        await pilot.press("q")
+    assert app.return_value == 3
+    [waiting] = awaiting(moot_dirs["sessions"])
+    assert waiting.deferred and waiting.rationale == "needs the DBA's sign-off"

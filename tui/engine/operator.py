@@ -21,7 +21,7 @@ from tui.engine.redact import Redactor
 from tui.engine.roster import Roster
 from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
-from tui.engine.substance import word_count
+from tui.engine.substance import rationale_problem
 from tui.engine.vocab import ESCALATE, DecidedBy, DecisionRule, OperatorAction, RunStatus
 
 
@@ -207,8 +207,11 @@ class OperatorLog:
         """The operator's final call, checked and journalled; the caller applies it."""
         if vote not in self.spec.debate.votes:
             raise ValueError(f"{vote!r} is not one of {', '.join(self.spec.debate.votes)}")
-        if not word_count(rationale):  # the same rule as a model's rationale: words
-            raise ValueError("a decision needs a rationale in words")
+        problem = rationale_problem(
+            rationale, votes=self.spec.debate.votes, motion=self.spec.debate.motion
+        )
+        if problem:
+            raise ValueError(problem)
         veto = self.protocol.operator_veto(self.state, vote)
         if veto:
             raise ValueError(veto)

@@ -46,6 +46,7 @@ from tui.engine.vocab import (
     DecisionRule,
     OperatorAction,
     TurnKind,
+    is_deferral,
 )
 
 # Kinds whose valid turns must carry a negative channel: (list field, verdict that may replace it).
@@ -609,7 +610,11 @@ def _rule_claims(
             "result",
             "decision",
             ok,
-            f"the operator decided {decision} (operator action)"
+            (
+                "the operator deferred it to a person (escalate, operator action): unresolved"
+                if is_deferral(decision, rule)
+                else f"the operator decided {decision} (operator action)"
+            )
             if ok
             else f"{decision} by operator_decision, but no decide action records it",
         )

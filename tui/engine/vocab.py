@@ -87,3 +87,12 @@ class DecisionRule(StrEnum):
 
 
 ESCALATE = "escalate"  # the decision value that hands a debate to the operator
+
+
+def is_deferral(decision: object, rule: object) -> bool:
+    """The operator's own ``escalate``: deferred to a person, still awaiting one.
+
+    One meaning everywhere (the decide modal, ``moot decide``, the inbox, verify,
+    the exports): the session stays unresolved, in the inbox, with the rationale.
+    """
+    return decision == ESCALATE and rule == DecisionRule.OPERATOR_DECISION

@@ -22,7 +22,7 @@ from tui.app.screens.too_small import NARROW_BELOW
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.safeio import FileRefused, read_regular
-from tui.engine.vocab import ESCALATE
+from tui.engine.vocab import ESCALATE, is_deferral
 from tui.inbox import Awaiting, awaiting, tally_text
 from tui.textsafe import shorten
 
@@ -111,6 +111,8 @@ def list_sessions(directory: Path) -> list[SessionRow]:
         turns = doc.get("turns")
         if result is None:
             decision = "in progress"
+        elif is_deferral(result.get("decision"), result.get("decision_rule")):
+            decision = "deferred"
         elif result.get("decision") == ESCALATE:
             decision = "unresolved"
         else:
@@ -294,7 +296,7 @@ class HomeScreen(Screen[None]):
             aw.add_row(
                 _cell(a.title, 50),
                 _cell(a.protocol, 12),
-                _cell(a.decision_rule, 30),
+                _cell(a.why, 30),
                 _cell(tally_text(a.vote_tally), 30),
             )
         ex.clear()

@@ -50,7 +50,7 @@ from tui.engine.report import ResultRecord
 from tui.engine.runner import Engine
 from tui.engine.spec import Debater, Spec
 from tui.engine.turns import CutAction, FailureAction, FailureChoice
-from tui.engine.vocab import ESCALATE, DecisionRule, OperatorAction, RunStatus
+from tui.engine.vocab import ESCALATE, DecisionRule, OperatorAction, RunStatus, is_deferral
 from tui.exitcodes import ExitCode
 from tui.textsafe import clean_line, shorten
 
@@ -336,7 +336,14 @@ class LiveScreen(DebateScreen):
             if entry.status == "speaking":
                 self.timeline.mark(index, "waiting", render=False)
         self.timeline.set_current(None)
-        if event.decision == ESCALATE and event.rule == DecisionRule.BUDGET_EXHAUSTED:
+        if is_deferral(event.decision, event.rule):  # the operator's own escalate: asked no more
+            self.notify(
+                "deferred: the session waits in the inbox with your rationale "
+                "(moot inbox; d decides it later)",
+                markup=False,
+                timeout=8,
+            )
+        elif event.decision == ESCALATE and event.rule == DecisionRule.BUDGET_EXHAUSTED:
             self.open_budget(event.result)
         elif event.decision == ESCALATE:
             self.open_decide(unresolved=True, rule=event.rule)
