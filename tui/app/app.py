@@ -323,7 +323,33 @@ class MootApp(App[int]):
             self.call_after_refresh(lambda: self.fit_terminal(*self.size))
 
     def on_session_chosen(self, message: SessionChosen) -> None:
-        self.open_path(message.mode, message.path)
+        if message.mode == "run":  # as ``moot run``: the preflight before any file is written
+            self.notify(
+                f"checking the models of {shorten(Path(message.path).name, 60)}…",
+                markup=False,
+                timeout=4,
+            )
+            self._check_then_run(message.path)
+        else:
+            self.open_path(message.mode, message.path)
+
+    @work(thread=True, exclusive=True, group="opening")
+    def _check_then_run(self, path: str) -> None:
+        from tui.app.screens.opening import preflight_lines
+
+        lines = preflight_lines(path)
+        try:
+            self.call_from_thread(self._checked, path, lines)
+        except RuntimeError:  # the app has quit meanwhile
+            pass
+
+    def _checked(self, path: str, lines: list[str]) -> None:
+        from tui.app.screens.modals import PreflightModal
+
+        if lines:
+            self.push_screen(PreflightModal(Path(path).name, lines))
+        else:
+            self.open_path("run", path)
 
     # ------------------------------------------------------------ navigation
     def debate_screen(self) -> DebateScreen | None:

@@ -261,6 +261,41 @@ class GuardModal(_Modal[bool]):
         self.dismiss(event.button.id == "yes")
 
 
+class PreflightModal(_Modal[None]):
+    """A spec started from home failed ``moot run``'s preflight: each line, and that
+    nothing was written."""
+
+    BINDINGS = [Binding("escape,enter", "cancel", "Close")]
+
+    def __init__(self, name: str, lines: list[str]) -> None:
+        super().__init__()
+        self.name_shown = name
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="preflight"):
+            yield Label(
+                Content.assemble(
+                    ("Cannot start ", "bold $error"), (shorten(self.name_shown, 60), "bold")
+                ),
+                classes="title",
+            )
+            for line in self.lines:
+                yield Static(Content(shorten(line, 400)), classes="preflight-line", markup=False)
+            yield Static(
+                Content("No session file was written. Set what is missing, then run it again."),
+                classes="hint",
+                markup=False,
+            )
+            with Horizontal(classes="buttons"):
+                yield Button(Content("Close"), id="close", variant="primary")
+
+    @on(Button.Pressed, "#close")
+    def close(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None)
+
+
 class NoteModal(_Modal[str | None]):
     """A note the debaters see from their next turn on."""
 

@@ -53,13 +53,10 @@ class OpeningScreen(Screen[None]):
         )
 
 
-def start_problem(path: str, check_models: bool) -> str | None:
-    """Run off the event loop: load the live screen and the engine, read the spec,
-    and (``check_models``) preflight its models before any session file exists.
-
-    Returns why the debate cannot start, or None; a spec that does not validate
-    is None here, as the app's opening of it reports every problem by key path.
-    """
+def preflight_lines(path: str) -> list[str]:
+    """Run off the event loop: ``moot run``'s preflight of the spec's models, one line per
+    debater that cannot start; none for a spec that does not validate (opening it says
+    why, by key path). Loads the live screen's modules too, off the loop."""
     importlib.import_module("tui.app.screens.live")  # the slow imports, here, not on the loop
     from tui.engine.errors import SpecError
     from tui.engine.spec import read_spec_file
@@ -67,12 +64,18 @@ def start_problem(path: str, check_models: bool) -> str | None:
     try:
         spec, _ = read_spec_file(path)
     except SpecError:
-        return None
-    if not check_models:
-        return None
+        return []
     from tui.providers.preflight import preflight
 
-    problems = preflight(spec)
+    return preflight(spec)
+
+
+def start_problem(path: str, check_models: bool) -> str | None:
+    """Why ``moot run`` cannot start (its preflight, unless ``--no-preflight``), or None."""
+    if not check_models:
+        importlib.import_module("tui.app.screens.live")
+        return None
+    problems = preflight_lines(path)
     if not problems:
         return None
     return f"{path}: preflight (skip with --no-preflight): " + "; ".join(problems)
