@@ -91,6 +91,7 @@ class MootApp(App[int]):
     TITLE = "moot"
     COMMANDS = App.COMMANDS | {MootCommands}
     BINDINGS = [
+        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Keys"),
     ]
@@ -447,9 +448,13 @@ class MootApp(App[int]):
             keys = describe(self.screen.active_bindings, self.get_key_display)
             self.push_screen(HelpScreen(keys))
 
-    async def shut_down(self) -> None:
+    async def action_interrupt(self) -> None:
+        """Ctrl+C, as the README says: saved already, the resume line printed, exit 130."""
+        await self.shut_down(ExitCode.INTERRUPTED)
+
+    async def shut_down(self, code: int | None = None) -> None:
         """Every completed turn and action is already in the session file; say where."""
-        code = self.exit_code()
+        code = self.exit_code() if code is None else code
         for run in self.runs:
             if run.path is not None:
                 self.farewell.append(f"moot: session saved in {run.path}")
