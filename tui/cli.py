@@ -249,6 +249,9 @@ _WANTS: dict[str, Literal["spec", "session"]] = {
     "resume": "session",
     "export": "session",
     "verify": "session",
+    "decide": "session",
+    "fork": "session",
+    "watch": "session",
 }
 
 
@@ -466,6 +469,8 @@ def _headless(session: LiveSession, args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         _err(f"moot: interrupted; saved up to its last completed turn: {session.path}")
         _err(f"continue it with: moot resume {shlex.quote(str(session.path))}")
+        if args.json:  # stdout still gets its one object
+            print(result_json(session, ExitCode.INTERRUPTED))
         return ExitCode.INTERRUPTED
     if args.json:
         print(result_json(session, code))
