@@ -494,6 +494,9 @@ def _unlocated(recorded: Any, fresh: dict[str, Any]) -> None:
 
 
 # --------------------------------------------------------- operator actions
+_TURN_ACTIONS = (OperatorAction.CUT, OperatorAction.SKIP, OperatorAction.REDO)
+
+
 def _action_claims(data: SessionData, out: Verification) -> None:
     last = 0
     votes = list(data.spec.debate.votes)
@@ -510,8 +513,8 @@ def _action_claims(data: SessionData, out: Verification) -> None:
             else f"after turn {after}: must not precede an earlier action nor pass the last turn",
         )
         last = after if isinstance(after, int) else last
-        if action.get("action") in (OperatorAction.CUT, OperatorAction.SKIP) and "turn" in action:
-            _cut_claim(data, out, where, action)
+        if action.get("action") in _TURN_ACTIONS and "turn" in action:
+            _cut_claim(data, out, where, action, data.actions[: n - 1])
         if action.get("action") == OperatorAction.DECIDE:
             vote, rationale = action.get("vote"), str(action.get("rationale", ""))
             out.check(
@@ -524,8 +527,15 @@ def _action_claims(data: SessionData, out: Verification) -> None:
             )
 
 
-def _cut_claim(data: SessionData, out: Verification, where: str, action: dict[str, Any]) -> None:
-    """A cut names a turn of its speaker not yet played; a skip after a cut left it invalid."""
+def _cut_claim(
+    data: SessionData,
+    out: Verification,
+    where: str,
+    action: dict[str, Any],
+    earlier: list[dict[str, Any]],
+) -> None:
+    """A cut (or its redo) names a turn of its speaker not yet played; a skip after a cut left
+    it invalid; a redo answers a cut of that turn recorded before it."""
     number, speaker = action.get("turn"), action.get("speaker")
     after = action.get("after_turn", 0)
     if not isinstance(number, int) or isinstance(number, bool) or number <= after:
@@ -538,6 +548,10 @@ def _cut_claim(data: SessionData, out: Verification, where: str, action: dict[st
     ok = turn.speaker == speaker
     if action.get("action") == OperatorAction.SKIP:
         ok = ok and turn.invalid and turn.error == "cut by the operator and skipped"
+    if action.get("action") == OperatorAction.REDO:
+        ok = ok and any(
+            a.get("action") == OperatorAction.CUT and a.get("turn") == number for a in earlier
+        )
     out.check(
         where,
         "turn",
