@@ -65,8 +65,8 @@ def launch(
 
 def _terminal_problem(spec: str | None, resume: str | None, replay: str | None) -> str | None:
     """A terminal that cannot draw the console (``TERM=dumb``): refused, with the way round."""
-    if os.environ.get("TERM") != "dumb":
-        return None
+    if os.environ.get("TERM") != "dumb" or os.environ.get("TEXTUAL_DRIVER"):
+        return None  # a browser (moot serve's web driver) draws it whatever TERM says
     if spec:
         hint = f"moot run {spec} --headless"
     elif resume:
