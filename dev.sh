@@ -50,7 +50,7 @@ setup() {
     if [ "${1:-}" = demo ]; then
         "$uv" sync --quiet --locked --inexact --python "$PY" --group local-model
     else
-        "$uv" sync --quiet --locked --python "$PY" --extra dev --group local-model
+        "$uv" sync --quiet --locked --python "$PY" --extra dev --extra serve --group local-model
     fi
 }
 

@@ -38,6 +38,7 @@ from tui.engine.events import Event, TurnCompleted
 from tui.engine.live import LiveSession
 from tui.engine.ports import Provider
 from tui.engine.records import Turn
+from tui.engine.redact import Redactor
 from tui.engine.safeio import FileRefused, write_new
 from tui.engine.spec import Debater, Spec, read_spec_file
 from tui.engine.vocab import ESCALATE
@@ -75,12 +76,18 @@ class Item:
     def name(self) -> str:
         return clean_line(self.spec_path)
 
+    @property
+    def said(self) -> list[str]:
+        """The problems as shown and summarised: a message may quote a key, never kept."""
+        redact = Redactor.for_spec(self.raw or {})
+        return [redact(p) for p in self.problems]
+
     def summary(self) -> dict[str, Any]:
         r = self.result
         return {
             "spec": self.spec_path,
             "status": str(self.status),
-            "problems": list(self.problems),
+            "problems": self.said,
             "decision": r.get("decision"),
             "decision_rule": r.get("decision_rule"),
             "decided_by": r.get("decided_by"),
@@ -151,7 +158,7 @@ class Silent:
 
 def _outcome(item: Item) -> Text:
     if item.status in (Status.BAD, Status.FAILED):
-        first = item.problems[0] if item.problems else "failed"
+        first = item.said[0] if item.problems else "failed"
         return Text(f"{item.status}: {shorten(first, 160)}", style="red")
     r = item.result
     style = "yellow" if item.status == Status.UNRESOLVED else "green"
@@ -332,7 +339,7 @@ def results_table(items: Sequence[Item], width: int | None = None) -> Table:
         r = item.result
         if item.status in (Status.BAD, Status.FAILED):
             decision = Text(str(item.status), style="red")
-            rule = Text(shorten(item.problems[0] if item.problems else "", 60), style="red")
+            rule = Text(shorten(item.said[0] if item.problems else "", 60), style="red")
         else:
             style = "yellow" if item.status == Status.UNRESOLVED else "green"
             decision = Text(clean_line(r.get("decision", "")), style=style)
@@ -437,5 +444,5 @@ def _print_problems(errors: Console, item: Item) -> None:
         Text(f"moot: {item.name}: {item.status}, {len(item.problems)} problem(s)", style="red"),
         soft_wrap=True,
     )
-    for problem in item.problems:
+    for problem in item.said:
         errors.print(Text(f"  - {clean_line(problem)}"), soft_wrap=True)

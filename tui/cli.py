@@ -125,6 +125,30 @@ def _parser() -> argparse.ArgumentParser:
     )
     ver.add_argument("session", help="the session file to check")
     ver.add_argument("--json", action="store_true", help="print the claims as one JSON object")
+    ver.add_argument(
+        "--trusted",
+        action="store_true",
+        help="also fail (exit 4) unless every record is signed by your key or one you trust",
+    )
+
+    keys = sub.add_parser(
+        "keys", help="your session-signing key, and the keys whose signatures you trust"
+    )
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    keys_sub.add_parser(
+        "show",
+        help="print your public key (made on first use) to give to others; never the private key",
+    )
+    keys_sub.add_parser("list", help="the keys you trust, yours first")
+    trust = keys_sub.add_parser(
+        "trust", help="trust the public key in FILE (from `moot keys show`)"
+    )
+    trust.add_argument("file", help="a file holding one `ssh-ed25519 AAAA… name` line")
+    trust.add_argument("--name", help="the name to show for this key (default: the file's)")
+    untrust = keys_sub.add_parser("untrust", help="stop trusting a key")
+    untrust.add_argument(
+        "key", help="its fingerprint (SHA256:…) or name, as `moot keys list` shows"
+    )
 
     frk = sub.add_parser(
         "fork", help="a new session holding a saved session's first N turns, to go on from there"
@@ -185,7 +209,26 @@ def _parser() -> argparse.ArgumentParser:
         "serve", parents=[common], help="serve the console to a browser (extra: moot[serve])"
     )
     srv.add_argument("--port", type=_positive, default=8000, help="port (default 8000)")
-    srv.add_argument("--host", default="localhost", help="address to bind (default localhost)")
+    srv.add_argument(
+        "--host", default="localhost", help="address to bind (default localhost; loopback only)"
+    )
+    srv.add_argument(
+        "--public",
+        action="store_true",
+        help="allow a --host other than loopback (the token stays required)",
+    )
+    srv.add_argument(
+        "--no-token",
+        action="store_true",
+        help="serve loopback without the URL token (Host and Origin are still checked)",
+    )
+    srv.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another host name browsers may use to reach the server (repeatable)",
+    )
     return p
 
 
@@ -210,11 +253,12 @@ def _err(message: str) -> None:
 
 def _print_input_error(err: Exception) -> None:
     from tui.engine.errors import MootInputError
+    from tui.engine.redact import redact
 
     assert isinstance(err, MootInputError)
-    _err(f"moot: {err.source}: {len(err.problems)} problem(s)")
-    for problem in err.problems:
-        _err(f"  - {problem}")
+    _err(f"moot: {redact(err.source)}: {len(err.problems)} problem(s)")
+    for problem in err.problems:  # a message may quote what was given, a key included
+        _err(f"  - {redact(problem)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,7 +312,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd == "export":
         return _export(args.session, args.format, args.output)
     if cmd == "verify":
-        return _verify(args.session, args.json)
+        return _verify(args.session, args.json, args.trusted)
+    if cmd == "keys":
+        return _keys(args)
     if cmd == "fork":
         return _fork(args.session, args.at, args.out, args.set)
     if cmd == "batch":
@@ -284,7 +330,14 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd == "serve":
         from tui.serve import serve
 
-        return serve(args.host, args.port, args.sessions_dir)
+        return serve(
+            args.host,
+            args.port,
+            args.sessions_dir,
+            public=args.public,
+            no_token=args.no_token,
+            allow_hosts=args.allow_host,
+        )
     if cmd == "run" and args.headless:
         return _run_headless(args)
     if cmd == "resume" and args.headless:
@@ -357,17 +410,51 @@ def _fork(session: str, at: int, out: str | None, sets: list[str]) -> int:
     return ExitCode.DECIDED
 
 
-def _verify(session: str, as_json: bool) -> int:
-    from tui.engine.verify import summary_lines, verify_file
+def _verify(session: str, as_json: bool, require_trusted: bool) -> int:
+    from tui.engine.errors import MootInputError
+    from tui.engine.keys import trusted_keys
+    from tui.engine.verify import Trust, summary_lines, verify_file
     from tui.textsafe import json_text
 
-    report = verify_file(session)  # never writes; an unreadable file is exit 2
+    try:
+        keys, problems = trusted_keys()
+    except MootInputError as err:  # your own key unreadable: say so, and trust no key
+        keys, problems = [], [f"{err.source}: {p}" for p in err.problems]
+    for problem in problems:
+        _err(f"moot: warning: {problem}")
+    trust = Trust({k.fingerprint: k.name for k in keys}, required=require_trusted)
+    report = verify_file(session, trust)  # never writes; an unreadable file is exit 2
     if as_json:
         print(json_text(report.as_json()))
     else:
         for line in summary_lines(report):
             _out(line)
     return ExitCode.DECIDED if report.ok else ExitCode.VERIFY_FAILED
+
+
+def _keys(args: argparse.Namespace) -> int:
+    from tui.engine import keys
+
+    what = args.keys_command
+    if what == "show":
+        signer = keys.user_signer()
+        print(signer.public, keys.owner())  # the line `moot keys trust FILE` reads
+        _err(f"fingerprint {signer.fingerprint}; private key in {keys.key_path()} (never shared)")
+    elif what == "list":
+        listed, problems = keys.trusted_keys()
+        for problem in problems:
+            _err(f"moot: warning: {problem}")
+        if not listed:
+            print("no keys yet: moot makes yours when it first writes a session")
+        for key in listed:
+            _out(f"{key.fingerprint}  {key.name}")
+    elif what == "trust":
+        key = keys.trust(args.file, args.name)
+        _out(f"trusted {key.fingerprint} as {key.name!r} (in {keys.trust_path()})")
+    else:
+        for key in keys.untrust(args.key):
+            _out(f"no longer trusted: {key.fingerprint} {key.name!r}")
+    return ExitCode.DECIDED
 
 
 def _batch(args: argparse.Namespace) -> int:

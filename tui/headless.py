@@ -285,7 +285,7 @@ def run_headless(
     *,
     extend_first: bool = False,
 ) -> int:
-    """Run to a decision, printing as it goes; returns DESIGN.md's exit code.
+    """Run to a decision, printing as it goes; returns the exit code the README lists under Commands.
 
     ``extend_first``: the session ended unresolved; replay it to that end, add a
     round (journalled), and go on (``moot decide --extend``).

@@ -19,7 +19,7 @@ from typing import Any
 from tui.engine.errors import MootInputError, SessionError, SpecError
 from tui.engine.operator import now
 from tui.engine.session import SessionData, SessionStore, load_session
-from tui.engine.spec import validate_spec
+from tui.engine.spec import redacted_problems, validate_spec
 from tui.engine.vocab import OperatorAction
 
 
@@ -64,6 +64,11 @@ def fork(source: str | Path, at: int, out: str | Path, sets: list[str]) -> Path:
     data = load_session(source)
     if data.chain:
         raise SessionError(str(source), [f"hash chain broken at {data.chain[0]}; not forking it"])
+    if data.signatures.problems:  # the fork is signed by you: never over a changed file
+        where, why = data.signatures.problems[0]
+        raise SessionError(
+            str(source), [f"signature does not hold at {where}: {why}; not forking it"]
+        )
     if not 0 <= at <= len(data.turns):
         raise MootInputError("--at", [f"{at}: the session has turns 1 to {len(data.turns)}"])
     spec_raw = copy.deepcopy(data.spec_raw)
@@ -87,8 +92,8 @@ def fork(source: str | Path, at: int, out: str | Path, sets: list[str]) -> Path:
                 apply_set(spec_raw, key, value)
         except ValueError as err:
             problems.append(str(err))
-    if problems:
-        raise MootInputError("--set", problems)
+    if problems:  # a message quotes what was given, which may hold a key
+        raise MootInputError("--set", redacted_problems(spec_raw, problems))
     try:
         validate_spec(spec_raw, "--set")
     except SpecError as err:

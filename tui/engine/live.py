@@ -14,6 +14,7 @@ from typing import Any
 from tui.engine.errors import SessionError
 from tui.engine.events import DecisionReached, Event, OperatorActed
 from tui.engine.ports import Provider
+from tui.engine.redact import redact
 from tui.engine.runner import Engine
 from tui.engine.safeio import describe
 from tui.engine.session import SessionData, SessionStore, new_session_path, sessions_dir
@@ -42,7 +43,7 @@ def session_target(
             return path
         folder = sessions_dir(directory)
         _writable_folder(folder, "the sessions folder")
-        return new_session_path(folder, title)
+        return new_session_path(folder, redact(title))  # a file's name is shown everywhere
     except OSError as err:
         raise SessionError(str(out or sessions_dir(directory)), [describe(err)]) from None
 

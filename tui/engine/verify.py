@@ -4,7 +4,8 @@ Two ways, so a rule cannot vouch for itself alone. The recorded turns and
 operator actions are replayed through the engine's own rules (an Engine built
 from the file's spec, fed the recorded turns, with a provider that is never
 asked for anything) and its result is compared with ``[result]`` field by field.
-Beside it, independent checks: the commit markers and the hash chain, each turn
+Beside it, independent checks: the commit markers, the hash chain and each
+record's signature (and, when asked, that the signer is a key the user trusts), each turn
 against the schedule and what its role saw (evidence quotes included), the
 negative channel and self-critique rules, votes recounted, the threshold and tie
 rule, who decided, judge majorities and convergence counts. The file is never written.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from tui.engine.context import ARTIFACT, digest, seen_documents, slot_context
 from tui.engine.errors import SessionError
 from tui.engine.events import Slot
 from tui.engine.evidence import assess, with_rubric
+from tui.engine.keys import YOU
 from tui.engine.parsing import TurnParseError, parse_turn
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.protocols import protocol_for
@@ -37,6 +39,7 @@ from tui.engine.redact import REDACTED
 from tui.engine.roster import Roster
 from tui.engine.runner import Engine
 from tui.engine.session import SessionData, load_session
+from tui.engine.signing import Span
 from tui.engine.spec import SECRET_SHAPES, Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.turns import NOT_ARTIFACT, FailureAction, FailureChoice
@@ -84,6 +87,15 @@ class Verification:
     decision: str | None = None
     claims: list[Claim] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    signers: list[Span] = field(default_factory=list)  # who signed which records
+    unsigned: int = 0  # records before any signer was declared
+    trusted: dict[str, str] | None = (
+        None  # fingerprint -> name the user knows it by; None: not asked
+    )
+
+    @property
+    def signed(self) -> bool:
+        return bool(self.signers)
 
     @property
     def ok(self) -> bool:
@@ -111,17 +123,48 @@ class Verification:
             "claims": [c.as_dict() for c in self.claims],
             "failures": [c.as_dict() for c in self.failures],
             "notes": self.notes,
+            "signature": {
+                "signed": self.signed,
+                "unsigned_records": self.unsigned,
+                "signers": [
+                    {
+                        "fingerprint": s.fingerprint,
+                        "public_key": s.public,
+                        "first": s.first,
+                        "last": s.last,
+                        "records": s.records,
+                        "trusted": None if self.trusted is None else s.fingerprint in self.trusted,
+                        "name": (self.trusted or {}).get(s.fingerprint),
+                    }
+                    for s in self.signers
+                ],
+            },
         }
 
 
-def verify_file(path: str | Path) -> Verification:
+@dataclass(frozen=True, slots=True)
+class Trust:
+    """The keys the user trusts (fingerprint -> name), and whether a file must be signed by one."""
+
+    keys: dict[str, str]
+    required: bool = False
+
+
+def verify_file(path: str | Path, trust: Trust | None = None) -> Verification:
     """Load (never write) and verify a session; SessionError when it cannot be read."""
-    return verify(load_session(path, gaps_ok=True))
+    return verify(load_session(path, gaps_ok=True), trust)
 
 
-def verify(data: SessionData) -> Verification:
-    """Every check on a loaded session; a value of the wrong shape fails its check, never raises."""
+def verify(data: SessionData, trust: Trust | None = None) -> Verification:
+    """Every check on a loaded session; a value of the wrong shape fails its check, never raises.
+
+    With ``trust``, each signer is named as the user knows it, and with
+    ``trust.required`` the file must be signed, every record of it, by keys in it.
+    """
     out = Verification(str(data.path), turns=len(data.turns), records=len(data.records))
+    out.signers, out.unsigned = data.signatures.spans, data.signatures.unsigned
+    if trust is not None:
+        out.trusted = trust.keys
     if data.torn:
         out.notes.append(
             "an unfinished write after the last complete record was left out (not a claim)"
@@ -139,6 +182,8 @@ def verify(data: SessionData) -> Verification:
         except Exception as err:  # a damaged record: the claims resting on it do not hold
             what = checks.__name__.strip("_").replace("_", " ")
             out.check("file", what, False, f"cannot be checked: {type(err).__name__}: {err}")
+    if trust is not None and trust.required:
+        _trust_claim(data, out, trust.keys)
     if data.result is not None:
         out.decision = str(data.result.get("decision"))
     return out
@@ -177,6 +222,8 @@ def _file_claims(data: SessionData, out: Verification) -> None:
             )
         previous = turn.index
     broken = {b.record: b.problem for b in data.chain}
+    unsigned = dict(data.signatures.problems)
+    signed = set(data.signatures.good)
     for record in data.records:
         if record.name in broken:
             out.check(record.name, "hash", False, broken[record.name])
@@ -184,6 +231,29 @@ def _file_claims(data: SessionData, out: Verification) -> None:
             out.check(record.name, "hash", True, "written before the chain (not chained)")
         else:
             out.check(record.name, "hash", True, "matches its fields and the hash before it")
+        if record.name in unsigned:
+            out.check(record.name, "signature", False, unsigned[record.name])
+        elif record.name in signed:
+            out.check(record.name, "signature", True, "holds for its hash under the declared key")
+
+
+def _trust_claim(data: SessionData, out: Verification, trusted: dict[str, str]) -> None:
+    """Asked for (``--trusted``): every record covered by a signature of a key the user trusts.
+
+    Records from before signing (a 0.2 file resumed) are covered by the first
+    signature after them, since the hash it signs chains over them.
+    """
+    spans = data.signatures.spans
+    strangers = [s.fingerprint for s in spans if s.fingerprint not in trusted]
+    if not spans:
+        detail = "unsigned: nothing shows who wrote it"
+    elif strangers:
+        detail = f"signed by {', '.join(strangers)}, not a key you trust"
+    else:
+        names = ", ".join(f"{trusted[s.fingerprint]} ({s.fingerprint})" for s in spans)
+        detail = f"signed by {names}"
+    ok = bool(spans) and not strangers  # a signature covers every record before it too
+    out.check("file", "signer", ok, detail)
 
 
 def _document_claims(data: SessionData, out: Verification) -> None:
@@ -855,5 +925,34 @@ def summary_lines(report: Verification) -> Iterable[str]:
         yield f"{report.path}: {len(failures)} claim(s) do not hold"
         for c in failures:
             yield f"  - {c.where}: {c.field}: {c.detail}"
+    yield from signer_lines(report.signers, report.unsigned, report.trusted)
     for note in report.notes:
         yield f"  note: {note}"
+
+
+def signer_lines(
+    signers: Sequence[Span], unsigned: int, trusted: dict[str, str] | None
+) -> Iterable[str]:
+    """Who signed the file, and whether the user trusts them (``trusted``: None if not asked)."""
+    if not signers:
+        yield (
+            "  unsigned: nothing shows who wrote it (files written before moot signed "
+            "sessions are unsigned)"
+        )
+        return
+    if unsigned:
+        yield (
+            f"  the first {unsigned} record(s) were written unsigned; the first signature "
+            "covers them (it signs a hash chained over them)"
+        )
+    for s in signers:
+        span = s.first if s.first == s.last else f"{s.first} to {s.last}"
+        if trusted is None:
+            whose = ""
+        elif trusted.get(s.fingerprint) == YOU:
+            whose = " (your key)"
+        elif s.fingerprint in trusted:
+            whose = f" ({trusted[s.fingerprint]}, a key you trust)"
+        else:
+            whose = " (not a key you trust: `moot keys trust FILE` adds one)"
+        yield f"  signed by {s.fingerprint}{whose}: {span}"
