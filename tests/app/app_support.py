@@ -253,6 +253,8 @@ async def quit_confirmed(pilot: Any) -> None:
     await tap(pilot, "q")
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal))
     await tap(pilot, "y")
+    # Quitting runs a frame later; leaving the test first would lose the exit code.
+    await wait_until(pilot, lambda: pilot.app.return_value is not None)
 
 
 async def confirm_guard(pilot: Any) -> None:
