@@ -89,13 +89,25 @@ def test_a_cut_is_journalled_with_its_partial_text_and_redone_after_a_note(
     assert [s.index for s in cutter.cut[:1]] == [2] and cutter.late_tokens == 0
     assert [s.index for s in cutter.waiting] == [2]  # it waited for the operator
     data = load_session(path)
-    cut, note = data.actions
+    cut, note, redo = data.actions  # the answer to the cut is on record too
     assert cut["action"] == OperatorAction.CUT and cut["turn"] == 2 and cut["speaker"] == "b"
+    assert (redo["action"], redo["turn"], redo["speaker"]) == (OperatorAction.REDO, 2, "b")
     assert cut["partial"] == "".join(cutter.tokens) and cut["after_turn"] == 1
     assert note["action"] == OperatorAction.NOTE and note["text"] == "Name the rollback first."
     redone = data.turns[1]
     assert redone.speaker == "b" and not redone.invalid
     assert any(label.startswith("note:") for label in redone.saw)  # the redo saw the note
+    assert main(["verify", str(path)]) == ExitCode.DECIDED
+
+
+def test_a_plain_redo_is_journalled_and_verified(tmp_path: Path) -> None:
+    """Redo with no note used to leave the cut unanswered on record."""
+    cutter, path = play(
+        tmp_path, raw_spec(parallel=False), lambda e: Cutter(e, 2, CutChoice(CutAction.REDO))
+    )
+    data = load_session(path)
+    assert [a["action"] for a in data.actions] == [OperatorAction.CUT, OperatorAction.REDO]
+    assert data.actions[1]["turn"] == 2 and not data.turns[1].invalid
     assert main(["verify", str(path)]) == ExitCode.DECIDED
 
 

@@ -51,6 +51,8 @@ def test_decide_then_the_inbox_no_longer_lists_it(tmp_path: Path) -> None:
         ("ship", "It is fine.", "is not one of release, revise, escalate"),
         ("release", "   ", "a rationale in words"),
         ("release", "-- 42 !", "a rationale in words"),
+        ("release", "x", "a rationale in words"),  # a letter is not a statement
+        ("release", "revise", "is a vote, not a statement"),
     ],
 )
 def test_refused_decisions_leave_the_file_untouched(
@@ -120,4 +122,33 @@ def test_deciding_a_run_a_provider_failure_stopped_makes_no_call(tmp_path: Path)
     data = load_session(target)
     assert data.result is not None and data.result["decided_by"] == "operator"
     assert len(data.turns) == 1  # the failed turn was not asked for again
+    assert verify_file(target).ok
+
+
+def test_escalate_defers_it_stays_in_the_inbox_with_the_rationale(tmp_path: Path) -> None:
+    """The operator's own escalate has one meaning: deferred to a person, still unresolved."""
+    target = run_specs(tmp_path, {"split": unresolved()})["split"]
+    folder = tmp_path / "sessions"
+    done = moot("decide", str(target), "--vote", "escalate", "--rationale", "Needs the DBA.")
+    assert done.returncode == 3, done.stderr  # unresolved, as the console's exit code says
+    assert "deferred" in done.stdout and "decided:" not in done.stdout
+    data = load_session(target)
+    assert data.result is not None
+    assert (data.result["decision"], data.result["decision_rule"]) == (
+        "escalate",
+        "operator_decision",
+    )
+    assert data.result["rationale"] == "Needs the DBA."
+    [waiting] = awaiting(folder)
+    assert waiting.path == target and waiting.deferred and waiting.rationale == "Needs the DBA."
+    listed = moot("inbox", "--sessions-dir", str(folder))
+    assert "deferred: Needs the DBA." in listed.stdout
+    report = verify_file(target)
+    assert report.ok
+    assert any("deferred" in c.detail for c in report.claims if c.where == "result")
+    markdown = moot("export", str(target))
+    assert "deferred by the operator" in markdown.stdout
+    later = moot("decide", str(target), "--vote", "revise", "--rationale", "The DBA said no.")
+    assert later.returncode == 0, later.stderr  # a person decides it later
+    assert awaiting(folder) == []
     assert verify_file(target).ok

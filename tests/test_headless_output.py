@@ -110,7 +110,7 @@ def test_a_session_given_for_a_spec_is_named_with_the_command_to_use(tmp_path: P
     out = tmp_path / "done.toml"
     assert moot("run", str(spec(tmp_path)), "--headless", "--out", str(out)).returncode == 3
     before = out.read_bytes()
-    for command in ("run", "validate"):
+    for command in ("run", "validate", "batch"):
         done = moot(command, str(out), *(["--headless"] if command == "run" else []))
         assert done.returncode == ExitCode.BAD_INPUT
         assert "is a session file, not a spec" in done.stderr
@@ -119,13 +119,24 @@ def test_a_session_given_for_a_spec_is_named_with_the_command_to_use(tmp_path: P
     assert out.read_bytes() == before
 
 
-@pytest.mark.parametrize("command", ["replay", "resume", "export", "verify"])
+SESSION_COMMANDS = {
+    "replay": [],
+    "resume": ["--headless"],
+    "export": [],
+    "verify": [],
+    "decide": ["--vote", "revise", "--rationale", "Roll back first."],
+    "fork": ["--at", "1"],
+    "watch": [],
+}
+
+
+@pytest.mark.parametrize("command", list(SESSION_COMMANDS))
 def test_a_spec_given_for_a_session_is_named_with_the_command_to_use(
     tmp_path: Path, command: str
 ) -> None:
     path = spec(tmp_path)
     before = path.read_bytes()
-    done = moot(command, str(path), *(["--headless"] if command == "resume" else []))
+    done = moot(command, str(path), *SESSION_COMMANDS[command])
     assert done.returncode == ExitCode.BAD_INPUT, done.stdout + done.stderr
     assert "is a spec, not a session file" in done.stderr
     assert f"moot run {path}" in done.stderr
@@ -164,3 +175,24 @@ def test_an_interrupted_run_names_the_session_and_the_resume_line(
     resumed = moot("resume", str(out), "--headless")
     assert resumed.returncode == ExitCode.UNRESOLVED, resumed.stderr
     assert load_session(out).result is not None
+
+
+def test_json_on_sigterm_prints_the_object_with_status_interrupted(tmp_path: Path) -> None:
+    out = tmp_path / "interrupted.toml"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "run", str(spec(tmp_path, 60)), "--headless", "--json"]
+        + ["--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + 60
+    while not recorded_turns(out) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == ExitCode.INTERRUPTED, stdout + stderr
+    doc = json.loads(stdout)
+    assert doc["status"] == "interrupted" and doc["exit_code"] == ExitCode.INTERRUPTED
+    assert doc["session"] == str(out) and doc["result"] is None

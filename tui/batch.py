@@ -43,6 +43,7 @@ from tui.engine.safeio import FileRefused, write_new
 from tui.engine.spec import Debater, Spec, read_spec_file
 from tui.engine.vocab import ESCALATE
 from tui.exitcodes import ExitCode
+from tui.filekind import refuse_wrong_kind
 from tui.telemetry import batch_trace, flush, trace_session
 from tui.textsafe import clean_line, shorten
 
@@ -125,6 +126,7 @@ def collect(
     for path in _spec_files(paths):
         item = Item(path)
         try:
+            refuse_wrong_kind(str(path), "spec")  # a session file: named, not 8 schema errors
             item.spec, item.raw = read_spec_file(path, allow_read)
         except MootInputError as err:
             item.status, item.problems = Status.BAD, list(err.problems)

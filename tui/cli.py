@@ -336,6 +336,9 @@ _WANTS: dict[str, Literal["spec", "session"]] = {
     "resume": "session",
     "export": "session",
     "verify": "session",
+    "decide": "session",
+    "fork": "session",
+    "watch": "session",
 }
 
 
@@ -542,9 +545,7 @@ def _inbox(sessions_dir: str | None, as_json: bool) -> int:
         print("nothing awaits a decision")
     for a in waiting:
         print(
-            clean_line(
-                f"{a.title}  [{a.protocol}, {a.decision_rule}, {tally_text(a.vote_tally)}]  {a.path}"
-            )
+            clean_line(f"{a.title}  [{a.protocol}, {a.why}, {tally_text(a.vote_tally)}]  {a.path}")
         )
     return ExitCode.DECIDED
 
@@ -570,17 +571,22 @@ def _decide(args: argparse.Namespace) -> int:
         finally:
             session.close()
     from tui.decide import decide_session
+    from tui.engine.vocab import is_deferral
     from tui.textsafe import clean_line
 
     result = decide_session(args.session, args.vote, args.rationale)
-    print(
-        clean_line(
-            f"decided: {result.get('decision')} ({result.get('decision_rule')}, "
-            f"by {result.get('decided_by')})"
+    deferred = is_deferral(result.get("decision"), result.get("decision_rule"))
+    if deferred:
+        print("deferred: the session stays in the inbox with your rationale (still unresolved)")
+    else:
+        print(
+            clean_line(
+                f"decided: {result.get('decision')} ({result.get('decision_rule')}, "
+                f"by {result.get('decided_by')})"
+            )
         )
-    )
     print(clean_line(f"saved: {args.session}"))
-    return ExitCode.DECIDED
+    return ExitCode.UNRESOLVED if deferred else ExitCode.DECIDED
 
 
 def _mcp(args: argparse.Namespace) -> int:
@@ -635,6 +641,8 @@ def _headless(session: LiveSession, args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         _err(f"moot: interrupted; saved up to its last completed turn: {session.path}")
         _err(f"continue it with: moot resume {shlex.quote(str(session.path))}")
+        if args.json:  # stdout still gets its one object
+            print(result_json(session, ExitCode.INTERRUPTED))
         return ExitCode.INTERRUPTED
     if args.json:
         print(result_json(session, code))

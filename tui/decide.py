@@ -19,7 +19,7 @@ from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.replay import protocol_at
 from tui.engine.session import SessionData, load_session
 from tui.engine.state import DebateState
-from tui.engine.substance import word_count
+from tui.engine.substance import rationale_problem
 from tui.engine.vocab import ESCALATE, DecisionChannel
 
 
@@ -61,8 +61,9 @@ def refusal(data: SessionData, vote: str, rationale: str, flag: str = "--") -> s
     votes = data.spec.debate.votes
     if vote not in votes:
         return f"{flag}vote: {vote!r} is not one of {', '.join(votes)}"
-    if not word_count(rationale):
-        return f"{flag}rationale: a decision needs a rationale in words"
+    problem = rationale_problem(rationale, votes=votes, motion=data.spec.debate.motion)
+    if problem:
+        return f"{flag}rationale: {problem}"
     state = DebateState(data.spec, data.spec.max_rounds)
     for turn in data.turns:
         state.add(turn)

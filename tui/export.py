@@ -9,6 +9,7 @@ from tui.engine.records import Turn
 from tui.engine.redact import redacted_session
 from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
+from tui.engine.vocab import is_deferral
 from tui.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
 from tui.textsafe import json_text, md_code, md_inline, md_text
 
@@ -140,6 +141,8 @@ def _result_md(r: dict[str, Any]) -> list[str]:
         + (f", via {md_code(r['decided_via'])}" if r.get("decided_via") else "")
         + ")"
     ]
+    if is_deferral(r.get("decision"), r.get("decision_rule")):
+        lines.append("- deferred by the operator: unresolved, awaiting a person")
     if r.get("rationale"):
         lines.append(f"- operator rationale: {md_inline(r['rationale'])}")
     if any(r.get("vote_tally", {}).values()):

@@ -224,10 +224,22 @@ def headless_console(*, stderr: bool = False) -> Console:
     return _PipeConsole(highlight=False, soft_wrap=True, stderr=stderr)
 
 
+RUN_STATUS = {
+    ExitCode.DECIDED: "decided",
+    ExitCode.UNRESOLVED: "unresolved",
+    ExitCode.INTERRUPTED: "interrupted",
+}
+
+
 def result_json(session: LiveSession, code: int) -> str:
-    """``--json``: the session, the exit code and the ``[result]`` as one JSON object."""
-    result = session.store.result or dict(session.engine.result())
-    return json_text({"session": str(session.path), "exit_code": int(code), "result": result})
+    """``--json``: the session, the exit code, its status and the ``[result]`` as one JSON
+    object; an interrupted run has no result yet (null) and says so in ``status``."""
+    result: object = session.store.result
+    if result is None and code != ExitCode.INTERRUPTED:
+        result = dict(session.engine.result())
+    status = RUN_STATUS.get(ExitCode(code), "failed")
+    doc = {"session": str(session.path), "exit_code": int(code), "status": status}
+    return json_text({**doc, "result": result})
 
 
 @contextmanager

@@ -1,5 +1,7 @@
 """The escalation inbox: saved sessions that ended ``escalate`` and wait for a person.
 
+That includes a deferral: the operator's own ``escalate`` vote, with its rationale.
+
 Light on purpose (no engine run, no Rich, no Textual): the console's home screen
 lists these first, and ``moot inbox`` prints them. Each file is peeked at up to
 its last complete record, bounded and regular files only, so a damaged or
@@ -16,7 +18,7 @@ from typing import Any
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.safeio import FileRefused, read_regular
-from tui.engine.vocab import ESCALATE, OperatorAction
+from tui.engine.vocab import ESCALATE, OperatorAction, is_deferral
 
 MAX_SCANNED = 2000  # newest files looked at; an inbox is not an archive
 
@@ -34,6 +36,14 @@ class Awaiting:
     turns: int
     modified: float
     rationale: str = ""
+    deferred: bool = False  # the operator's own escalate: left for a person, with a rationale
+
+    @property
+    def why(self) -> str:
+        """The rule, or the deferral and its rationale, as a list shows it."""
+        if self.deferred:
+            return f"deferred: {self.rationale}" if self.rationale else "deferred"
+        return self.decision_rule
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -64,9 +74,12 @@ def peek(path: Path) -> Awaiting | None:
     if result.get("decision") != ESCALATE:
         return None  # running, interrupted, or decided
     actions = doc.get("operator_actions")
-    if isinstance(actions, list) and any(
-        isinstance(a, dict) and a.get("action") == OperatorAction.DECIDE for a in actions
-    ):
+    decides = [
+        a
+        for a in (actions if isinstance(actions, list) else [])
+        if isinstance(a, dict) and a.get("action") == OperatorAction.DECIDE
+    ]
+    if decides and decides[-1].get("vote") != ESCALATE:
         return None  # decided, and the process stopped before it rewrote the result
     debate = _table(_table(doc, "spec"), "debate")
     tally = _table(result, "vote_tally")
@@ -82,6 +95,7 @@ def peek(path: Path) -> Awaiting | None:
         turns=len(turns) if isinstance(turns, list) else 0,
         modified=modified,
         rationale=str(result.get("rationale", "")),
+        deferred=is_deferral(ESCALATE, result.get("decision_rule")),
     )
 
 

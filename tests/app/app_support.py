@@ -253,3 +253,14 @@ async def quit_confirmed(pilot: Any) -> None:
     await tap(pilot, "q")
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal))
     await tap(pilot, "y")
+    # Quitting runs a frame later; leaving the test first would lose the exit code.
+    await wait_until(pilot, lambda: pilot.app.return_value is not None)
+
+
+async def confirm_guard(pilot: Any) -> None:
+    """Answer yes to the question a destructive key asks: Tab to its button, then Enter."""
+    from tui.app.screens.modals import GuardModal
+
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, GuardModal))
+    await tap(pilot, "tab")
+    await tap(pilot, "enter")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app_support import (
+    confirm_guard,
     debate_spec,
     fill,
     live_screen,
@@ -19,6 +20,13 @@ from tui.app.screens.help import HelpScreen
 from tui.app.screens.modals import CutModal
 from tui.engine.session import load_session
 
+LONG = " ".join(["Stage the migration behind a flag and rehearse the rollback first."] * 25)
+
+
+def _long(debaters: int) -> dict[int, dict[str, list[str]]]:
+    """Each debater's first turn long enough to be cut after the cut is confirmed."""
+    return {i: {"stances": [LONG, "Ship it."]} for i in range(debaters)}
+
 
 def _streamed(screen, speaker: str) -> int:  # noqa: ANN001
     """Tokens the pane has shown of the turn ``speaker`` is speaking."""
@@ -29,10 +37,8 @@ def _streamed(screen, speaker: str) -> int:  # noqa: ANN001
 def _three_speaking_at_once() -> dict:
     """Three parallel speakers with stances long enough that all three are still
     streaming together when the test looks, however slowly a loaded machine runs them."""
-    long = " ".join(f"point{i} about the rollout" for i in range(40)) + "."
-    scripts = {i: {"stances": [long]} for i in range(3)}
     return debate_spec(
-        debaters=3, phases=["proposal"], parallel=True, token_delay_ms=20, scripts=scripts
+        debaters=3, phases=["proposal"], parallel=True, token_delay_ms=20, scripts=_long(3)
     )
 
 
@@ -50,6 +56,7 @@ async def _cut_while_speaking(pilot, key: str, speakers: int = 1):  # noqa: ANN0
         ),
     )
     await tap(pilot, key)
+    await confirm_guard(pilot)
     modal = await wait_until(
         pilot, lambda: isinstance(pilot.app.screen, CutModal) and pilot.app.screen
     )
@@ -57,7 +64,7 @@ async def _cut_while_speaking(pilot, key: str, speakers: int = 1):  # noqa: ANN0
 
 
 async def test_x_cuts_the_speaking_turn_and_redo_with_a_note_goes_on(tmp_path, moot_dirs):
-    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20)
+    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20, scripts=_long(2))
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         screen, modal = await _cut_while_speaking(pilot, "x")
@@ -67,7 +74,7 @@ async def test_x_cuts_the_speaking_turn_and_redo_with_a_note_goes_on(tmp_path, m
         assert screen.timeline.entries[1].status == "failed"
         await fill(pilot, "#note", "answer the rollback question first")
         await tap(pilot, "enter")
-        await wait_until(pilot, lambda: screen.decision is not None)
+        await wait_until(pilot, lambda: screen.decision is not None, timeout=60)
         assert [t.speaker for t in screen.engine.state.turns] == ["planner", "critic"]
         assert not screen.engine.state.turns[0].invalid  # the redo was played in full
     data = load_session(session_file(moot_dirs))
@@ -84,9 +91,8 @@ async def test_capital_x_cuts_every_turn_of_the_phase_and_skip_records_them(tmp_
     async with app.run_test(size=(160, 45)) as pilot:
         screen, modal = await _cut_while_speaking(pilot, "X", speakers=3)
         assert sorted(modal.speakers) == ["critic", "operator", "planner"]
-        await tap(pilot, "tab")  # Redo → Skip
-        await tap(pilot, "enter")
-        await wait_until(pilot, lambda: screen.decision is not None)
+        await pilot.click("#skip")
+        await wait_until(pilot, lambda: screen.decision is not None, timeout=60)
         turns = screen.engine.state.turns
         assert len(turns) == 3 and all(t.invalid for t in turns)
         assert all(t.error == "cut by the operator and skipped" for t in turns)
@@ -96,19 +102,19 @@ async def test_capital_x_cuts_every_turn_of_the_phase_and_skip_records_them(tmp_
 
 
 async def test_replace_model_from_the_cut_modal_takes_enter(tmp_path, moot_dirs):
-    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20)
+    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20, scripts=_long(2))
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         screen, modal = await _cut_while_speaking(pilot, "x")
         await tap(pilot, "escape")  # later: the turn keeps waiting, x asks again
         assert screen.engine.awaiting_cut
-        await tap(pilot, "x")
+        await tap(pilot, "x")  # asks no question again: the turn is already cut
         modal = await wait_until(pilot, lambda: isinstance(app.screen, CutModal) and app.screen)
-        await tap(pilot, "m")
+        await tap(pilot, "tab")  # the note, then the model
         assert modal.query_one("#model").has_focus
         await fill(pilot, "#model", "scripted-b")
         await tap(pilot, "enter")
-        await wait_until(pilot, lambda: screen.decision is not None)
+        await wait_until(pilot, lambda: screen.decision is not None, timeout=60)
         assert screen.pane("planner").model == "scripted-b"
         assert screen.engine.state.turns[0].model == "scripted-b"
     data = load_session(session_file(moot_dirs))
@@ -144,3 +150,39 @@ async def test_x_in_the_wide_layout_ignores_a_pane_picked_in_the_narrow_one(tmp_
         screen, modal = await _cut_while_speaking(pilot, "x", speakers=3)
         assert len(modal.speakers) == 1 and modal.speakers != ["operator"]
         assert screen is live_screen(app)
+
+
+async def test_a_sentence_typed_at_the_console_fires_neither_cut_nor_escalate(tmp_path, moot_dirs):
+    """e and x ask first; letters typed into that question do nothing, Enter keeps running."""
+    from tui.app.screens.modals import GuardModal
+
+    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=3, token_delay_ms=20)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: pilot.app.debate_screen())
+        screen = live_screen(app)
+        await wait_until(pilot, lambda: screen.engine.player.speaking)
+        for key in ["e", *"they say yes", "enter", "x", *"next key", "y", "enter"]:
+            await tap(pilot, "space" if key == " " else key)
+        await wait_until(pilot, lambda: app.screen is screen)  # Enter pressed Keep running
+        assert screen.engine.status == "LIVE" and not screen.engine.awaiting_cut
+        await tap(pilot, "e")
+        await wait_until(pilot, lambda: isinstance(app.screen, GuardModal))
+        await tap(pilot, "escape")  # Esc keeps running too
+        await wait_until(pilot, lambda: app.screen is screen)
+        assert screen.engine.status == "LIVE"
+        await quit_confirmed(pilot)
+    kinds = [a["action"] for a in load_session(session_file(moot_dirs)).actions]
+    assert "escalate" not in kinds and "cut" not in kinds
+
+
+async def test_the_cut_modal_focuses_the_note_and_letters_type(tmp_path, moot_dirs):
+    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20, scripts=_long(2))
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen, modal = await _cut_while_speaking(pilot, "x")
+        assert modal.query_one("#note").has_focus
+        await pilot.press(*"mind the lock", "enter")
+        await wait_until(pilot, lambda: screen.decision is not None, timeout=60)
+    notes = [a for a in load_session(session_file(moot_dirs)).actions if a["action"] == "note"]
+    assert [n["text"] for n in notes] == ["mind the lock"]

@@ -61,3 +61,42 @@ async def test_a_dangling_link_among_the_sessions_is_passed_over(tmp_path, moot_
         screen = await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen)
         await wait_until(pilot, lambda: screen.sessions)
         assert app.is_running and len(screen.sessions) == 1
+
+
+async def test_a_spec_from_home_runs_the_preflight_first_and_writes_nothing(
+    tmp_path, moot_dirs, monkeypatch
+):
+    """Enter on an example that needs a key: moot run's preflight, its lines in a modal,
+    and no session file. Examples that run here come first; keyed ones under their heading."""
+    import shutil
+
+    from tui.app.screens.modals import PreflightModal
+    from tui.paths import examples_dir
+
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    shutil.copy(examples_dir() / "anthropic-adversary.toml", examples)  # sorts first by name
+    shutil.copy(SPECS / "demo.toml", examples / "demo.toml")
+    app = make_app(tmp_path, examples_dir=examples)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.examples)
+        offline, keyed = screen.query_one("#examples"), screen.query_one("#keyed")
+        assert (offline.row_count, keyed.row_count) == (1, 1)
+        assert offline.has_focus and keyed.display
+        assert "need an API key" in str(screen.query_one("#keyed-title").render())
+        keyed.focus()
+        await pilot.press("enter")
+        modal = await wait_until(
+            pilot, lambda: isinstance(app.screen, PreflightModal) and app.screen, timeout=120
+        )  # LiteLLM loads on first use: slow on a busy machine
+        assert any("ANTHROPIC_API_KEY" in line for line in modal.lines)
+        assert list(moot_dirs["sessions"].glob("*.toml")) == []
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is screen)
+        offline.focus()
+        await pilot.press("enter")  # the scripted example passes the preflight and runs
+        await wait_until(pilot, lambda: app.debate_screen(), timeout=30)
+        assert len(list(moot_dirs["sessions"].glob("*.toml"))) == 1

@@ -20,6 +20,7 @@ from tui.app.screens.home import HomeScreen
 from tui.app.screens.modals import ConfirmModal
 from tui.app.screens.replay import ReplayScreen
 from tui.app.screens.transcript import TranscriptScreen
+from tui.engine.session import load_session
 
 SPECS = Path(__file__).parent / "specs"
 
@@ -53,6 +54,26 @@ async def test_quit_during_a_live_debate_asks_and_says_how_to_resume(tmp_path, m
         f"moot: session saved in {path}",
         f"moot: continue it with: moot resume {path}",
     ]
+
+
+async def test_ctrl_c_saves_prints_the_resume_line_and_exits_130(tmp_path, moot_dirs):
+    """Ctrl+C is no "press q" toast: it leaves at once, as the README says, even from a
+    modal's input (where Textual would copy)."""
+    app = _slow(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.engine and len(screen.engine.state.turns) >= 1)
+        await tap(pilot, "n")  # the note modal: its input has the focus
+        await wait_until(pilot, lambda: app.screen is not screen)
+        await tap(pilot, "ctrl+c")
+        await wait_until(pilot, lambda: app.return_value is not None)
+    assert app.return_value == 130
+    path = screen.path
+    assert app.farewell == [
+        f"moot: session saved in {path}",
+        f"moot: continue it with: moot resume {path}",
+    ]
+    assert load_session(path).turns  # what ran is on record
 
 
 async def test_quit_after_a_decision_does_not_ask(tmp_path, moot_dirs):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app_support import (
+    confirm_guard,
     debate_spec,
     decided,
     fill,
@@ -164,6 +165,7 @@ async def test_escalate_key_hands_over_to_the_operator(tmp_path, moot_dirs):
         screen = await wait_until(pilot, lambda: app.debate_screen())
         await wait_until(pilot, lambda: screen.engine and screen.engine.status == "LIVE")
         await tap(pilot, "e")
+        await confirm_guard(pilot)
         modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
         assert modal.unresolved
         assert screen.header.status == "AWAITING_OPERATOR"

@@ -91,6 +91,7 @@ class MootApp(App[int]):
     TITLE = "moot"
     COMMANDS = App.COMMANDS | {MootCommands}
     BINDINGS = [
+        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Keys"),
     ]
@@ -327,7 +328,33 @@ class MootApp(App[int]):
             self.call_after_refresh(lambda: self.fit_terminal(*self.size))
 
     def on_session_chosen(self, message: SessionChosen) -> None:
-        self.open_path(message.mode, message.path)
+        if message.mode == "run":  # as ``moot run``: the preflight before any file is written
+            self.notify(
+                f"checking the models of {shorten(Path(message.path).name, 60)}…",
+                markup=False,
+                timeout=4,
+            )
+            self._check_then_run(message.path)
+        else:
+            self.open_path(message.mode, message.path)
+
+    @work(thread=True, exclusive=True, group="opening")
+    def _check_then_run(self, path: str) -> None:
+        from tui.app.screens.opening import preflight_lines
+
+        lines = preflight_lines(path)
+        try:
+            self.call_from_thread(self._checked, path, lines)
+        except RuntimeError:  # the app has quit meanwhile
+            pass
+
+    def _checked(self, path: str, lines: list[str]) -> None:
+        from tui.app.screens.modals import PreflightModal
+
+        if lines:
+            self.push_screen(PreflightModal(Path(path).name, lines))
+        else:
+            self.open_path("run", path)
 
     # ------------------------------------------------------------ navigation
     def debate_screen(self) -> DebateScreen | None:
@@ -398,9 +425,9 @@ class MootApp(App[int]):
 
     async def action_quit(self) -> None:
         """Quit, asking first when a debate is running or was opened from home."""
-        from tui.app.screens.modals import ConfirmModal
+        from tui.app.screens.modals import ConfirmModal, GuardModal
 
-        if isinstance(self.screen, ConfirmModal):
+        if isinstance(self.screen, ConfirmModal | GuardModal):  # a typed q must not stack a quit
             return
         running = self.running_debate()
         if running is not None:
@@ -425,9 +452,13 @@ class MootApp(App[int]):
             keys = describe(self.screen.active_bindings, self.get_key_display)
             self.push_screen(HelpScreen(keys))
 
-    async def shut_down(self) -> None:
+    async def action_interrupt(self) -> None:
+        """Ctrl+C, as the README says: saved already, the resume line printed, exit 130."""
+        await self.shut_down(ExitCode.INTERRUPTED)
+
+    async def shut_down(self, code: int | None = None) -> None:
         """Every completed turn and action is already in the session file; say where."""
-        code = self.exit_code()
+        code = self.exit_code() if code is None else code
         for run in self.runs:
             if run.path is not None:
                 self.farewell.append(f"moot: session saved in {run.path}")

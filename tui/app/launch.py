@@ -6,6 +6,7 @@ Imports stay light: Textual and the app are imported here, the providers
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +36,10 @@ def launch(
         if value and not Path(value).is_file():
             print(clean_line(f"moot: {label} file not found: {value}"), file=sys.stderr)
             return ExitCode.BAD_INPUT
+    refused = _terminal_problem(spec_path, resume_path, replay_path) or _theme_problem(theme)
+    if refused:
+        print(clean_line(f"moot: {refused}"), file=sys.stderr)
+        return ExitCode.BAD_INPUT
     from tui.app.app import MootApp
 
     app = MootApp(
@@ -63,3 +68,36 @@ def launch(
     if code is None:
         return ExitCode.INTERNAL if app.return_code not in (0, None) else app.exit_code()
     return int(code)
+
+
+def _terminal_problem(spec: str | None, resume: str | None, replay: str | None) -> str | None:
+    """A terminal that cannot draw the console (``TERM=dumb``): refused, with the way round."""
+    if os.environ.get("TERM") != "dumb" or os.environ.get("TEXTUAL_DRIVER"):
+        return None  # a browser (moot serve's web driver) draws it whatever TERM says
+    if spec:
+        hint = f"moot run {spec} --headless"
+    elif resume:
+        hint = f"moot resume {resume} --headless"
+    elif replay:
+        hint = f"moot export {replay}"
+    else:
+        hint = "moot run SPEC --headless"
+    return f"this terminal (TERM=dumb) cannot show the console; use: {hint}"
+
+
+def _theme_problem(theme: str | None) -> str | None:
+    """``--theme`` names no theme: refused, listing the themes there are."""
+    if theme is None:
+        return None
+    from textual.theme import BUILTIN_THEMES
+
+    from tui.app.themes import load_themes, resolve_theme_name
+
+    themes, _ = load_themes(quick=True)
+    if resolve_theme_name(theme, themes, set(BUILTIN_THEMES)) is not None:
+        return None
+    ours = sorted({t.stem for t in themes.values()})
+    return (
+        f"--theme: unknown theme {theme!r}; moot's themes: {', '.join(ours)}; "
+        f"Textual's: {', '.join(sorted(BUILTIN_THEMES))}"
+    )

@@ -21,7 +21,7 @@ from tui.engine.redact import Redactor
 from tui.engine.roster import Roster
 from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
-from tui.engine.substance import word_count
+from tui.engine.substance import rationale_problem
 from tui.engine.vocab import (
     ESCALATE,
     DecidedBy,
@@ -90,6 +90,26 @@ class OperatorLog:
             self.status = status
             self._bus.emit(StatusChanged(status))
 
+    def _follow_gate(self) -> None:
+        """A running debate shows what its gate does: PAUSED exactly while it is shut."""
+        if self.running:
+            self.set_status(RunStatus.PAUSED if self.paused else RunStatus.LIVE)
+
+    def _shut(self) -> None:
+        self.gate.clear()
+        self._follow_gate()
+
+    def _open(self) -> None:
+        self.gate.set()
+        self._follow_gate()
+
+    def release(self) -> None:
+        """Go on after a pause because of another control (escalate, decide, extend,
+        a raised cap): journalled as a ``resume``, so a resumed run is not left paused."""
+        if self.paused:
+            self.record(OperatorAction.RESUME)
+            self._open()
+
     @property
     def paused(self) -> bool:
         return not self.gate.is_set()
@@ -137,13 +157,9 @@ class OperatorLog:
             if kind == OperatorAction.NOTE:
                 self.state.notes.append(str(a.get("text", "")))
             elif kind == OperatorAction.PAUSE:
-                self.gate.clear()
-                if self.status == RunStatus.LIVE:
-                    self.set_status(RunStatus.PAUSED)
+                self._shut()
             elif kind == OperatorAction.RESUME:
-                self.gate.set()
-                if self.status == RunStatus.PAUSED:
-                    self.set_status(RunStatus.LIVE)
+                self._open()
             elif kind == OperatorAction.EXTEND:
                 recorded = a.get("max_rounds")
                 self.state.max_rounds = (
@@ -163,7 +179,7 @@ class OperatorLog:
                     str(a.get("vote")), str(a.get("rationale")), a.get("via")
                 )
             elif kind == OperatorAction.ESCALATE:
-                self.gate.set()  # escalating releases a pause, as it did live
+                self._open()  # escalating released a pause (files before 0.3 journal no resume)
                 self.stop = Decision(
                     ESCALATE, DecisionRule.OPERATOR_ESCALATION, decided_by=DecidedBy.OPERATOR
                 )
@@ -172,18 +188,14 @@ class OperatorLog:
 
     # -------------------------------------------------------------- controls
     def pause(self) -> None:
-        if self.gate.is_set():
-            self.gate.clear()
+        if not self.paused:
             self.record(OperatorAction.PAUSE)
-            if self.status == RunStatus.LIVE:
-                self.set_status(RunStatus.PAUSED)
+            self._shut()
 
     def resume(self) -> None:
-        if not self.gate.is_set():
-            self.gate.set()
+        if self.paused:
             self.record(OperatorAction.RESUME)
-            if self.status == RunStatus.PAUSED:
-                self.set_status(RunStatus.LIVE)
+            self._open()
 
     def note(self, text: str) -> None:
         """Shown to debaters from the next turn on."""
@@ -195,8 +207,8 @@ class OperatorLog:
 
     def escalate(self, reason: str | None = None) -> None:
         """Stop at the next turn boundary, unresolved, and hand over to the operator."""
+        self.release()
         self.record(OperatorAction.ESCALATE, rationale=reason)
-        self.gate.set()
         self.halt(
             Decision(ESCALATE, DecisionRule.OPERATOR_ESCALATION, decided_by=DecidedBy.OPERATOR)
         )
@@ -209,16 +221,22 @@ class OperatorLog:
         """
         if vote not in self.spec.debate.votes:
             raise ValueError(f"{vote!r} is not one of {', '.join(self.spec.debate.votes)}")
-        if not word_count(rationale):  # the same rule as a model's rationale: words
-            raise ValueError("a decision needs a rationale in words")
+        problem = rationale_problem(
+            rationale, votes=self.spec.debate.votes, motion=self.spec.debate.motion
+        )
+        if problem:
+            raise ValueError(problem)
         veto = self.protocol.operator_veto(self.state, vote)
         if veto:
             raise ValueError(veto)
+        if self.running:  # it ends a running debate: any pause ends first, on record
+            self.release()
         self.record(OperatorAction.DECIDE, vote=vote, rationale=rationale.strip(), via=via)
         return _operator_decision(vote, rationale.strip(), via)
 
     def extend(self) -> None:
-        """One more round after an unresolved end."""
+        """One more round after an unresolved end; the debate goes on, so a pause ends."""
+        self.release()
         self.state.max_rounds += 1
         self.record(OperatorAction.EXTEND, max_rounds=self.state.max_rounds)
 
@@ -228,6 +246,8 @@ class OperatorLog:
         """A higher spending cap, checked, applied and journalled (after ``after_turn``, if
         given: a resumed run raises before its recorded turns are replayed)."""
         self.budget.raise_cap(speaker or SESSION, cap, value)
+        if after_turn in (None, len(self.state.turns)):  # live: it goes on, so a pause ends
+            self.release()
         self.record(
             OperatorAction.RAISE_BUDGET,
             cap=cap,

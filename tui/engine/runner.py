@@ -298,7 +298,6 @@ class Engine:
         (``via``: the channel it came through, when not moot's own console or CLI)."""
         decision = self.operator.decide(vote, rationale, via)
         if self.decision is None and self.operator.running:
-            self.operator.gate.set()
             self.operator.halt(decision)
             return decision
         return self._conclude(decision)

@@ -102,6 +102,23 @@ def statement_problem(
     return None
 
 
+RATIONALE_MIN_WORDS = 2
+
+
+def rationale_problem(rationale: str, *, votes: Iterable[str], motion: str) -> str | None:
+    """Why an operator's rationale is refused (the modal, ``moot decide``, headless), or None.
+
+    The same rule as a model's statements, at two words: not empty, not a vote
+    or a label, not the motion again, and words a reader can file.
+    """
+    problem = statement_problem(
+        rationale, votes=votes, motion=motion, min_words=RATIONALE_MIN_WORDS
+    )
+    if problem is None:
+        return None
+    return f"a decision needs a rationale in words (a statement of {RATIONALE_MIN_WORDS} or more): {problem}"
+
+
 @lru_cache(maxsize=256)  # asked for every turn's prompt; a handful of kinds and minimums
 def rule_text(kind: TurnKind | str, min_words: int = DEFAULT_MIN_WORDS) -> str | None:
     """The rule as a prompt line for a kind with a negative channel, said before it is enforced."""

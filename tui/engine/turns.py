@@ -365,8 +365,11 @@ class TurnPlayer:
             return turn
         if choice.action == CutAction.REPLACE and choice.model:
             self.operator.replace_model(slot.speaker, choice.model)
-        elif choice.note:
-            self.operator.note(choice.note)
+        else:
+            if choice.note:
+                self.operator.note(choice.note)
+            # The answer is on record, so no cut is left looking unanswered.
+            self.operator.record(OperatorAction.REDO, speaker=slot.speaker, turn=slot.index)
         return _Redo()
 
     async def _call(

@@ -52,6 +52,7 @@ from tui.engine.vocab import (
     DecisionRule,
     OperatorAction,
     TurnKind,
+    is_deferral,
 )
 
 # Kinds whose valid turns must carry a negative channel: (list field, verdict that may replace it).
@@ -620,6 +621,9 @@ def _unlocated(recorded: Any, fresh: dict[str, Any]) -> None:
 
 
 # --------------------------------------------------------- operator actions
+_TURN_ACTIONS = (OperatorAction.CUT, OperatorAction.SKIP, OperatorAction.REDO)
+
+
 def _action_claims(data: SessionData, out: Verification) -> None:
     last = 0
     votes = list(data.spec.debate.votes)
@@ -636,8 +640,8 @@ def _action_claims(data: SessionData, out: Verification) -> None:
             else f"after turn {after}: must not precede an earlier action nor pass the last turn",
         )
         last = after if isinstance(after, int) else last
-        if action.get("action") in (OperatorAction.CUT, OperatorAction.SKIP) and "turn" in action:
-            _cut_claim(data, out, where, action)
+        if action.get("action") in _TURN_ACTIONS and "turn" in action:
+            _cut_claim(data, out, where, action, data.actions[: n - 1])
         if "partial_cut" in action:
             problem = cut_problem(action.get("partial"), action["partial_cut"])
             out.check(where, "partial_cut", problem is None, problem or "the cut text as kept")
@@ -669,8 +673,15 @@ def _channel_claim(out: Verification, where: str, via: Any) -> None:
     )
 
 
-def _cut_claim(data: SessionData, out: Verification, where: str, action: dict[str, Any]) -> None:
-    """A cut names a turn of its speaker not yet played; a skip after a cut left it invalid."""
+def _cut_claim(
+    data: SessionData,
+    out: Verification,
+    where: str,
+    action: dict[str, Any],
+    earlier: list[dict[str, Any]],
+) -> None:
+    """A cut (or its redo) names a turn of its speaker not yet played; a skip after a cut left
+    it invalid; a redo answers a cut of that turn recorded before it."""
     number, speaker = action.get("turn"), action.get("speaker")
     after = action.get("after_turn", 0)
     if not isinstance(number, int) or isinstance(number, bool) or number <= after:
@@ -683,6 +694,10 @@ def _cut_claim(data: SessionData, out: Verification, where: str, action: dict[st
     ok = turn.speaker == speaker
     if action.get("action") == OperatorAction.SKIP:
         ok = ok and turn.invalid and turn.error == "cut by the operator and skipped"
+    if action.get("action") == OperatorAction.REDO:
+        ok = ok and any(
+            a.get("action") == OperatorAction.CUT and a.get("turn") == number for a in earlier
+        )
     out.check(
         where,
         "turn",
@@ -755,7 +770,11 @@ def _rule_claims(
             "result",
             "decision",
             ok,
-            f"the operator decided {decision} (operator action)"
+            (
+                "the operator deferred it to a person (escalate, operator action): unresolved"
+                if is_deferral(decision, rule)
+                else f"the operator decided {decision} (operator action)"
+            )
             if ok
             else f"{decision} by operator_decision, but no decide action records it",
         )

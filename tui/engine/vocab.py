@@ -58,6 +58,7 @@ class OperatorAction(StrEnum):
     SKIP = "skip"
     RAISE_BUDGET = "raise_budget"  # a higher spending cap, so a stopped debate can go on
     CUT = "cut"  # the operator cancelled a turn mid-call; its partial text is kept
+    REDO = "redo"  # the operator's answer to a cut: play that turn again (after any note)
 
 
 class DecidedBy(StrEnum):
@@ -98,3 +99,12 @@ class DecisionRule(StrEnum):
 
 
 ESCALATE = "escalate"  # the decision value that hands a debate to the operator
+
+
+def is_deferral(decision: object, rule: object) -> bool:
+    """The operator's own ``escalate``: deferred to a person, still awaiting one.
+
+    One meaning everywhere (the decide modal, ``moot decide``, the inbox, verify,
+    the exports): the session stays unresolved, in the inbox, with the rationale.
+    """
+    return decision == ESCALATE and rule == DecisionRule.OPERATOR_DECISION

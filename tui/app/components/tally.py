@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Static
 
-from tui.engine.vocab import ESCALATE
+from tui.engine.vocab import ESCALATE, is_deferral
 from tui.textsafe import clean_line, shorten
 
 
@@ -72,7 +72,7 @@ class TallyPanel(Static):
         if self.verdict is not None:
             decision, rule, by, _ = astuple(self.verdict)
             head = (
-                ("UNRESOLVED", "bold $accent")
+                (_unresolved(decision, rule), "bold $accent")
                 if decision == ESCALATE
                 else (f" {clean_line(decision)} ", "bold $background on $success")
             )
@@ -132,7 +132,7 @@ class TallyPanel(Static):
             return
         decision, rule, by, rationale = astuple(self.verdict)
         if decision == ESCALATE:
-            parts.append((f"{nl}UNRESOLVED", "bold $accent"))
+            parts.append((f"{nl}{_unresolved(decision, rule)}", "bold $accent"))
         else:
             parts.append((f"{nl}decision ", "$text-muted"))
             parts.append((f" {clean_line(decision)} ", "bold $background on $success"))
@@ -143,3 +143,8 @@ class TallyPanel(Static):
             parts.append(("\n“", "$text-muted"))
             parts.append(shorten(rationale, 300))
             parts.append(("”", "$text-muted"))
+
+
+def _unresolved(decision: str, rule: str) -> str:
+    """How an unresolved end reads: the operator's own escalate is a deferral."""
+    return "DEFERRED (awaiting a person)" if is_deferral(decision, rule) else "UNRESOLVED"

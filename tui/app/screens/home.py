@@ -22,11 +22,12 @@ from tui.app.screens.too_small import NARROW_BELOW
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.safeio import FileRefused, read_regular
-from tui.engine.vocab import ESCALATE
+from tui.engine.vocab import ESCALATE, is_deferral
 from tui.inbox import Awaiting, awaiting, tally_text
 from tui.textsafe import shorten
 
 MAX_SESSIONS = 300
+OFFLINE_MODELS = frozenset({"scripted", "local"})
 _STAMP = re.compile(r"^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})")
 
 
@@ -37,6 +38,7 @@ class ExampleRow:
     protocol: str
     debaters: str
     problem: str = ""
+    offline: bool = True  # every model scripted or embedded: runs with no key, no server
 
 
 @dataclass
@@ -60,13 +62,17 @@ def list_examples(directory: Path) -> list[ExampleRow]:
         except SpecError as err:
             rows.append(ExampleRow(path, path.stem, "?", "", "; ".join(err.problems)[:200]))
             continue
-        models = ", ".join(sorted({d.model for d in spec.debaters}))
+        models = sorted({d.model for d in spec.debaters})
         rows.append(
             ExampleRow(
-                path, spec.debate.title, spec.debate.protocol, f"{len(spec.debaters)} ({models})"
+                path,
+                spec.debate.title,
+                spec.debate.protocol,
+                f"{len(spec.debaters)} ({', '.join(models)})",
+                offline=all(m in OFFLINE_MODELS for m in models),
             )
         )
-    return rows
+    return sorted(rows, key=lambda row: not row.offline)  # what runs here first
 
 
 def _date(path: Path) -> str:
@@ -111,6 +117,8 @@ def list_sessions(directory: Path) -> list[SessionRow]:
         turns = doc.get("turns")
         if result is None:
             decision = "in progress"
+        elif is_deferral(result.get("decision"), result.get("decision_rule")):
+            decision = "deferred"
         elif result.get("decision") == ESCALATE:
             decision = "unresolved"
         else:
@@ -148,6 +156,12 @@ def home_columns(width: int) -> dict[str, list[tuple[str, int]]]:
             ("tally", 16 if narrow else 24),
         ],
         "examples": [
+            ("title", 44),
+            ("protocol", 10),
+            ("debaters", 22 if narrow else 34),
+            ("file", 30),
+        ],
+        "keyed": [
             ("title", 44),
             ("protocol", 10),
             ("debaters", 22 if narrow else 34),
@@ -225,8 +239,21 @@ class HomeScreen(Screen[None]):
                 markup=False,
             )
             yield DataTable(id="awaiting", cursor_type="row", zebra_stripes=True)
-            yield Static(Content("Example debates  (enter: run)"), classes="section", markup=False)
+            yield Static(
+                Content("Example debates, no key needed  (enter: run)"),
+                classes="section",
+                markup=False,
+            )
             yield DataTable(id="examples", cursor_type="row", zebra_stripes=True)
+            yield Static(
+                Content(
+                    "Examples that need an API key or a model server  (enter: check them, then run)"
+                ),
+                classes="section",
+                id="keyed-title",
+                markup=False,
+            )
+            yield DataTable(id="keyed", cursor_type="row", zebra_stripes=True)
             yield Static(
                 Content("Saved sessions  (enter: replay · r: resume)"),
                 classes="section",
@@ -277,6 +304,9 @@ class HomeScreen(Screen[None]):
         self.waiting = message.waiting
         self._fill()
         self._show_waiting(bool(self.waiting))
+        keyed = any(not row.offline for row in self.examples)
+        self.query_one("#keyed-title", Static).display = keyed
+        self.query_one("#keyed", DataTable).display = keyed
         if self.waiting and self.focused is self.query_one("#examples", DataTable):
             self.query_one("#awaiting", DataTable).focus()  # what waits for the operator first
 
@@ -294,17 +324,22 @@ class HomeScreen(Screen[None]):
             aw.add_row(
                 _cell(a.title, 50),
                 _cell(a.protocol, 12),
-                _cell(a.decision_rule, 30),
+                _cell(a.why, 30),
                 _cell(tally_text(a.vote_tally), 30),
             )
-        ex.clear()
-        for row in self.examples:
-            title = _cell(row.title)
-            if row.problem:
-                title = Text.assemble(_cell(row.title, 40), (" (invalid)", "red"))
-            ex.add_row(
-                title, _cell(row.protocol, 12), _cell(row.debaters, 40), _cell(row.path.name, 40)
-            )
+        ke = self.query_one("#keyed", DataTable)
+        for table, offline in ((ex, True), (ke, False)):
+            table.clear()
+            for row in self._examples(offline):
+                title = _cell(row.title)
+                if row.problem:
+                    title = Text.assemble(_cell(row.title, 40), (" (invalid)", "red"))
+                table.add_row(
+                    title,
+                    _cell(row.protocol, 12),
+                    _cell(row.debaters, 40),
+                    _cell(row.path.name, 40),
+                )
         se.clear()
         for s in self.sessions:
             se.add_row(
@@ -315,7 +350,7 @@ class HomeScreen(Screen[None]):
                 Text(str(s.turns)),
                 _cell(s.path.name, 50),
             )
-        for table in (aw, ex, se):
+        for table in (aw, ex, ke, se):
             if table.row_count:
                 table.move_cursor(row=min(cursors.get(str(table.id), 0), table.row_count - 1))
         empty = self.query_one("#sessions-empty", Static)
@@ -327,6 +362,9 @@ class HomeScreen(Screen[None]):
             )
         )
 
+    def _examples(self, offline: bool) -> list[ExampleRow]:
+        return [row for row in self.examples if row.offline == offline]
+
     def action_reload(self) -> None:
         self.load()
 
@@ -336,9 +374,11 @@ class HomeScreen(Screen[None]):
             return "awaiting", self.waiting[focused.cursor_row].path
         if isinstance(focused, DataTable) and focused.id == "sessions" and self.sessions:
             return "session", self.sessions[focused.cursor_row].path
+        if isinstance(focused, DataTable) and focused.id == "keyed" and self._examples(False):
+            return "example", self._examples(False)[focused.cursor_row].path
         ex = self.query_one("#examples", DataTable)
-        if (focused is ex or focused is None) and self.examples:
-            return "example", self.examples[ex.cursor_row].path
+        if (focused is ex or focused is None) and self._examples(True):
+            return "example", self._examples(True)[ex.cursor_row].path
         return None
 
     @on(DataTable.RowSelected)

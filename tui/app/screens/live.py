@@ -23,6 +23,7 @@ from tui.app.screens.modals import (
     DecideModal,
     DecideResult,
     FailureModal,
+    GuardModal,
     NoteModal,
     RaiseResult,
 )
@@ -49,7 +50,7 @@ from tui.engine.report import ResultRecord
 from tui.engine.runner import Engine
 from tui.engine.spec import Debater, Spec
 from tui.engine.turns import CutAction, FailureAction, FailureChoice
-from tui.engine.vocab import ESCALATE, DecisionRule, OperatorAction, RunStatus
+from tui.engine.vocab import ESCALATE, DecisionRule, OperatorAction, RunStatus, is_deferral
 from tui.exitcodes import ExitCode
 from tui.textsafe import clean_line, shorten
 
@@ -339,7 +340,14 @@ class LiveScreen(DebateScreen):
             if entry.status == "speaking":
                 self.timeline.mark(index, "waiting", render=False)
         self.timeline.set_current(None)
-        if event.decision == ESCALATE and event.rule == DecisionRule.BUDGET_EXHAUSTED:
+        if is_deferral(event.decision, event.rule):  # the operator's own escalate: asked no more
+            self.notify(
+                "deferred: the session waits in the inbox with your rationale "
+                "(moot inbox; d decides it later)",
+                markup=False,
+                timeout=8,
+            )
+        elif event.decision == ESCALATE and event.rule == DecisionRule.BUDGET_EXHAUSTED:
             self.open_budget(event.result)
         elif event.decision == ESCALATE:
             self.open_decide(unresolved=True, rule=event.rule)
@@ -382,10 +390,24 @@ class LiveScreen(DebateScreen):
         self.status = RunStatus(engine.status)
 
     def action_escalate(self) -> None:
+        """Asks first: escalating stops the debate and cancels the turns being spoken."""
         if not self._can_steer():
             self.notify("nothing to escalate", markup=False, timeout=2)
             return
-        self._engine_now.escalate()
+
+        def answered(yes: bool | None) -> None:
+            if yes and self._can_steer():
+                self._engine_now.escalate()
+
+        self._ask_first(
+            GuardModal(
+                "Escalate to the operator?",
+                "The debate stops now, unresolved; turns being spoken are cancelled. "
+                "You then decide, or add a round.",
+                "Escalate",
+            ),
+            answered,
+        )
 
     def action_decide(self) -> None:
         if self.engine is None:
@@ -482,21 +504,48 @@ class LiveScreen(DebateScreen):
 
     # ------------------------------------------------------------------ cuts
     def action_cut(self, whole_phase: bool) -> None:
-        """Cut the speaking turn (the pane shown, else the first speaking), or all of them."""
+        """Cut the speaking turn (the pane shown, else the first speaking), or all of them,
+        once the operator confirms; a cut turn already waiting is offered again at once."""
         engine = self.engine
         if engine is None:
             return
-        if not engine.awaiting_cut:
-            speaking = [slot.speaker for slot in engine.player.speaking]
-            if not speaking:
-                self.notify("no turn is being spoken", markup=False, timeout=2)
+        if engine.awaiting_cut:
+            self._ask_cut()
+            return
+        speaking = [slot.speaker for slot in engine.player.speaking]
+        if not speaking:
+            self.notify("no turn is being spoken", markup=False, timeout=2)
+            return
+        # The pane on screen in the narrow layout; every pane shows in the wide one.
+        shown = self.shown_speaker() if self.has_class("-narrow") else None
+        speaker = None if whole_phase else (shown if shown in speaking else speaking[0])
+        who = "every turn being spoken" if speaker is None else f"{clean_line(speaker)}'s turn"
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
                 return
-            # The pane on screen in the narrow layout; every pane shows in the wide one.
-            shown = self.shown_speaker() if self.has_class("-narrow") else None
-            speaker = None if whole_phase else (shown if shown in speaking else speaking[0])
-            for slot in engine.cut(speaker):
+            cut = engine.cut(speaker)
+            if not cut and not engine.awaiting_cut:
+                self.notify("the turn ended before the cut", markup=False, timeout=3)
+                return
+            for slot in cut:
                 self.timeline.mark(slot.index, "failed")
-        self._ask_cut()
+            self._ask_cut()
+
+        self._ask_first(
+            GuardModal(
+                f"Cut {who}?",
+                "The call stops now; the words spoken so far are kept on record. "
+                "You then redo it (with a note), skip it, or replace the model.",
+                "Cut",
+            ),
+            answered,
+        )
+
+    def _ask_first(self, question: GuardModal, answered: Callable[[bool | None], None]) -> None:
+        """One question at a time: a key typed again before the first shows asks nothing."""
+        if not any(isinstance(s, GuardModal) for s in self.app.screen_stack):
+            self.app.push_screen(question, answered)
 
     def _ask_cut(self) -> None:
         engine = self._engine_now

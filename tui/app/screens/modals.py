@@ -1,4 +1,5 @@
-"""Modal screens: decide, note, provider failure, cut turn, budget raise, jump to a turn."""
+"""Modal screens: decide, a guard before a destructive key, note, provider failure, cut turn,
+budget raise, jump to a turn."""
 
 from __future__ import annotations
 
@@ -216,6 +217,85 @@ class ConfirmModal(_Modal[bool]):
         self.dismiss(event.button.id == "yes")
 
 
+class GuardModal(_Modal[bool]):
+    """Asks before a key that cannot be taken back (escalate, cut) acts.
+
+    A sentence typed into the wrong place must not confirm it: letters do
+    nothing here, Enter presses the focused button (``Keep running`` at first),
+    and only a deliberate move to the action's button (Tab or arrows, then Enter)
+    or a click confirms. Esc keeps running.
+    """
+
+    BINDINGS = [
+        Binding("escape", "answer(False)", "Keep running"),
+        Binding("left,right,tab,shift+tab", "app.focus_next", "Switch", show=False),
+    ]
+
+    def __init__(self, question: str, detail: str, act: str) -> None:
+        super().__init__()
+        self.question = question
+        self.detail = detail
+        self.act = act
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="guard-box"):
+            yield Label(Content(self.question), classes="title")
+            yield Static(Content(self.detail), classes="hint", markup=False)
+            yield Label(
+                Content(f"Tab, then Enter: {self.act.lower()} · Enter or Esc: keep running"),
+                classes="hint",
+            )
+            with Horizontal(classes="buttons"):
+                yield Button(Content("Keep running"), id="no", variant="primary")
+                yield Button(Content(self.act), id="yes", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+    @on(Button.Pressed)
+    def pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+
+class PreflightModal(_Modal[None]):
+    """A spec started from home failed ``moot run``'s preflight: each line, and that
+    nothing was written."""
+
+    BINDINGS = [Binding("escape,enter", "cancel", "Close")]
+
+    def __init__(self, name: str, lines: list[str]) -> None:
+        super().__init__()
+        self.name_shown = name
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="preflight"):
+            yield Label(
+                Content.assemble(
+                    ("Cannot start ", "bold $error"), (shorten(self.name_shown, 60), "bold")
+                ),
+                classes="title",
+            )
+            for line in self.lines:
+                yield Static(Content(shorten(line, 400)), classes="preflight-line", markup=False)
+            yield Static(
+                Content("No session file was written. Set what is missing, then run it again."),
+                classes="hint",
+                markup=False,
+            )
+            with Horizontal(classes="buttons"):
+                yield Button(Content("Close"), id="close", variant="primary")
+
+    @on(Button.Pressed, "#close")
+    def close(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None)
+
+
 class NoteModal(_Modal[str | None]):
     """A note the debaters see from their next turn on."""
 
@@ -361,10 +441,8 @@ class CutModal(_Modal[CutResult | None]):
     Esc leaves the choice for later (``x`` asks again); the turn waits meanwhile.
     """
 
-    BINDINGS = [
-        Binding("escape", "cancel", "Later"),
-        Binding("m", "focus_model", "Type a model", show=False),
-    ]
+    BINDINGS = [Binding("escape", "cancel", "Later")]
+    AUTO_FOCUS = "#note"  # a note typed at once is the note: letters type, none is a key
 
     def __init__(self, speakers: list[str], partial_words: int) -> None:
         super().__init__()
@@ -383,20 +461,16 @@ class CutModal(_Modal[CutResult | None]):
                 classes="hint",
                 markup=False,
             )
-            yield Input(placeholder="note for the redo (optional)", id="note", compact=True)
             yield Input(
-                placeholder="model to use instead (m, then Enter)", id="model", compact=True
+                placeholder="note for the redo (optional; Enter: redo)", id="note", compact=True
+            )
+            yield Input(
+                placeholder="model to use instead (Tab here, then Enter)", id="model", compact=True
             )
             with Horizontal(classes="buttons"):
                 yield Button(Content("Redo"), id="redo", variant="primary", compact=True)
                 yield Button(Content("Skip"), id="skip", compact=True)
                 yield Button(Content("Replace"), id="replace", variant="warning", compact=True)
-
-    def on_mount(self) -> None:
-        self.query_one("#redo", Button).focus()
-
-    def action_focus_model(self) -> None:
-        self.query_one("#model", Input).focus()
 
     @on(Input.Submitted, "#note")
     def redo_with_note(self, event: Input.Submitted) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.content import Content
@@ -23,6 +24,9 @@ from textual.widgets import Static
 from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
 from tui.engine.safeio import FileRefused, read_regular
 from tui.textsafe import shorten
+
+if TYPE_CHECKING:
+    from tui.engine.spec import Spec
 
 
 def quick_title(path: str | Path) -> str:
@@ -57,25 +61,39 @@ class OpeningScreen(Screen[None]):
         )
 
 
-def start_check(
-    path: str, check_models: bool, allow_read: Sequence[str] = ()
-) -> tuple[str | None, list[str]]:
-    """Run off the event loop: load the live screen and the engine, read the spec,
-    and (``check_models``) preflight its models before any session file exists.
-
-    Returns why the debate cannot start, or None, and (after a preflight) which
-    files go to which servers; a spec that does not validate is None here, as
-    the app's opening of it reports every problem by key path.
-    """
-    importlib.import_module("tui.app.screens.live")  # the slow imports, here, not on the loop
+def _readable_spec(path: str, allow_read: Sequence[str]) -> Spec | None:
+    """The spec, or None when it does not validate (opening it reports every problem by
+    key path). Loads the live screen's slow imports too: this runs off the event loop."""
+    importlib.import_module("tui.app.screens.live")
     from tui.engine.errors import SpecError
     from tui.engine.spec import read_spec_file
 
     try:
         spec, _ = read_spec_file(path, allow_read)
     except SpecError:
-        return None, []
-    if not check_models:
+        return None
+    return spec
+
+
+def preflight_lines(path: str, allow_read: Sequence[str] = ()) -> list[str]:
+    """``moot run``'s preflight of the spec's models, one line per debater that cannot
+    start; none for a spec that does not validate. Run off the event loop."""
+    spec = _readable_spec(path, allow_read)
+    if spec is None:
+        return []
+    from tui.providers.preflight import preflight
+
+    return preflight(spec)
+
+
+def start_check(
+    path: str, check_models: bool, allow_read: Sequence[str] = ()
+) -> tuple[str | None, list[str]]:
+    """Why the debate cannot start (its preflight, unless ``--no-preflight``), or None,
+    and (after a preflight that passed) which files go to which servers. Run off the
+    event loop, before any session file exists."""
+    spec = _readable_spec(path, allow_read)
+    if spec is None or not check_models:
         return None, []
     from tui.providers.preflight import document_routes, preflight
 

@@ -1,0 +1,93 @@
+"""The state on screen is the state running, live and after resume (issue 19, item 1)."""
+
+from __future__ import annotations
+
+from app_support import (
+    confirm_guard,
+    debate_spec,
+    live_screen,
+    make_app,
+    plain,
+    quit_confirmed,
+    tap,
+    wait_until,
+    write_spec,
+)
+
+from tui.app.screens.modals import DecideModal
+from tui.engine.events import TurnStarted
+from tui.engine.session import load_session
+
+
+def _watch_turns(screen) -> list[tuple[int, str]]:  # noqa: ANN001
+    """(turn, header status) as each live turn starts."""
+    seen: list[tuple[int, str]] = []
+
+    def listen(event) -> None:  # noqa: ANN001
+        if isinstance(event, TurnStarted):
+            seen.append((event.slot.index, screen.header.status))
+
+    screen.engine.subscribe(listen)
+    return seen
+
+
+async def test_pause_escalate_add_a_round_quit_resume_shows_live(tmp_path, moot_dirs):
+    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=4, token_delay_ms=15)
+    path = tmp_path / "s.toml"
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)), out=str(path))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.engine and len(screen.engine.state.turns) >= 1)
+        await tap(pilot, "p")
+        assert screen.header.status == "PAUSED"
+        await tap(pilot, "e")
+        await confirm_guard(pilot)
+        modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
+        await pilot.click("#extend")
+        seen = _watch_turns(screen)
+        assert modal is not app.screen
+        await wait_until(pilot, lambda: len(seen) >= 2)
+        assert screen.header.status == "LIVE"
+        assert all(status == "LIVE" for _, status in seen), seen
+        await quit_confirmed(pilot)
+    actions = [a["action"] for a in load_session(path).actions]
+    assert actions == ["pause", "resume", "escalate", "extend"]
+
+    again = make_app(tmp_path, resume_path=str(path))
+    async with again.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: again.debate_screen() and again.debate_screen().engine)
+        screen = live_screen(again)
+        seen = _watch_turns(screen)
+        recorded = len(load_session(path).turns)
+        await wait_until(pilot, lambda: len(screen.engine.state.turns) > recorded)
+        assert screen.header.status == "LIVE"
+        assert seen and all(status == "LIVE" for _, status in seen), seen
+        await tap(pilot, "p")  # p on a running debate pauses it
+        assert screen.header.status == "PAUSED"
+        await quit_confirmed(pilot)
+    actions = [a["action"] for a in load_session(path).actions]
+    assert actions == ["pause", "resume", "escalate", "extend", "pause"]
+
+
+async def test_escalate_in_the_modal_defers_and_asks_no_more(tmp_path, moot_dirs):
+    """The operator's own escalate: the modal closes and stays closed, the panel says
+    deferred, quitting says unresolved (3), and the inbox lists it with the rationale."""
+    from tui.inbox import awaiting
+
+    spec = debate_spec(debaters=2, max_rounds=1, phases=["proposal"])
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
+        await pilot.click("#vote-2")  # escalate
+        await pilot.click("#rationale")
+        await pilot.press(*"needs the DBA's sign-off", "enter")
+        screen = live_screen(app)
+        await wait_until(pilot, lambda: app.screen is screen)
+        for _ in range(20):  # a reopened modal would be pushed within these frames
+            await pilot.pause(0.01)
+        assert not isinstance(app.screen, DecideModal) and modal is not app.screen
+        assert "DEFERRED" in plain(screen.tally_panel)
+        await pilot.press("q")
+    assert app.return_value == 3
+    [waiting] = awaiting(moot_dirs["sessions"])
+    assert waiting.deferred and waiting.rationale == "needs the DBA's sign-off"
