@@ -54,9 +54,11 @@ def refusal(data: SessionData, vote: str, rationale: str) -> str | None:
     why = not_awaiting(data)
     if why:
         return why
-    votes = data.spec.debate.votes
-    if vote not in votes:
-        return f"--vote: {vote!r} is not one of {', '.join(votes)}"
+    debate = data.spec.debate
+    if not debate.accepts(vote):
+        if debate.open_votes:
+            return f"--vote: {vote!r} is not an answer as {debate.normaliser} votes are counted"
+        return f"--vote: {vote!r} is not one of {', '.join(debate.vote_options)}"
     if not word_count(rationale):
         return "--rationale: a decision needs a rationale in words"
     state = DebateState(data.spec, data.spec.max_rounds)

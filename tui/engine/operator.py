@@ -193,8 +193,11 @@ class OperatorLog:
 
     def decide(self, vote: str, rationale: str) -> Decision:
         """The operator's final call, checked and journalled; the caller applies it."""
-        if vote not in self.spec.debate.votes:
-            raise ValueError(f"{vote!r} is not one of {', '.join(self.spec.debate.votes)}")
+        d = self.spec.debate
+        if not d.accepts(vote):
+            if d.open_votes:
+                raise ValueError(f"{vote!r} is not an answer as {d.normaliser} votes are counted")
+            raise ValueError(f"{vote!r} is not one of {', '.join(d.vote_options)}")
         if not word_count(rationale):  # the same rule as a model's rationale: words
             raise ValueError("a decision needs a rationale in words")
         veto = self.protocol.operator_veto(self.state, vote)

@@ -54,7 +54,7 @@ class DebateState:
             self.latest_vote[turn.speaker] = turn.vote
 
     def tally(self) -> dict[str, int]:
-        return tally_rules.count(self.latest_vote, self.spec.debate.votes)
+        return tally_rules.count(self.latest_vote, self.spec.debate.vote_options)
 
     def recent_notes(self) -> list[tuple[int, str]]:
         start = max(0, len(self.notes) - MAX_NOTES_SHOWN)
