@@ -3,6 +3,7 @@
 #   ./dev.sh demo   set up, then open the console on a live debate on the embedded model
 #   ./dev.sh test   set up, then ruff (lint, format), mypy, the import contracts and the tests
 #   ./dev.sh lock   refresh uv.lock and setup/litellm-proxy/uv.lock on purpose
+#   ./dev.sh bench  set up, then a small offline moot bench on the embedded model
 # Set-up installs only what the locks hold, and stops if a lock is not current.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -50,7 +51,7 @@ setup() {
     if [ "${1:-}" = demo ]; then
         "$uv" sync --quiet --locked --inexact --python "$PY" --group local-model
     else
-        "$uv" sync --quiet --locked --python "$PY" --extra dev --group local-model
+        "$uv" sync --quiet --locked --python "$PY" --extra dev --extra bench --group local-model
     fi
 }
 
@@ -85,6 +86,12 @@ case "${1:-}" in
     lock)
         lock "${@:2}"
         ;;
+    bench)
+        # A few arithmetic items, one answer against a 3 x 2 debate, on the 135M model;
+        # later flags win (./dev.sh bench --items 10 --out bench-out).
+        setup demo
+        exec "$VENV/bin/moot" bench --model local --items 3 --arms single,debate "${@:2}"
+        ;;
     test)
         setup
         setup_proxy
@@ -110,7 +117,7 @@ case "${1:-}" in
         exit "$code"
         ;;
     *)
-        echo "usage: ./dev.sh demo [SPEC] | ./dev.sh test [PYTEST ARGS] | ./dev.sh lock [--upgrade]" >&2
+        echo "usage: ./dev.sh demo [SPEC] | ./dev.sh test [PYTEST ARGS] | ./dev.sh lock [--upgrade] | ./dev.sh bench [FLAGS]" >&2
         exit 2
         ;;
 esac

@@ -228,3 +228,20 @@ def test_piped_output_has_plain_progress_lines_the_table_and_the_plot(
     assert "[1/9] item 0 single: right" in text and "\x1b[" not in text
     assert "debate" in text and "100.0%" in text and "calls per item" in text
     assert "new calls: 30" in text
+
+
+@pytest.mark.local_model
+def test_the_embedded_model_completes_a_three_item_bench(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "local"
+    result = bench(
+        capsys, "--model", "local", "--items", "3", "--arms", "single,debate", "--out", str(out)
+    )
+    single, debate = result["arms"]["single"], result["arms"]["debate"]
+    assert (single["items"], debate["items"]) == (3, 3)
+    assert (single["calls"], debate["calls"]) == (3, 18) and result["new_calls"] == 21
+    assert single["tokens"] > 0 and debate["tokens"] > 0  # the model was asked, and answered
+    for path in sorted((out / "sessions").glob("*.toml")):
+        report = verify_file(path)
+        assert report.ok, [c.detail for c in report.failures]
