@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rich import box
 from rich.table import Table
 
 Z95 = 1.959963984540054
@@ -64,9 +65,9 @@ def summary(
 
 def table(result: dict[str, Any], title: str) -> Table:
     """The terminal table: one row per arm."""
-    t = Table(title=title, title_style="bold")
-    for label in ("arm", "accuracy", "95% CI", "items", "calls", "calls/item", "tokens", "cost"):
-        t.add_column(label, justify="left" if label == "arm" else "right")
+    t = Table(title=title, title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+    for label in ("arm", "accuracy", "95% CI", "items", "calls", "per item", "tokens", "cost"):
+        t.add_column(label, justify="left" if label == "arm" else "right", no_wrap=True)
     debate = None
     for arm, f in result["arms"].items():
         lo, hi = f["ci95"]

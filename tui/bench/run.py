@@ -201,6 +201,8 @@ def _report(
     if options.as_json:
         print(json.dumps(result))  # stdout holds the one object, never wrapped
         return
+    if not console.is_terminal:  # a log or a pipe: the figures whole, never squeezed
+        console.width = max(console.width, 100)
     console.print(table(result, clean_line(title)))
     console.print(picture)
     console.print(Text(f"new calls: {result['new_calls']}", style="dim"))
