@@ -198,6 +198,7 @@ def test_without_the_bench_extra_a_gym_task_says_what_to_install(
         (["--arms", "single,chorus"], "expected some of single, vote, debate"),
         (["--task", "no_such_dataset"], "not a reasoning-gym dataset"),
         (["--agents", "65"], "at most 64 agents"),
+        (["--items", "100001"], "at most 100,000 items"),
     ],
 )
 def test_bad_flags_get_a_clear_message_and_exit_2(
@@ -206,6 +207,18 @@ def test_bad_flags_get_a_clear_message_and_exit_2(
     assert main(["bench", "--model", "oracle:1", "--items", "2", *args]) == ExitCode.BAD_INPUT
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_a_model_that_cannot_start_is_named_before_any_item_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "run"
+    code = main(["bench", "--model", "openai/gpt-4o-mini", "--items", "2", "--out", str(out)])
+    assert code == ExitCode.BAD_INPUT
+    err = capsys.readouterr().err
+    assert "--model openai/gpt-4o-mini" in err and "OPENAI_API_KEY" in err
+    assert not out.exists()  # nothing written for a bench that could not start
 
 
 def test_an_out_folder_of_another_bench_is_refused(

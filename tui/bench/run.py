@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from tui.bench.arms import ARMS, Setup, play
+from tui.bench.arms import ARMS, Setup, arm_spec, play
 from tui.bench.oracle import Oracle, oracle_p
 from tui.bench.plot import drawing, write_svg
 from tui.bench.report import summary, table
@@ -25,9 +25,11 @@ from tui.bench.store import PLOT, Store
 from tui.bench.tasks import Item, task_named
 from tui.engine.errors import MootInputError
 from tui.engine.ports import Provider, TokenSink, TurnReply, TurnRequest
-from tui.engine.spec import Debater
+from tui.engine.spec import Debater, validate_spec
 from tui.exitcodes import ExitCode
 from tui.textsafe import clean_line
+
+MAX_ITEMS = 100_000  # the records of a run are held in memory for the report
 
 
 @dataclass
@@ -123,12 +125,16 @@ def run_bench(
     """Run (or finish) the bench and print its report; the exit code."""
     console = console or Console(highlight=False)
     errors = errors or Console(stderr=True, highlight=False)
+    if options.items > MAX_ITEMS:
+        raise MootInputError("--items", [f"{options.items}: at most {MAX_ITEMS:,} items a run"])
     unknown = [a for a in options.arms if a not in ARMS]
     if unknown or not options.arms:
         raise MootInputError("--arms", [f"expected some of {', '.join(ARMS)}; got {options.arms}"])
     task = task_named(options.task, options.seed)
     p = oracle_p(options.model)
     setup = Setup(task, options.model, options.agents, options.rounds, options.samples)
+    if p is None:  # a model that cannot start is named now, not after N silent failures
+        _preflight(setup, task.item(0))
     store = Store(Path(options.out), options.config()) if options.out else None
     records: dict[tuple[int, str], dict[str, Any]] = dict(store.done) if store else {}
     todo = [
@@ -188,6 +194,14 @@ def run_bench(
     result = summary(records.values(), list(options.arms), options.items, calls.made)
     _report(options, result, store, console)
     return ExitCode.DECIDED
+
+
+def _preflight(setup: Setup, item: Item) -> None:
+    from tui.providers.preflight import preflight
+
+    problems = preflight(validate_spec(arm_spec(setup, "single", item)))
+    if problems:
+        raise MootInputError(f"--model {setup.model}", problems)
 
 
 def _report(
