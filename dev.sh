@@ -87,10 +87,11 @@ case "${1:-}" in
         lock "${@:2}"
         ;;
     bench)
-        # A few arithmetic items, one answer against a 3 x 2 debate, on the 135M model;
+        # A few arithmetic items, one answer against a 3 x 2 debate, on the 135M model
+        # (one item at a time: the model serves 3 calls at once, a debate round's 3);
         # later flags win (./dev.sh bench --items 10 --out bench-out).
         setup demo
-        exec "$VENV/bin/moot" bench --model local --items 3 --arms single,debate "${@:2}"
+        exec "$VENV/bin/moot" bench --model local --items 3 --arms single,debate --concurrency 1 "${@:2}"
         ;;
     test)
         setup

@@ -19,6 +19,7 @@ from tui.bench.report import wilson
 from tui.bench.tasks import Arithmetic, task_named
 from tui.cli import main
 from tui.engine.errors import MootInputError
+from tui.engine.ports import ProviderError
 from tui.engine.verify import verify_file
 from tui.exitcodes import ExitCode
 
@@ -249,12 +250,34 @@ def test_the_embedded_model_completes_a_three_item_bench(
 ) -> None:
     out = tmp_path / "local"
     result = bench(
-        capsys, "--model", "local", "--items", "3", "--arms", "single,debate", "--out", str(out)
+        capsys,
+        *("--model", "local", "--items", "3", "--arms", "single,debate"),
+        *("--concurrency", "1", "--out", str(out)),
     )
     single, debate = result["arms"]["single"], result["arms"]["debate"]
     assert (single["items"], debate["items"]) == (3, 3)
     assert (single["calls"], debate["calls"]) == (3, 18) and result["new_calls"] == 21
+    assert single["failed_calls"] == debate["failed_calls"] == 0
     assert single["tokens"] > 0 and debate["tokens"] > 0  # the model was asked, and answered
     for path in sorted((out / "sessions").glob("*.toml")):
         report = verify_file(path)
         assert report.ok, [c.detail for c in report.failures]
+
+
+def test_a_failed_call_counts_as_no_answer_and_is_reported(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = Oracle.complete
+
+    async def flaky(self: Oracle, request: Any, on_token: Any) -> Any:
+        if request.debater.id == "a1":
+            raise ProviderError("timeout", "no answer within 120s")
+        return await real(self, request, on_token)
+
+    monkeypatch.setattr(Oracle, "complete", flaky)
+    result = bench(capsys, "--model", "oracle:1", "--items", "4", "--arms", "single,vote")
+    single, vote = result["arms"]["single"], result["arms"]["vote"]
+    assert (single["accuracy"], single["no_answer"], single["failed_calls"]) == (0.0, 4, 4)
+    assert (vote["accuracy"], vote["failed_calls"], vote["calls"]) == (1.0, 4, 12)
+    assert main(["bench", "--model", "oracle:1", "--items", "4", "--arms", "single"]) == 0
+    assert "4 calls failed (provider errors)" in capsys.readouterr().out

@@ -27,6 +27,7 @@ from tui.engine.turns import FailureAction, FailureChoice
 from tui.engine.vocab import DecisionRule
 
 ARMS = ("single", "vote", "debate")
+PROVIDER_FAILURE = "provider failure"  # how the engine records a call that failed
 ROLE = (
     "Solves the problem. In a later round, reads the other agents' answers and reasons, "
     "checks them, and answers again."
@@ -135,6 +136,7 @@ def outcome(
         "calls": sum(max(1, t.attempts) for t in turns),
         "tokens": sum(t.tokens_in + t.tokens_out for t in turns),
         "cost": sum(t.cost for t in turns),
+        "failed": sum(1 for t in turns if (t.error or "").startswith(PROVIDER_FAILURE)),
         "votes": grid,
     }
     if arm == "debate":

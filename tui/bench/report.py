@@ -40,6 +40,7 @@ def arm_figures(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "calls_per_item": calls / n if n else 0.0,
         "tokens": sum(int(r.get("tokens", 0)) for r in records),
         "cost": round(sum(float(r.get("cost", 0.0)) for r in records), 6),
+        "failed_calls": sum(int(r.get("failed", 0)) for r in records),
     }
     if any("agreement" in r for r in records):
         out["wrong_to_right"] = sum(int(r.get("wrong_to_right", 0)) for r in records)
@@ -83,10 +84,15 @@ def table(result: dict[str, Any], title: str) -> Table:
         )
         if "agreement" in f:
             debate = f
+    notes = []
+    failed = sum(f["failed_calls"] for f in result["arms"].values())
+    if failed:
+        notes.append(f"{failed} calls failed (provider errors); each counts as no answer")
     if debate is not None:
-        t.caption = (
+        notes.append(
             f"debate: {debate['wrong_to_right']} answers went wrong → right between rounds, "
             f"{debate['right_to_wrong']} right → wrong; last-round agreement "
             f"{debate['agreement']:.0%}"
         )
+    t.caption = "\n".join(notes) or None
     return t
