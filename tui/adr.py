@@ -1,7 +1,7 @@
 """``moot export --format adr``: a session as an architecture decision record (MADR layout).
 
 Every statement comes from the session file: the motion and its documents (with
-their hashes), the positions held and by whom, the decision with its rule, the
+their hashes), who signed it, the positions held and by whom, the decision with its rule, the
 weaknesses raised and how each was answered, dissent, the admitted evidence, and
 whether ``moot verify`` holds. Model text goes through tui.textsafe's Markdown
 sanitiser, so it can never restructure the record.
@@ -170,6 +170,7 @@ def to_adr(data: SessionData) -> str:
         f"* Status: {status(data)}",
         f"* Deciders: {_deciders(data)}",
         f"* Date: {md_inline(str(data.meta.get('created', ''))[:10])}",
+        f"* Signed by: {_signers(data)}",
         "",
         "## Context and Problem Statement",
         "",
@@ -199,7 +200,9 @@ def to_adr(data: SessionData) -> str:
     if r:
         lines.append(
             f"Decision: **{md_inline(r.get('decision'))}**, by rule "
-            f"{md_code(r.get('decision_rule'))}, decided by {md_inline(r.get('decided_by'))}."
+            f"{md_code(r.get('decision_rule'))}, decided by {md_inline(r.get('decided_by'))}"
+            + (f" (relayed via {md_code(r['decided_via'])})" if r.get("decided_via") else "")
+            + "."
         )
         if r.get("rationale"):
             lines += ["", "Operator's rationale:", "", *_quote(r["rationale"])]
@@ -225,6 +228,19 @@ def _deciders(data: SessionData) -> str:
     return "the debate's rules (" + ", ".join(md_code(x.id) for x in data.spec.debaters) + ")"
 
 
+def _signers(data: SessionData) -> str:
+    """Whose keys signed the file (their fingerprints), and whether the signatures hold."""
+    found = data.signatures
+    if not found.spans:
+        return "nobody (unsigned)" + (
+            f"; {len(found.problems)} signature(s) do not hold" if found.problems else ""
+        )
+    keys = ", ".join(md_code(s.fingerprint) for s in found.spans)
+    if found.problems:
+        return f"{keys}, but {len(found.problems)} signatures do not hold (changed after signing)"
+    return f"{keys} (Ed25519; every signature holds)"
+
+
 def _more(data: SessionData) -> list[str]:
     report = verify(data)
     held = (
@@ -238,6 +254,7 @@ def _more(data: SessionData) -> list[str]:
         f"{len(data.turns)} turns, {len(data.actions)} operator actions.",
         f"- {held}.",
     ]
+    lines += [f"- Signer's public key: {md_code(span.public)}." for span in data.signatures.spans]
     fork = data.meta.get("forked_from")
     if isinstance(fork, dict):
         lines.append(
