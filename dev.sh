@@ -3,6 +3,7 @@
 #   ./dev.sh demo   set up, then open the console on a live debate on the embedded model
 #   ./dev.sh test   set up, then ruff (lint, format), mypy, the import contracts and the tests
 #   ./dev.sh lock   refresh uv.lock and setup/litellm-proxy/uv.lock on purpose
+#   ./dev.sh bench  set up, then a small offline moot bench on the embedded model
 # Set-up installs only what the locks hold, and stops if a lock is not current.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -10,7 +11,7 @@ cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
 VENV=.venv
 # What the tests need in .venv (tests/test_locks.py reads this line).
-TEST_SYNC=(--extra dev --extra serve --extra mcp --extra otel --group local-model)
+TEST_SYNC=(--extra dev --extra serve --extra mcp --extra otel --extra bench --group local-model)
 # Never download a Python: the machine's own (python3, or $PYTHON) is the one used.
 export UV_PYTHON_DOWNLOADS=never
 
@@ -87,6 +88,13 @@ case "${1:-}" in
     lock)
         lock "${@:2}"
         ;;
+    bench)
+        # A few arithmetic items, one answer against a 3 x 2 debate, on the 135M model
+        # (one item at a time: the model serves 3 calls at once, a debate round's 3);
+        # later flags win (./dev.sh bench --items 10 --out bench-out).
+        setup demo
+        exec "$VENV/bin/moot" bench --model local --items 3 --arms single,debate --concurrency 1 "${@:2}"
+        ;;
     test)
         setup
         setup_proxy
@@ -112,7 +120,7 @@ case "${1:-}" in
         exit "$code"
         ;;
     *)
-        echo "usage: ./dev.sh demo [SPEC] | ./dev.sh test [PYTEST ARGS] | ./dev.sh lock [--upgrade]" >&2
+        echo "usage: ./dev.sh demo [SPEC] | ./dev.sh test [PYTEST ARGS] | ./dev.sh lock [--upgrade] | ./dev.sh bench [FLAGS]" >&2
         exit 2
         ;;
 esac

@@ -43,7 +43,10 @@ def status(data: SessionData) -> str:
         return f"decided by the operator: {decision}"
     if decision == ESCALATE:
         return "escalated"
-    return "accepted" if decision == data.spec.debate.votes[0] else f"rejected ({decision})"
+    options = data.spec.debate.vote_options
+    if not options:  # open votes: the decision is an answer, not an acceptance
+        return f"answered: {decision}"
+    return "accepted" if decision == options[0] else f"rejected ({decision})"
 
 
 def _quote(text: Any) -> list[str]:

@@ -205,6 +205,35 @@ def _parser() -> argparse.ArgumentParser:
     )
     _allow_read_option(bat)
 
+    ben = sub.add_parser(
+        "bench", help="accuracy of one answer, a vote and a debate on generated, checked items"
+    )
+    ben.add_argument(
+        "--task",
+        default="arithmetic",
+        help="arithmetic (built in) or a reasoning-gym dataset name (the bench extra)",
+    )
+    ben.add_argument("--items", type=_positive, default=20, help="items (default 20)")
+    ben.add_argument("--seed", type=int, default=0, help="the items' seed (default 0)")
+    ben.add_argument(
+        "--model",
+        default="local",
+        help="a LiteLLM model, local (embedded), or oracle:P (right with probability P)",
+    )
+    ben.add_argument(
+        "--arms", default="single,vote,debate", help="some of single,vote,debate (default all)"
+    )
+    ben.add_argument("--agents", type=_positive, default=3, help="debate agents (default 3)")
+    ben.add_argument("--rounds", type=_positive, default=2, help="debate rounds (default 2)")
+    ben.add_argument("--samples", type=_positive, default=3, help="vote answers (default 3)")
+    ben.add_argument(
+        "--out", help="a folder keeping per-item lines, sessions and the plot; reruns go on"
+    )
+    ben.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    ben.add_argument(
+        "--concurrency", "-j", type=_positive, default=4, help="item arms at once (default 4)"
+    )
+
     inbox = sub.add_parser(
         "inbox", parents=[common], help="sessions that ended unresolved, waiting for a decision"
     )
@@ -362,6 +391,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _fork(args.session, args.at, args.out, args.set)
     if cmd == "batch":
         return _batch(args)
+    if cmd == "bench":
+        return _bench(args)
     if cmd == "inbox":
         return _inbox(args.sessions_dir, args.json)
     if cmd == "decide":
@@ -527,6 +558,31 @@ def _batch(args: argparse.Namespace) -> int:
         summary_path=args.summary,
         preflight=None if args.no_preflight else preflight,
         allow_read=_allowed(args),
+    )
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from tui.bench.run import Options, run_bench
+    from tui.engine.errors import MootInputError
+    from tui.engine.spec import MAX_DEBATERS
+
+    for flag, value in (("--agents", args.agents), ("--samples", args.samples)):
+        if value > MAX_DEBATERS:
+            raise MootInputError(flag, [f"{value}: at most {MAX_DEBATERS} agents take part"])
+    return run_bench(
+        Options(
+            task=args.task,
+            items=args.items,
+            seed=args.seed,
+            model=args.model,
+            arms=[a.strip() for a in args.arms.split(",") if a.strip()],
+            agents=args.agents,
+            rounds=args.rounds,
+            samples=args.samples,
+            out=args.out,
+            as_json=args.json,
+            concurrency=args.concurrency,
+        )
     )
 
 

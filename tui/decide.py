@@ -58,10 +58,12 @@ def refusal(data: SessionData, vote: str, rationale: str, flag: str = "--") -> s
     why = not_awaiting(data)
     if why:
         return why
-    votes = data.spec.debate.votes
-    if vote not in votes:
-        return f"{flag}vote: {vote!r} is not one of {', '.join(votes)}"
-    problem = rationale_problem(rationale, votes=votes, motion=data.spec.debate.motion)
+    debate = data.spec.debate
+    if not debate.accepts(vote):
+        if debate.open_votes:
+            return f"{flag}vote: {vote!r} is not an answer as {debate.normaliser} votes are counted"
+        return f"{flag}vote: {vote!r} is not one of {', '.join(debate.vote_options)}"
+    problem = rationale_problem(rationale, votes=debate.vote_options, motion=debate.motion)
     if problem:
         return f"{flag}rationale: {problem}"
     state = DebateState(data.spec, data.spec.max_rounds)

@@ -162,7 +162,8 @@ class HeadlessPrinter:
 
 def _ask_operator(session: LiveSession, console: Console) -> bool:
     """``--on-unresolved prompt``: decide or add a round. True to keep running."""
-    votes = list(session.spec.debate.votes)
+    debate = session.spec.debate
+    votes = debate.vote_options or sorted(set(session.engine.state.latest_vote.values()))
     console.print(
         Text(
             "The debate is unresolved. Choose a vote, 'extend' for one more round, "
@@ -181,7 +182,7 @@ def _ask_operator(session: LiveSession, console: Console) -> bool:
         if choice == "extend":
             session.engine.extend()
             return True
-        if choice in votes:
+        if choice in votes or (debate.open_votes and debate.accepts(choice)):
             try:
                 rationale = input("rationale> ").strip()
             except EOFError:

@@ -175,7 +175,7 @@ def _tally(data: SessionData) -> dict[str, int]:
     for turn in data.turns:
         if not turn.invalid and turn.vote:
             latest[turn.speaker] = turn.vote
-    tally = dict.fromkeys(data.spec.debate.votes, 0)
+    tally = dict.fromkeys(data.spec.debate.vote_options, 0)
     for vote in latest.values():
         tally[vote] = tally.get(vote, 0) + 1
     return tally
@@ -211,7 +211,7 @@ def snapshot(data: SessionData, live: Running | None = None) -> SessionStatus:
         round=live.round if live is not None and live.round else (last.round if last else 0),
         phase=live.phase if live is not None and live.phase else (last.phase if last else None),
         turns=len(data.turns),
-        votes=list(data.spec.debate.votes),
+        votes=data.spec.debate.vote_options,
         tally=_tally(data),
         decision=r.get("decision"),
         decision_rule=r.get("decision_rule"),

@@ -219,11 +219,12 @@ class OperatorLog:
         ``via`` names the channel when the decision did not come through moot's own
         console or command line (an MCP client); it is recorded with the decision.
         """
-        if vote not in self.spec.debate.votes:
-            raise ValueError(f"{vote!r} is not one of {', '.join(self.spec.debate.votes)}")
-        problem = rationale_problem(
-            rationale, votes=self.spec.debate.votes, motion=self.spec.debate.motion
-        )
+        d = self.spec.debate
+        if not d.accepts(vote):
+            if d.open_votes:
+                raise ValueError(f"{vote!r} is not an answer as {d.normaliser} votes are counted")
+            raise ValueError(f"{vote!r} is not one of {', '.join(d.vote_options)}")
+        problem = rationale_problem(rationale, votes=d.vote_options, motion=d.motion)
         if problem:
             raise ValueError(problem)
         veto = self.protocol.operator_veto(self.state, vote)

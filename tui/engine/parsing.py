@@ -60,7 +60,10 @@ def extract_json_object(text: str) -> dict[str, Any]:
 
 
 def parse_turn(text: str, model: type[BaseModel], votes: list[str]) -> BaseModel:
-    """Parse and validate one turn; raise TurnParseError saying what is wrong."""
+    """Parse and validate one turn; raise TurnParseError saying what is wrong.
+
+    An empty ``votes`` means open votes: any answer, normalised by the protocol's check.
+    """
     data = extract_json_object(text)
     if "\\u" in text or _SURROGATE.search(text):  # where a lone surrogate can come from
         try:
@@ -78,6 +81,6 @@ def parse_turn(text: str, model: type[BaseModel], votes: list[str]) -> BaseModel
     if "routing" in model.model_fields or "vote" not in model.model_fields:
         return content  # no vote, or the routing is the vote (from a fixed set)
     vote = content.vote  # type: ignore[attr-defined]
-    if vote not in votes:
+    if votes and vote not in votes:
         raise TurnParseError(f"vote: {vote!r} is not one of {', '.join(votes)}")
     return content

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from tui.engine.events import Slot
+from tui.engine.openvotes import DESCRIPTIONS
 from tui.engine.protocols.base import ContextItem
 from tui.engine.spec import Debater, Spec
 from tui.engine.substance import rule_text
@@ -256,7 +257,9 @@ def build_messages(
     has_vote = "vote" in schema.get("properties", {}) and slot.kind != TurnKind.ADVERSARY_CRITIQUE
     system = f"{who}\n\nPhase: {slot.phase} (round {slot.round}).\n"
     system += f"Task: {task_for(spec.debate.protocol, slot)}\n\n"
-    if has_vote:
+    if has_vote and spec.debate.open_votes:
+        system += f"Your vote is your own answer: {DESCRIPTIONS[spec.debate.normaliser]}.\n"
+    elif has_vote:
         system += f"Allowed votes: {', '.join(votes)}.\n"
     if "rubric" in schema.get("properties", {}):
         system += rubric_text(spec) + "\n\n"

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tui.engine.evidence import rubric_schema
+from tui.engine.openvotes import MAX_VOTE_CHARS
 from tui.engine.records import inline_refs
 from tui.engine.spec import Rubric
 
@@ -64,7 +65,9 @@ def _close(node: dict[str, Any], votes: list[str], statement: int) -> None:
         prop.pop("default", None)
         kind = prop.get("type")
         shortest = statement if name in STATEMENTS else 1
-        if name == "vote":
+        if name == "vote" and not votes:  # open votes: the answer itself, kept short
+            props[name] = {"type": "string", "minLength": 1, "maxLength": MAX_VOTE_CHARS}
+        elif name == "vote":
             desc = {"description": prop["description"]} if "description" in prop else {}
             props[name] = {"type": "string", "enum": list(votes), **desc}
         elif kind == "string" and "enum" not in prop:

@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
@@ -19,6 +19,7 @@ from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
 from tui.engine.context import ARTIFACT, Document, context_problems, read_documents
 from tui.engine.errors import SpecError
 from tui.engine.family import family_of
+from tui.engine.openvotes import OPEN, Normaliser, normalise
 from tui.engine.protocols import PROTOCOLS
 from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.raw import RawSpec, family
@@ -151,7 +152,14 @@ class DebateSection(_Strict):
     max_rounds: int | None = Field(default=None, ge=1, le=1000)
     consensus_threshold: int | None = Field(default=None, ge=1)
     phases: list[str] | None = None
-    votes: list[str] = Field(default_factory=lambda: list(DEFAULT_VOTES), min_length=1)
+    # A list of votes to choose from, or "open": each vote is the debater's own answer,
+    # counted in the form ``normalise`` gives it (tui.engine.openvotes).
+    votes: Annotated[list[str], Field(min_length=1)] | Literal["open"] = Field(
+        default_factory=lambda: list(DEFAULT_VOTES)
+    )
+    normalise: Normaliser | None = None
+    # False: votes decide only after the last round, so every debater speaks in every round.
+    early_stop: bool = True
     cross_family: Literal["off", "warn", "require"] = "warn"
     rotate: bool = False
     retries: int = Field(default=1, ge=0, le=5)
@@ -170,6 +178,39 @@ class DebateSection(_Strict):
     convergence: int = Field(default=3, ge=1, le=50)
     seed: int | None = None
     position_swap: bool = False
+
+    @property
+    def open_votes(self) -> bool:
+        return self.votes == OPEN
+
+    @property
+    def vote_options(self) -> list[str]:
+        """The votes to choose from; empty when votes are open."""
+        return [] if isinstance(self.votes, str) else list(self.votes)
+
+    @property
+    def normaliser(self) -> Normaliser:
+        return self.normalise or "text"
+
+    def counted(self, vote: str) -> str | None:
+        """The vote ``vote`` counts as: itself if listed, its normal form if open, else None."""
+        if self.open_votes:
+            return normalise(self.normaliser, vote)
+        return vote if vote in self.vote_options else None
+
+    def vote_of(self, content: dict[str, Any]) -> str | None:
+        """A valid turn's counted vote: its routing, or its vote (normalised when open)."""
+        routing = content.get("routing")
+        if routing:
+            return str(routing)
+        vote = content.get("vote")
+        if not isinstance(vote, str) or not vote:
+            return None
+        return self.counted(vote) if self.open_votes else vote
+
+    def accepts(self, vote: str) -> bool:
+        """Whether the operator may decide ``vote``: a listed vote, or an open one in normal form."""
+        return self.counted(vote) == vote
 
 
 class RubricProperty(_Strict):
@@ -316,6 +357,10 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     votes = rs.debate.get("votes")
     if isinstance(votes, list) and len(set(map(str, votes))) != len(votes):
         problems.append("debate.votes: duplicate vote names")
+    if votes == OPEN and name != "debate":
+        problems.append('debate.votes: "open" votes are for the debate protocol only')
+    if "normalise" in rs.debate and votes != OPEN:
+        problems.append('debate.normalise: only used with votes = "open"')
 
     problems += _length_problems(rs, protocol)
 

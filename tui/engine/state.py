@@ -71,7 +71,7 @@ class DebateState:
         )
 
     def tally(self) -> dict[str, int]:
-        return tally_rules.count(self.latest_vote, self.spec.debate.votes)
+        return tally_rules.count(self.latest_vote, self.spec.debate.vote_options)
 
     def recent_notes(self) -> list[tuple[int, str]]:
         start = max(0, len(self.notes) - MAX_NOTES_SHOWN)

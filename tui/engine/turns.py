@@ -131,7 +131,7 @@ class TurnPlayer:
                 if protocol.rubric_role(probe) in applies:
                     self._models[kind] = with_rubric(CONTENT_MODELS[kind], spec.rubric)
                     self._rubric_kinds.add(kind)
-        votes = spec.debate.votes
+        votes = spec.debate.vote_options
         self._partial: dict[int, list[str]] = {}  # text streamed so far, per slot
         self._calls: dict[int, tuple[Slot, asyncio.Task[Any]]] = {}  # the task calling
         self._cuts: dict[int, tuple[Slot, asyncio.Future[CutChoice]]] = {}
@@ -186,7 +186,7 @@ class TurnPlayer:
         debater = self.roster[slot.speaker]
         items = slot_context(self.spec, self.protocol, self.state if view is None else view, slot)
         prompt_schema, schema = self._slot_schemas(slot, debater.max_tokens)
-        votes = list(self.spec.debate.votes)
+        votes = self.spec.debate.vote_options
         messages = build_messages(self.spec, debater, slot, items, prompt_schema, votes)
         content_model = self._models[slot.kind]
         started_at, t0 = now(), time.perf_counter()
@@ -263,7 +263,7 @@ class TurnPlayer:
             turn.error = self._redact(last_error)
         else:
             turn.content = self._redact.tree(content.model_dump())
-            turn.vote = turn.content.get("routing") or turn.content.get("vote") or None
+            turn.vote = self.spec.debate.vote_of(turn.content)
         against = self.protocol.cross_family_against(slot)
         if against:
             mine = self.roster.family[slot.speaker]

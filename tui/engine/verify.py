@@ -521,7 +521,7 @@ def _slot_claims(
         return
     model = models[turn.kind]
     try:
-        parsed = parse_turn(json.dumps(turn.content), model, list(at.data.spec.debate.votes))
+        parsed = parse_turn(json.dumps(turn.content), model, at.data.spec.debate.vote_options)
         if at.legacy:  # the substance rules came after the file was written
             protocol.check_state(at.state, slot, parsed)
         else:
@@ -530,8 +530,11 @@ def _slot_claims(
         out.check(where, "content", False, f"a valid turn the rules refuse: {err}")
         return  # what follows rests on content the rules accept
     out.same(where, "content", turn.content, parsed.model_dump(), "the turn's schema")
-    expected_vote = turn.content.get("routing") or turn.content.get("vote") or None
-    out.same(where, "vote", turn.vote, expected_vote, "the turn's content")
+    expected_vote = at.data.spec.debate.vote_of(turn.content)
+    how = "the turn's content" + (
+        f" ({at.data.spec.debate.normaliser} normaliser)" if at.data.spec.debate.open_votes else ""
+    )
+    out.same(where, "vote", turn.vote, expected_vote, how)
     if turn.kind in _NEGATIVE:
         items, verdict = _NEGATIVE[turn.kind]
         present = bool(turn.content.get(items)) or turn.content.get("verdict") == verdict
@@ -626,7 +629,8 @@ _TURN_ACTIONS = (OperatorAction.CUT, OperatorAction.SKIP, OperatorAction.REDO)
 
 def _action_claims(data: SessionData, out: Verification) -> None:
     last = 0
-    votes = list(data.spec.debate.votes)
+    debate = data.spec.debate
+    votes = "an answer in normal form" if debate.open_votes else ", ".join(debate.vote_options)
     for n, action in enumerate(data.actions, 1):
         where = f"operator action {n} ({action.get('action')})"
         after = action.get("after_turn", 0)
@@ -647,13 +651,14 @@ def _action_claims(data: SessionData, out: Verification) -> None:
             out.check(where, "partial_cut", problem is None, problem or "the cut text as kept")
         if action.get("action") == OperatorAction.DECIDE:
             vote, rationale = action.get("vote"), str(action.get("rationale", ""))
+            ok = isinstance(vote, str) and debate.accepts(vote) and bool(rationale.strip())
             out.check(
                 where,
                 "vote",
-                vote in votes and bool(rationale.strip()),
+                ok,
                 f"{_show(vote)} with a rationale"
-                if vote in votes and rationale.strip()
-                else f"{_show(vote)} must be one of {', '.join(votes)} with a rationale",
+                if ok
+                else f"{_show(vote)} must be {votes}, with a rationale",
             )
             if "via" in action:
                 _channel_claim(out, where, action["via"])
@@ -728,7 +733,7 @@ def _result_claims(data: SessionData, out: Verification) -> None:
     for t in turns:
         if not t.invalid and t.vote:
             latest[t.speaker] = t.vote
-    tally: dict[str, int] = dict.fromkeys(data.spec.debate.votes, 0)
+    tally: dict[str, int] = dict.fromkeys(data.spec.debate.vote_options, 0)
     for vote in latest.values():
         tally[vote] = tally.get(vote, 0) + 1
     how = "the latest valid vote of each debater"

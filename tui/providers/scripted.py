@@ -70,7 +70,7 @@ class ScriptedProvider:
     @staticmethod
     def _default(request: TurnRequest, script: Script, n: int) -> dict[str, Any]:
         d, slot = request.debater, request.slot
-        vote = _pick(script.votes, n, request.votes[0])
+        vote = _pick(script.votes, n, request.votes[0] if request.votes else "no answer")
         ids = _ids_to_answer(request.json_schema)
         if slot.kind == TurnKind.CANDIDATE:
             return {

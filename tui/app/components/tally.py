@@ -46,7 +46,7 @@ class TallyPanel(Static):
         super().__init__(markup=False, id=id)
         self.bars = bars  # False: the protocol casts no votes (challenge, refine)
         self.decide = decide  # False: votes are requests, no threshold decides (adversary)
-        self.votes = list(votes)
+        self.options = list(votes)  # empty: open votes, shown as they are cast
         self.voters = max(1, voters)
         self.threshold = threshold
         self.set_reactive(TallyPanel.tally, {v: 0 for v in votes})
@@ -55,9 +55,15 @@ class TallyPanel(Static):
     def on_mount(self) -> None:
         self.redraw()
 
+    @property
+    def votes(self) -> list[str]:
+        return self.options or list(self.tally)
+
     def validate_tally(self, tally: dict[str, int]) -> dict[str, int]:
-        """Every vote of the spec, in its order, and nothing else."""
-        return {v: int(tally.get(v, 0)) for v in self.votes}
+        """Every vote of the spec, in its order, and nothing else; open votes as cast, most first."""
+        if not self.options:
+            return dict(sorted(((v, int(n)) for v, n in tally.items()), key=lambda vn: -vn[1]))
+        return {v: int(tally.get(v, 0)) for v in self.options}
 
     def watch_tally(self) -> None:
         self.redraw()

@@ -111,7 +111,7 @@ class DebateScreen(Screen[None]):
                 if self.spec.rubric is not None:
                     yield RubricPanel(id="rubric")
                 yield TallyPanel(
-                    list(d.votes),
+                    d.vote_options,
                     len(self.spec.voters),
                     self.spec.threshold,
                     id="tally",

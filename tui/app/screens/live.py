@@ -431,7 +431,7 @@ class LiveScreen(DebateScreen):
                 self.call_later(open_modal.escalated, summary, self._vetoes())
             return
         modal = DecideModal(
-            list(self.spec.debate.votes),
+            self.spec.debate.vote_options or list(self.tally_panel.tally),
             unresolved=unresolved,
             allow_extend=unresolved,
             summary=summary,
@@ -446,7 +446,7 @@ class LiveScreen(DebateScreen):
         if self.engine is None:
             return {}
         vetoes = {}
-        for vote in self.spec.debate.votes:
+        for vote in self.spec.debate.vote_options or list(self.tally_panel.tally):
             try:
                 veto = self.engine.protocol.operator_veto(self.engine.state, vote)
             except Exception:  # a protocol bug must not keep the operator from deciding

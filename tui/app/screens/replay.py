@@ -111,7 +111,7 @@ class ReplayScreen(DebateScreen):
         for t in shown:
             if t.vote and not t.invalid:
                 latest[t.speaker] = t.vote
-        self.tally_panel.tally = tally_rules.count(latest, self.spec.debate.votes)
+        self.tally_panel.tally = tally_rules.count(latest, self.spec.debate.vote_options)
         last = shown[-1] if shown else None
         self.header.round = last.round if last else 0
         self.header.max_rounds = self._max_rounds()

@@ -112,9 +112,12 @@ class Protocol(ABC):
         at once, so one re-ask can fix them all.
         """
         d = self.spec.debate
+        said = content.model_dump()
         problems = content_problems(
-            slot.kind, content.model_dump(), votes=d.votes, motion=d.motion, min_words=d.min_words
+            slot.kind, said, votes=d.vote_options, motion=d.motion, min_words=d.min_words
         )
+        if d.open_votes and isinstance(said.get("vote"), str) and d.vote_of(said) is None:
+            problems.append(f"vote: {said['vote'][:80]!r} holds no answer ({d.normaliser})")
         try:
             self.check_state(state, slot, content)
         except TurnParseError as err:

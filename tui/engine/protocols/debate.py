@@ -30,6 +30,7 @@ consensus_threshold = 2      # votes one option needs (and no tie) to decide
 # phases = ["proposal", "critique", "revision", "consensus"]
 # votes = ["release", "revise", "escalate"]
 # rotate = false             # rotate the speaking order by one each round
+# early_stop = true          # false: votes decide only after the last round
 # cross_family = "warn"      # off | warn | require: critics from another model family
 # retries = 1                # re-asks after an invalid turn before it is recorded invalid
 
@@ -63,6 +64,7 @@ class DebateProtocol(Protocol):
     name = "debate"
     template = TEMPLATE
     default_rounds = 2
+    role_keys = frozenset({"early_stop"})
 
     @classmethod
     def voters(cls, spec: Spec) -> list[str]:
@@ -144,6 +146,9 @@ class DebateProtocol(Protocol):
     def after_phase(
         self, state: DebateState, round_no: int, phase: str, turns: list[Turn]
     ) -> Decision | None:
+        last = round_no >= state.max_rounds and phase == self.phases(round_no)[-1]
+        if not self.spec.debate.early_stop and not last:
+            return None  # every debater speaks in every round; the votes count at the end
         winner = tally_rules.consensus(state.tally(), self.spec.threshold)
         if winner is not None:
             return Decision(winner, DecisionRule.THRESHOLD_VOTE)

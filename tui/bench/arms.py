@@ -1,0 +1,167 @@
+"""The arms, each one engine run per item with open votes.
+
+``single`` is one agent for one round, ``vote`` K agents for one round (nobody
+sees anyone: K independent answers), ``debate`` A agents for R rounds, each
+round after the first showing every agent the others' latest answers and
+reasons. The engine counts the votes (the most common normal form wins; a tie
+at the top decides nothing), so all three arms share one prompt, one parser and
+one rule, and the debate arm's session file re-checks with ``moot verify``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tui.bench.tasks import Item, Task
+from tui.engine.events import Slot
+from tui.engine.live import LiveSession
+from tui.engine.ports import Provider, ProviderError
+from tui.engine.records import Turn
+from tui.engine.runner import Engine
+from tui.engine.spec import Debater, validate_spec
+from tui.engine.turns import FailureAction, FailureChoice
+from tui.engine.vocab import DecisionRule
+
+ARMS = ("single", "vote", "debate")
+PROVIDER_FAILURE = "provider failure"  # how the engine records a call that failed
+ROLE = (
+    "Solves the problem. In a later round, reads the other agents' answers and reasons, "
+    "checks them, and answers again."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What a bench run is: the task, the model and the size of each arm."""
+
+    task: Task
+    model: str
+    agents: int = 3
+    rounds: int = 2
+    samples: int = 3
+
+    def shape(self, arm: str) -> tuple[int, int]:
+        """(agents, rounds) of an arm: calls per item are their product."""
+        return {"single": (1, 1), "vote": (self.samples, 1), "debate": (self.agents, self.rounds)}[
+            arm
+        ]
+
+
+def arm_spec(setup: Setup, arm: str, item: Item) -> dict[str, Any]:
+    """The spec one item's arm runs: answers only, every round played, a plurality decides."""
+    agents, rounds = setup.shape(arm)
+    return {
+        "debate": {
+            "title": f"{setup.task.name} item {item.index} ({arm})",
+            "motion": item.question,
+            "votes": "open",
+            "normalise": setup.task.normaliser,
+            "phases": ["proposal"],
+            "max_rounds": rounds,
+            "early_stop": False,
+            "consensus_threshold": 1,
+            "retries": 0,  # exactly agents x rounds calls: a refused answer counts as none
+            "on_invalid": "continue",
+            "cross_family": "off",
+            "min_words": 1,
+        },
+        "debaters": [
+            {"id": f"a{n}", "model": setup.model, "role": ROLE} for n in range(1, agents + 1)
+        ],
+    }
+
+
+async def skip_failure(slot: Slot, error: ProviderError) -> FailureChoice:
+    """A failed call is an answer not given: the turn is recorded and the item goes on."""
+    return FailureChoice(FailureAction.SKIP)
+
+
+async def play(
+    setup: Setup,
+    arm: str,
+    item: Item,
+    provider_for: Callable[[Debater], Provider],
+    session: Path | None = None,
+) -> dict[str, Any]:
+    """Run one item's arm (into ``session`` if given, resuming a file left unfinished)."""
+    raw = arm_spec(setup, arm, item)
+    if session is None:
+        engine = Engine(validate_spec(raw), provider_for, on_failure=skip_failure)
+        await engine.run()
+    else:
+        if session.exists():
+            live = LiveSession.resume(session, provider_for, on_failure=skip_failure)
+        else:
+            live = LiveSession.start(
+                validate_spec(raw), raw, provider_for, out=session, on_failure=skip_failure
+            )
+        try:
+            await live.engine.run()
+        finally:
+            live.close()
+        engine = live.engine
+    return outcome(setup, arm, item, engine, session)
+
+
+def outcome(
+    setup: Setup, arm: str, item: Item, engine: Engine, session: Path | None
+) -> dict[str, Any]:
+    """The per-item record: the answer counted, whether it is right, what it cost."""
+    task, turns = setup.task, engine.state.turns
+    decision = engine.decision
+    answer = None
+    if decision is not None and decision.rule == DecisionRule.THRESHOLD_VOTE:
+        answer = decision.decision
+    raw = _said(turns, answer)
+    agents, rounds = setup.shape(arm)
+    grid: list[list[str | None]] = [[None] * agents for _ in range(rounds)]
+    right: list[list[bool]] = [[False] * agents for _ in range(rounds)]
+    for t in turns:
+        if not t.invalid and t.vote is not None and 1 <= t.round <= rounds:
+            n = int(t.speaker[1:]) - 1
+            grid[t.round - 1][n] = t.vote
+            right[t.round - 1][n] = task.correct(item, str(t.content.get("vote", "")))
+    record: dict[str, Any] = {
+        "item": item.index,
+        "arm": arm,
+        "question": item.question,
+        "expected": item.answer,
+        "answer": answer,
+        "said": raw,
+        "correct": raw is not None and task.correct(item, raw),
+        "calls": sum(max(1, t.attempts) for t in turns),
+        "tokens": sum(t.tokens_in + t.tokens_out for t in turns),
+        "cost": sum(t.cost for t in turns),
+        "failed": sum(1 for t in turns if (t.error or "").startswith(PROVIDER_FAILURE)),
+        "votes": grid,
+    }
+    if arm == "debate":
+        record["wrong_to_right"] = sum(
+            not a and b
+            for r in range(rounds - 1)
+            for a, b in zip(right[r], right[r + 1], strict=True)
+        )
+        record["right_to_wrong"] = sum(
+            a and not b
+            for r in range(rounds - 1)
+            for a, b in zip(right[r], right[r + 1], strict=True)
+        )
+        last = Counter(v for v in grid[-1] if v is not None)
+        record["agreement"] = max(last.values(), default=0) / agents
+    if session is not None:
+        record["session"] = session.name
+    return record
+
+
+def _said(turns: list[Turn], answer: str | None) -> str | None:
+    """The words of the latest valid vote that counts as ``answer`` (the checker reads them)."""
+    if answer is None:
+        return None
+    for t in reversed(turns):
+        if not t.invalid and t.vote == answer:
+            return str(t.content.get("vote", ""))
+    return None

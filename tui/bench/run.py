@@ -1,0 +1,229 @@
+"""``moot bench``: run the arms over the items, N at a time, then report and plot.
+
+Progress is a Rich bar in a terminal and one plain line per finished item arm
+otherwise (on stderr under ``--json``, whose stdout is the one JSON object).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from tui.bench.arms import ARMS, Setup, arm_spec, play
+from tui.bench.oracle import Oracle, oracle_p
+from tui.bench.plot import drawing, write_svg
+from tui.bench.report import summary, table
+from tui.bench.store import PLOT, Store
+from tui.bench.tasks import Item, task_named
+from tui.engine.errors import MootInputError
+from tui.engine.ports import Provider, TokenSink, TurnReply, TurnRequest
+from tui.engine.spec import Debater, validate_spec
+from tui.exitcodes import ExitCode
+from tui.textsafe import clean_line
+
+MAX_ITEMS = 100_000  # the records of a run are held in memory for the report
+
+
+@dataclass
+class Calls:
+    """Model calls made by this run (a rerun over finished items makes none)."""
+
+    made: int = 0
+
+
+class Counted:
+    """A provider that counts the calls it passes on; closing is left to their owner."""
+
+    def __init__(self, inner: Provider, calls: Calls) -> None:
+        self.inner, self.calls = inner, calls
+
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        self.calls.made += 1
+        return await self.inner.complete(request, on_token)
+
+    async def aclose(self) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The command line of ``moot bench``."""
+
+    task: str = "arithmetic"
+    items: int = 20
+    seed: int = 0
+    model: str = "local"
+    arms: Sequence[str] = ARMS
+    agents: int = 3
+    rounds: int = 2
+    samples: int = 3
+    out: str | None = None
+    as_json: bool = False
+    concurrency: int = 4
+
+    def config(self) -> dict[str, Any]:
+        """What an ``--out`` folder holds: a rerun must ask for the same bench."""
+        return {
+            "task": self.task,
+            "seed": self.seed,
+            "model": self.model,
+            "agents": self.agents,
+            "rounds": self.rounds,
+            "samples": self.samples,
+        }
+
+
+class _Lines:
+    """One plain line per finished item arm: for logs and pipes."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        self.console, self.total, self.count = console, total, 0
+
+    def done(self, record: dict[str, Any]) -> None:
+        self.count += 1
+        verdict = "right" if record["correct"] else "wrong"
+        answer = clean_line(record.get("answer") or "no answer")
+        self.console.print(
+            Text(
+                f"[{self.count}/{self.total}] item {record['item']} {record['arm']}: "
+                f"{verdict} ({answer}; {record['calls']} calls)"
+            ),
+            soft_wrap=True,
+            highlight=False,
+        )
+
+
+class _Bar:
+    def __init__(self, console: Console, total: int) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+        self.task = self.progress.add_task("bench", total=total)
+
+    def done(self, record: dict[str, Any]) -> None:
+        self.progress.update(
+            self.task, advance=1, description=f"item {record['item']} {record['arm']}"
+        )
+
+
+def run_bench(
+    options: Options, console: Console | None = None, errors: Console | None = None
+) -> int:
+    """Run (or finish) the bench and print its report; the exit code."""
+    console = console or Console(highlight=False)
+    errors = errors or Console(stderr=True, highlight=False)
+    if options.items > MAX_ITEMS:
+        raise MootInputError("--items", [f"{options.items}: at most {MAX_ITEMS:,} items a run"])
+    unknown = [a for a in options.arms if a not in ARMS]
+    if unknown or not options.arms:
+        raise MootInputError("--arms", [f"expected some of {', '.join(ARMS)}; got {options.arms}"])
+    task = task_named(options.task, options.seed)
+    p = oracle_p(options.model)
+    setup = Setup(task, options.model, options.agents, options.rounds, options.samples)
+    if p is None:  # a model that cannot start is named now, not after N silent failures
+        _preflight(setup, task.item(0))
+    store = Store(Path(options.out), options.config()) if options.out else None
+    records: dict[tuple[int, str], dict[str, Any]] = dict(store.done) if store else {}
+    todo = [
+        (i, arm) for i in range(options.items) for arm in options.arms if (i, arm) not in records
+    ]
+    calls = Calls()
+    shown = errors if options.as_json else console
+    progress = _Bar(shown, len(todo)) if shown.is_terminal else _Lines(shown, len(todo))
+
+    def providers(item: Item) -> Callable[[Debater], Provider]:
+        if p is not None:
+            oracle = Oracle(task, item, p, options.seed)
+            return lambda d: Counted(oracle, calls)
+        from tui.providers.registry import provider_for
+
+        return lambda d: Counted(provider_for(d), calls)
+
+    async def one(gate: asyncio.Semaphore, index: int, arm: str) -> None:
+        async with gate:
+            item = task.item(index)
+            session = store.session(index) if store is not None and arm == "debate" else None
+            record = await play(setup, arm, item, providers(item), session)
+            records[(index, arm)] = record
+            if store is not None:
+                store.add(record)
+            progress.done(record)
+
+    async def main() -> None:
+        gate = asyncio.Semaphore(max(1, options.concurrency))
+        try:
+            await asyncio.gather(*(one(gate, i, arm) for i, arm in todo))
+        finally:
+            if p is None:
+                from tui.providers.registry import close_all
+
+                await close_all()
+
+    try:
+        if isinstance(progress, _Bar):
+            with progress.progress:
+                asyncio.run(main())
+        else:
+            asyncio.run(main())
+    except KeyboardInterrupt:
+        if store is not None:
+            errors.print(
+                Text(
+                    f"moot bench: interrupted; finished items are kept in {clean_line(options.out)}"
+                    " (the same command goes on from there)"
+                ),
+                soft_wrap=True,
+            )
+        raise
+    finally:
+        if store is not None:
+            store.close()
+    result = summary(records.values(), list(options.arms), options.items, calls.made)
+    _report(options, result, store, console)
+    return ExitCode.DECIDED
+
+
+def _preflight(setup: Setup, item: Item) -> None:
+    from tui.providers.preflight import preflight
+
+    problems = preflight(validate_spec(arm_spec(setup, "single", item)))
+    if problems:
+        raise MootInputError(f"--model {setup.model}", problems)
+
+
+def _report(
+    options: Options, result: dict[str, Any], store: Store | None, console: Console
+) -> None:
+    title = f"moot bench: {options.task} · {options.model} · {options.items} items"
+    picture = drawing(result)
+    if store is not None:
+        write_svg(picture, store.folder / PLOT, title)
+        result["out"] = str(store.folder)
+    if options.as_json:
+        print(json.dumps(result))  # stdout holds the one object, never wrapped
+        return
+    if not console.is_terminal:  # a log or a pipe: the figures whole, never squeezed
+        console.width = max(console.width, 100)
+    console.print(table(result, clean_line(title)))
+    console.print(picture)
+    console.print(Text(f"new calls: {result['new_calls']}", style="dim"))
+    if store is not None:
+        console.print(
+            Text(
+                f"kept in {clean_line(store.folder)} (items.jsonl, sessions/, {PLOT})", style="dim"
+            ),
+            soft_wrap=True,
+        )
