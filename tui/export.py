@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from tui.engine.records import Turn
-from tui.engine.redact import redacted_session
+from tui.engine.redact import Redactor, redacted_session
 from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
+from tui.engine.verify import verify
 from tui.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
 from tui.textsafe import json_text, md_code, md_inline, md_text
 
@@ -17,11 +18,35 @@ from tui.textsafe import json_text, md_code, md_inline, md_text
 # or md_code (ids and model names), so no model or spec text can add structure.
 
 
+# The version of the JSON document; docs/schemas/ holds its JSON Schema under this name.
+EXPORT_SCHEMA = "moot.export/2"
+
+
+def verification(data: SessionData) -> dict[str, Any]:
+    """``moot verify``'s outcome for the file as loaded, for the document itself to carry.
+
+    An export of a tampered file must say so where it is read, not only on stderr.
+    """
+    report = verify(data)
+    return Redactor.for_spec(data.spec).tree(
+        {
+            "ok": report.ok,
+            "claims": len(report.claims),
+            "failures": [
+                {"where": c.where, "field": c.field, "detail": c.detail} for c in report.failures
+            ],
+            "notes": report.notes,
+        }
+    )
+
+
 def to_json(data: SessionData) -> str:
     """Machine-readable: spec, result (with protocol reports), turns and operator actions."""
+    checked = verification(data)
     data = redacted_session(data)
     doc: dict[str, Any] = {
-        "schema": "moot.export/1",
+        "schema": EXPORT_SCHEMA,
+        "verification": checked,
         "session": data.meta,
         "title": data.spec.debate.title,
         "motion": data.spec.debate.motion,
@@ -147,12 +172,32 @@ def _result_md(r: dict[str, Any]) -> list[str]:
     return lines + _protocol_md(r)
 
 
+def verification_md(checked: dict[str, Any]) -> list[str]:
+    """The verify outcome as Markdown lines: one when every claim holds, else each failure."""
+    if checked["ok"]:
+        return [f"`moot verify` passes: all {checked['claims']} claims hold."]
+    failures = checked["failures"]
+    return [
+        f"**`moot verify` fails: {len(failures)} of {checked['claims']} claims do not hold.** "
+        "The session file was changed after moot wrote it, or is damaged; do not rely on "
+        "what follows without checking:",
+        "",
+        *(
+            f"- {md_inline(f['where'])}: {md_inline(f['field'])}: {md_inline(f['detail'])}"
+            for f in failures
+        ),
+    ]
+
+
 def to_markdown(data: SessionData) -> str:
+    checked = verification(data)
     data = redacted_session(data)
     d = data.spec.debate
     r = data.result or {}
     lines = [
         f"# {md_inline(d.title, breaks=' ')}",
+        "",
+        *verification_md(checked),
         "",
         f"**Motion:** {_md(d.motion)}",
         "",
