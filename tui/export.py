@@ -58,10 +58,17 @@ def to_json(data: SessionData) -> str:
             {k: v for k, v in doc.record().items() if k != "text"} for doc in data.spec.documents
         ],
     }
-    handoff = data.spec.protocol_class.handoff(data.result) if data.result else None
+    handoff = _handoff(data)
     if handoff is not None:
         doc["handoff"] = handoff
     return json_text(doc)
+
+
+def _handoff(data: SessionData) -> dict[str, Any] | None:
+    """The protocol's handoff document, if it has one and the session has ended."""
+    if not data.result:
+        return None
+    return data.spec.protocol_class.handoff(data.result, data.turns)
 
 
 def _md(text: Any) -> str:
@@ -218,8 +225,11 @@ def to_markdown(data: SessionData) -> str:
         lines.append("")
     lines += ["## Result", ""]
     if r:
-        try:
-            lines += _result_md(r)
+        try:  # the handoff's arguments name what a judge saw as X or Y
+            handoff = _handoff(data) or {}
+            lines += _result_md(
+                r | {k: handoff[k] for k in ("key_arguments", "minority_dissent") if k in handoff}
+            )
         except SHAPE_ERRORS:  # a damaged file: say so, and show the table as stored
             lines += [
                 "_The stored result does not have its shape (`moot verify` says where); "
