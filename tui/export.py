@@ -72,8 +72,14 @@ def _handoff(data: SessionData) -> dict[str, Any] | None:
 
 
 def _md(text: Any) -> str:
-    """Untrusted text inside a quote: escaped (:func:`md_text`), each line kept quoted."""
-    return md_text(text).replace("\n", "\n> ")
+    """Untrusted text inside a quote: escaped (:func:`md_text`), each line kept quoted.
+
+    No line ends in spaces: a blank line stays inside the quote as a bare ``>``.
+    """
+    return "\n".join(
+        ("> " + line).rstrip() if n else line.rstrip()
+        for n, line in enumerate(md_text(text).split("\n"))
+    )
 
 
 def _title(label: str) -> str:
@@ -109,7 +115,10 @@ def _turn_md(t: Turn) -> list[str]:
         head += " · **invalid**"
     lines = [head, ""]
     for section in present(t):
-        lines += _section_md(section)
+        quoted = _section_md(section)
+        if lines[-2:-1] and lines[-2].startswith(">") and quoted[0].startswith(">"):
+            lines[-1] = ">"  # one quote, not two quotes a blank line apart
+        lines += quoted
     saw = ", ".join(map(md_inline, t.saw)) or "nothing"
     meta = f"model {md_code(t.model)} ({md_inline(t.family)}), saw: {saw}"
     if t.vote:
@@ -157,9 +166,10 @@ def _protocol_md(r: dict[str, Any]) -> list[str]:
     if r.get("winning_candidate"):
         lines += ["", "Winning candidate:", "", f"> {_md(r['winning_candidate'])}"]
     if r.get("key_arguments"):
-        lines += ["", "Key arguments:"] + [f"- {md_inline(k)}" for k in r["key_arguments"]]
+        lines += ["", "Key arguments:", ""] + [f"- {md_inline(k)}" for k in r["key_arguments"]]
     if r.get("minority_dissent"):
-        lines += ["", "Minority dissent:"] + [f"- {md_inline(k)}" for k in r["minority_dissent"]]
+        lines += ["", "Minority dissent:", ""]
+        lines += [f"- {md_inline(k)}" for k in r["minority_dissent"]]
     if r.get("rubric"):
         lines += ["", "Rubric (last assessed turn):", "", *map(_item_md, rubric_items(r["rubric"]))]
     return lines
@@ -253,7 +263,7 @@ def to_markdown(data: SessionData) -> str:
             when = f"{md_inline(a['at'])} after turn {md_inline(a['after_turn'])}"
             lines.append(f"- {when}: **{md_inline(a['action'])}** {extra}")
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines).rstrip("\n")  # the writer ends the file with one newline
 
 
 def write_beside(session: str | Path, fmt: str) -> Path:
