@@ -383,7 +383,7 @@ def to_adr(data: SessionData) -> str:
     lines += ["## Considered Options", ""]
     for text, holders in options(data):
         lines.append(f'- "{md_inline(title(text))}", held by {_holders(holders)}')
-        if title(text) != _key(text):
+        if title(text) != text.strip():  # cut or on several lines: the whole text follows
             lines += ["", *_quote(text, indent="  "), ""]
     if lines[-1]:
         lines.append("")
