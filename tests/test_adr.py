@@ -92,6 +92,10 @@ def test_the_architecture_review_record(tmp_path: Path, capsys: pytest.CaptureFi
     assert "`context_quote` from `slo` line 5:" in evidence
     assert "within 30 seconds" not in evidence  # refused evidence is not listed
     assert "because the adversary left no objection open (decision `release`, rule " in text
+    # The revised design is chosen; its title says which of the two "Design: ..." it is.
+    title = "Design: payment capture through a transactional outbox"
+    assert f'\n\nChosen option: "{title} (turn 2)", because ' in text
+    assert f'- "{title} (the spec)", held by `owner` (the spec)' in text
 
 
 def test_an_operator_decision_with_dissent_and_answers(

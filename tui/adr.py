@@ -141,12 +141,26 @@ def options(data: SessionData) -> list[tuple[str, list[tuple[str, int]]]]:
 
 
 def title(text: str) -> str:
-    """An option's title: its text on one line, cut at a word near 80 characters."""
-    flat = _key(text)
+    """An option's title: its first line (a heading's marks dropped), cut at a word near 80."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    flat = _key(first.strip().lstrip("#"))
     if len(flat) <= _TITLE_LENGTH:
         return flat
     cut = flat[:_TITLE_LENGTH].rsplit(" ", 1)[0] or flat[:_TITLE_LENGTH]
     return cut.rstrip(",;:.") + "…"
+
+
+def titled(data: SessionData) -> list[tuple[str, str, list[tuple[str, int]]]]:
+    """Each option with a title of its own: a repeated title names where the option began."""
+    out = []
+    seen: Counter[str] = Counter(title(text) for text, _ in options(data))
+    for text, holders in options(data):
+        name = title(text)
+        if seen[name] > 1:
+            first = holders[0][1]
+            name += " (the spec)" if first == 0 else f" (turn {first})"
+        out.append((name, text, holders))
+    return out
 
 
 def _holders(holders: list[tuple[str, int]]) -> str:
@@ -194,7 +208,8 @@ def outcome(data: SessionData) -> list[str]:
         ]
     decision, rule = r.get("decision"), str(r.get("decision_rule"))
     text = chosen(data)
-    option = title(text) if text else str(decision)
+    named = {_key(t): name for name, t, _ in titled(data)}
+    option = named.get(_key(text), title(text)) if text else str(decision)
     because = _BECAUSE.get(rule, f"the rule {rule} decided so")
     if text is None and status(data) == "proposed":
         because += "; no option was chosen, and the decision is left to a person"
@@ -381,9 +396,9 @@ def to_adr(data: SessionData) -> str:
             )
         lines.append("")
     lines += ["## Considered Options", ""]
-    for text, holders in options(data):
-        lines.append(f'- "{md_inline(title(text))}", held by {_holders(holders)}')
-        if title(text) != text.strip():  # cut or on several lines: the whole text follows
+    for name, text, holders in titled(data):
+        lines.append(f'- "{md_inline(name)}", held by {_holders(holders)}')
+        if name != text.strip():  # cut, named or on several lines: the whole text follows
             lines += ["", *_quote(text, indent="  "), ""]
     if lines[-1]:
         lines.append("")
