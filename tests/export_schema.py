@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from functools import wraps
+from functools import cache, wraps
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ def schema_path(version: str) -> Path:
     return SCHEMAS / (version.replace("/", "-") + ".schema.json")
 
 
+@cache
 def validator(version: str) -> Draft202012Validator:
     schema = json.loads(schema_path(version).read_text("utf-8"))
     Draft202012Validator.check_schema(schema)

@@ -77,3 +77,16 @@ def test_the_schema_refuses_an_export_without_its_verify_outcome(
     doc["verification"] = {"ok": "yes", "claims": 1, "failures": [], "notes": []}
     with pytest.raises(ValidationError, match="is not of type 'boolean'"):
         validator(EXPORT_SCHEMA).validate(doc)
+
+
+def test_a_verified_export_guarantees_more_than_a_damaged_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A damaged file's header is exported as stored; only a verified one promises its types."""
+    path = _run("scripted-adversary.toml", tmp_path / "s.toml")
+    doc = validate_export(_export(path, "json", capsys))
+    doc["session"]["id"] = []
+    with pytest.raises(ValidationError, match=r"\[\] is not of type 'string'"):
+        validator(EXPORT_SCHEMA).validate(doc)
+    doc["verification"] = {"ok": False, "claims": 9, "failures": [], "notes": []}
+    validator(EXPORT_SCHEMA).validate(doc)
