@@ -167,3 +167,15 @@ def test_the_chosen_option_is_the_winning_position(
     consequences = text.split("### Consequences")[1].split("### Confirmation")[0]
     assert "- Good, because the incumbent (turn 4, synth) names where events stop" in consequences
     assert "X names" not in text and "judge-3: The challenger (turn 16, synth)" in text
+
+
+def test_an_unfinished_session_is_proposed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = debate_raw({"a": ["release"], "b": ["revise"]}, max_rounds=1)
+    path = tmp_path / "open.toml"
+    LiveSession.start(validate_spec(raw), raw, lambda d: SCRIPTED, out=path).close()
+    text = adr(path, capsys)
+    assert text.startswith("---\nstatus: proposed\n") and "\n- Status: proposed\n" in text
+    assert '\n\nChosen option: "none yet", because the session has not ended' in text
+    assert "- Neutral, because no argument, weakness or risk was recorded." in text
