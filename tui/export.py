@@ -189,7 +189,7 @@ def _result_md(r: dict[str, Any]) -> list[str]:
     return lines + _protocol_md(r)
 
 
-def verification_md(checked: dict[str, Any]) -> list[str]:
+def _verification_md(checked: dict[str, Any]) -> list[str]:
     """The verify outcome as Markdown lines: one when every claim holds, else each failure."""
     if checked["ok"]:
         return [f"`moot verify` passes: all {checked['claims']} claims hold."]
@@ -214,7 +214,7 @@ def to_markdown(data: SessionData) -> str:
     lines = [
         f"# {md_inline(d.title, breaks=' ')}",
         "",
-        *verification_md(checked),
+        *_verification_md(checked),
         "",
         f"**Motion:** {_md(d.motion)}",
         "",
