@@ -90,3 +90,15 @@ def test_a_verified_export_guarantees_more_than_a_damaged_one(
         validator(EXPORT_SCHEMA).validate(doc)
     doc["verification"] = {"ok": False, "claims": 9, "failures": [], "notes": []}
     validator(EXPORT_SCHEMA).validate(doc)
+
+
+def test_a_damaged_turns_numbers_are_bounded_only_where_the_file_verifies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _run("scripted-adversary.toml", tmp_path / "s.toml")
+    doc = validate_export(_export(path, "json", capsys))
+    doc["turns"][1]["round"] = 0  # the loader keeps it; verify names it
+    with pytest.raises(ValidationError, match="0 is less than the minimum of 1"):
+        validator(EXPORT_SCHEMA).validate(doc)
+    doc["verification"]["ok"] = False
+    validator(EXPORT_SCHEMA).validate(doc)
