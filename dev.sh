@@ -9,6 +9,8 @@ cd "$(dirname "$0")"
 
 PY=${PYTHON:-python3}
 VENV=.venv
+# What the tests need in .venv (tests/test_locks.py reads this line).
+TEST_SYNC=(--extra dev --extra serve --extra mcp --extra otel --group local-model)
 # Never download a Python: the machine's own (python3, or $PYTHON) is the one used.
 export UV_PYTHON_DOWNLOADS=never
 
@@ -50,7 +52,7 @@ setup() {
     if [ "${1:-}" = demo ]; then
         "$uv" sync --quiet --locked --inexact --python "$PY" --group local-model
     else
-        "$uv" sync --quiet --locked --python "$PY" --extra dev --group local-model
+        "$uv" sync --quiet --locked --python "$PY" "${TEST_SYNC[@]}"
     fi
 }
 

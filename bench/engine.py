@@ -1,4 +1,4 @@
-"""Engine benchmarks against DESIGN.md's "Performance" targets.
+"""Engine benchmarks against the targets in the README's "Performance" section.
 
 Run with ``.venv/bin/python bench/engine.py`` (add ``--quick`` for fewer repeats).
 
@@ -190,7 +190,7 @@ def autogen_per_turn_us(turns: int, repeats: int) -> tuple[float, float, int] | 
     except ImportError as err:
         return (
             f"AutoGen is not importable ({err}); install the bench extra: "
-            '.venv/bin/pip install "autogen-agentchat>=0.4,<0.8" "autogen-ext>=0.4,<0.8"'
+            ".venv-uv/bin/uv sync --locked --extra dev --extra bench --group local-model"
         )
     import logging
 

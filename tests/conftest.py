@@ -3,7 +3,9 @@ fake OpenAI-compatible server fixture."""
 
 from __future__ import annotations
 
+import os
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +19,14 @@ from tests.llama_server import LlamaServer
 # Every JSON export a test makes is validated against the published schema. Wrapped
 # here, before any test module imports the name, so direct imports get it too.
 tui.export.to_json = checked(tui.export.to_json)
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    """Note when the first test starts, for bench/setup_time.py (only when it asks)."""
+    stamp = os.environ.get("MOOT_FIRST_TEST_STAMP")
+    if stamp and not os.path.exists(stamp):
+        Path(stamp).write_text(f"{time.time()}\n")
+
 
 _real_connect = socket.socket.connect
 _LOOPBACK = ("127.", "::1", "localhost")
@@ -32,6 +42,15 @@ def _guarded_connect(self: socket.socket, address: object) -> object:
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_real_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Module-scoped fixtures run before the per-test redirect below: they too must never
+    reach the real config folder (moot makes a signing key there on first use)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MOOT_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -26,6 +26,7 @@ class Reply:
 
     content: str
     chunk_size: int = 8
+    usage: dict[str, Any] | None = None  # what the server says the call used, if not counted
 
 
 @dataclass
@@ -157,7 +158,10 @@ class FakeOpenAI:
             return await self._stall(request, model, behaviour)
         if body.get("stream"):
             return await self._stream(request, model, behaviour, body)
-        return web.json_response(_completion(model, behaviour.content, body))
+        completion = _completion(model, behaviour.content, body)
+        if behaviour.usage is not None:
+            completion["usage"] = behaviour.usage
+        return web.json_response(completion)
 
     async def _stream(
         self, request: web.Request, model: str, reply: Reply, body: dict[str, Any]
@@ -170,7 +174,7 @@ class FakeOpenAI:
             await _sse(resp, _chunk(model, {"content": text[i : i + step]}))
         await _sse(resp, _chunk(model, {}, finish="stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
-            usage = _usage(body, text)
+            usage = reply.usage or _usage(body, text)
             await _sse(resp, {**_chunk(model, {}), "choices": [], "usage": usage})
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()

@@ -1,12 +1,14 @@
-"""Hostile specs, sessions and model replies: refused fast by name, never a crash."""
+"""Hostile specs, sessions and model replies: refused by name before any parser sees
+them, never a crash. How fast is for bench/, not here."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 import os
-import time
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -43,27 +45,41 @@ HOSTILE_TOML = {
 }
 
 
-def _run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, float]:
-    start = time.perf_counter()
+def _run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     code = main(list(argv))
-    return code, capsys.readouterr().err, time.perf_counter() - start
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text handed to ``tomllib.loads``: a refused input must never get there."""
+    seen: list[str] = []
+    real = tomllib.loads
+
+    def spy(text: str, **kwargs: Any) -> dict[str, Any]:
+        seen.append(text)
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(tomllib, "loads", spy)
+    return seen
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE_TOML))
-def test_hostile_spec_refused_fast_naming_the_limit(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+def test_hostile_spec_refused_before_parsing_naming_the_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, parsed: list[str]
 ) -> None:
     line, limit = HOSTILE_TOML[case]
     spec = tmp_path / "spec.toml"
     spec.write_text(OK_SPEC.replace('motion = "M"\n', f'motion = "M"\n{line}\n'))
-    code, err, took = _run_cli(capsys, "validate", str(spec))
+    code, err = _run_cli(capsys, "validate", str(spec))
     assert code == 2 and limit in err and "(limit)" in err, err
-    assert took < 2.0 and "Traceback" not in err
+    assert "Traceback" not in err
+    assert not any(line in text for text in parsed), "the parser was handed the hostile text"
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE_TOML))
-def test_hostile_session_refused_fast_and_left_alone(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+def test_hostile_session_refused_before_parsing_and_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, parsed: list[str]
 ) -> None:
     line, limit = HOSTILE_TOML[case]
     out = tmp_path / "s.toml"
@@ -72,9 +88,9 @@ def test_hostile_session_refused_fast_and_left_alone(
     out.write_text(out.read_text() + f"[extra]\n{line}\n{COMMIT}")
     before = out.read_bytes()
     for argv in (["export", str(out)], ["resume", str(out), "--headless"]):
-        code, err, took = _run_cli(capsys, *argv)
+        code, err = _run_cli(capsys, *argv)
         assert code == 2 and limit in err, err
-        assert took < 2.0
+        assert not any(line in text for text in parsed), argv
     assert out.read_bytes() == before
 
 
@@ -95,15 +111,14 @@ def test_only_regular_files_are_read(
         ["export", str(path)],
         ["resume", str(path), "--headless"],
     ):
-        code, err, took = _run_cli(capsys, *argv)  # a FIFO would block an ordinary open
+        code, err = _run_cli(capsys, *argv)  # a FIFO would block an ordinary open
         assert code == 2 and "not a regular file" in err, (argv, err)
-        assert took < 2.0
 
 
 def test_oversized_spec_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "big.toml"
     spec.write_text(OK_SPEC + "# " + "x" * 1_000_000 + "\n")
-    code, err, _ = _run_cli(capsys, "validate", str(spec))
+    code, err = _run_cli(capsys, "validate", str(spec))
     assert code == 2 and "larger than the size limit of 1,000,000 bytes" in err
 
 
@@ -121,7 +136,7 @@ def test_lists_and_tables_where_strings_belong(
 ) -> None:
     spec = tmp_path / "spec.toml"
     spec.write_text(OK_SPEC.replace('motion = "M"\n', f'motion = "M"\n{line}\n'))
-    code, err, _ = _run_cli(capsys, "validate", str(spec))
+    code, err = _run_cli(capsys, "validate", str(spec))
     assert code == 2 and key in err and "internal error" not in err, err
 
 
@@ -144,7 +159,7 @@ def test_wrong_types_in_debaters(
     if not script.startswith("id"):
         body = body.replace(f"{script}\n", f'{script}\nid = "a"\n', 1)
     spec.write_text(body)
-    code, err, _ = _run_cli(capsys, "validate", str(spec))
+    code, err = _run_cli(capsys, "validate", str(spec))
     assert code == 2 and key in err and "internal error" not in err, err
 
 
@@ -181,10 +196,8 @@ def test_hostile_reply_is_an_invalid_turn_and_the_session_saves(tmp_path: Path, 
     raw = debate_raw({"a": ["release"], "b": ["revise"]}, phases=["proposal"], max_rounds=1)
     out = tmp_path / "s.toml"
     live = LiveSession.start(validate_spec(raw), raw, lambda d: Hostile(text), out=out)
-    start = time.perf_counter()
     decision = asyncio.run(live.engine.run())
     live.close()
-    assert time.perf_counter() - start < 5.0
     assert decision.decision == "escalate"
     data = load_session(out)
     assert data.turns and all(t.invalid for t in data.turns)
@@ -236,7 +249,7 @@ def test_list_where_a_refine_id_belongs(tmp_path: Path, capsys: pytest.CaptureFi
     text = (EXAMPLES / "scripted-refine.toml").read_text()
     spec = tmp_path / "spec.toml"
     spec.write_text(text.replace('synthesizer = "', 'synthesizer = []\nx_was = "', 1))
-    code, err, _ = _run_cli(capsys, "validate", str(spec))
+    code, err = _run_cli(capsys, "validate", str(spec))
     assert code == 2 and "debate.synthesizer" in err and "internal error" not in err, err
 
 
@@ -249,5 +262,5 @@ def test_toml_dates_refused_by_key_path(tmp_path: Path, capsys: pytest.CaptureFi
     out.write_text(
         out.read_text().replace('decided_by = "rule"', "decided_by = 1979-05-27T07:32:00Z")
     )
-    code, err, _ = _run_cli(capsys, "export", str(out), "--format", "json")
+    code, err = _run_cli(capsys, "export", str(out), "--format", "json")
     assert code == 2 and "result.decided_by: a TOML date or time" in err, err

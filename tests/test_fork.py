@@ -27,10 +27,11 @@ def run(spec: Path, out: Path) -> Path:
 
 
 def stored_result(path: Path) -> dict[str, Any]:
-    """The ``[result]`` as written, without its place in the file's own chain."""
+    """The ``[result]`` as written, without its place in the file's own chain and its signature."""
     with path.open("rb") as f:
         result = tomllib.load(f)["result"]
     result.pop("hash")
+    result.pop("signature")
     return result
 
 

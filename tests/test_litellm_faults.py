@@ -1,8 +1,8 @@
 """Provider faults over real HTTP, through the real engine and session store.
 
 A fake OpenAI-compatible server on loopback plays each fault; LiteLLM talks to
-it as it would to a provider. Each run must end the way DESIGN.md says
-("Reliability and security"), and the session file must stay loadable.
+it as it would to a provider. Each run must end as the README's exit codes say
+(a provider failure escalates, never a traceback), and the session file must stay loadable.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers import SCRIPTED
 from tui.adr import to_adr
 from tui.engine import Engine, SpecError, validate_spec
+from tui.engine.live import session_target
 from tui.engine.records import Turn
 from tui.engine.redact import Redactor, key_env_names
 from tui.engine.session import SessionStore, load_session
@@ -77,6 +78,15 @@ def test_a_literal_key_in_any_text_field_is_refused_by_key_path(
         ("http://h/v1?Zx8Qm2Lk9Vb4Nc7Rt1Yh6Wd3", "key-like query parameter"),
         ("http://h/v1#key=abc123", "#fragment"),
         ("http://h/v1#Zx8Qm2Lk9Vb4", "#fragment"),
+        ("http://Zx8Qm2Lk9Vb4Nc7Rt1Yh6Wd3.h.example/v1", "key-like host name label"),
+        ("https://sk-proj-Zx8Qm2Lk9Vb4Nc7Rt1Yh6Wd3.h.example:8443/v1", "key-like host name"),
+        ("http://h/v1/Zx8Qm2Lk9Vb4Nc7Rt1Yh6Wd3/chat", "key-like path segment"),
+        ("http://h/v1/Zx8Qm2Lk9Vb4%4Ec7Rt1Yh6Wd3", "key-like path segment"),
+        ("http://h/v1;key=abc123", "path parameter 'key'"),
+        ("http://h/v1;Zx8Qm2Lk9Vb4Nc7Rt1Yh6Wd3/chat", "key-like ;parameter"),
+        ("http://h/v1;x=zx8qm2lk9vb4nc7rt1yh6wd3", "key-like ;parameter"),
+        ("http://h/v1?x=zx8qm2lk9vb4nc7rt1yh6wd3", "key-like query parameter"),
+        ("http://h/v1?zx8qm2lk9vb4nc7rt1yh6wd3", "key-like query parameter"),
     ],
 )
 def test_credentials_in_any_part_of_api_base_are_refused(base: str, part: str) -> None:
@@ -92,6 +102,19 @@ def test_ordinary_specs_are_not_mistaken_for_keys() -> None:
     raw["debaters"][0]["api_key_env"] = "OPENAI_API_KEY"
     raw["debaters"][1]["api_base"] = "https://example.openai.azure.com/v1?api-version=2024-06-01"
     validate_spec(raw)
+    for base in (  # real servers' URLs: ids, versions, ports and model names are not keys
+        "http://localhost:11434/v1",
+        "http://[::1]:8080/v1",
+        "https://api.runpod.ai/v2/abc123xyz456/openai/v1",
+        "https://gateway.ai.cloudflare.com/v1/0123456789abcdef0123456789abcdef/my-gw/openai",
+        "https://x1y2z3abcdefghij.us-east-1.aws.endpoints.huggingface.cloud/v1/",
+        "https://example.openai.azure.com/openai/deployments/gpt-4o-mini-2024-07-18"
+        "?api-version=2024-06-01",
+        "https://generativelanguage.googleapis.com/v1beta/openai/",
+        "https://h.example/v1;version=2",
+    ):
+        raw["debaters"][1]["api_base"] = base
+        validate_spec(raw)
 
 
 def test_more_than_64_debaters_is_refused_with_the_limit() -> None:
@@ -206,3 +229,151 @@ def test_exports_of_a_file_written_before_redaction_show_no_key(
     )
     for text in (to_json(old), to_markdown(old), to_adr(old)):
         assert CRED not in text and SHAPED not in text and "redacted" in text
+
+
+# ------------------------------------------- a key's value typed into the spec itself
+def _spec_file(tmp_path: Path, title: str, extra: str = "") -> Path:
+    spec = tmp_path / "spec.toml"
+    debater = f'model = "scripted"\napi_key_env = "{CRED_ENV}"\n'
+    spec.write_text(
+        f'[debate]\ntitle = "{title}"\nmotion = "Ship?"\nmax_rounds = 1\n{extra}\n'
+        f'[[debaters]]\nid = "a"\n{debater}\n[[debaters]]\nid = "b"\n{debater}'
+    )
+    return spec
+
+
+def test_a_key_value_typed_into_a_spec_field_is_refused_and_never_written(
+    tmp_path: Path,
+) -> None:
+    spec = _spec_file(tmp_path, f"Plan {CRED}")
+    env = {CRED_ENV: CRED}
+    checked = _moot("validate", str(spec), env=env)
+    assert checked.returncode == 2
+    assert f"debate.title: holds the value of ${CRED_ENV}" in checked.stderr
+    run = _moot("run", str(spec), "--headless", "--sessions-dir", str(tmp_path / "s"), env=env)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert not (tmp_path / "s").exists() or not any((tmp_path / "s").iterdir())
+    for done in (checked, run):
+        assert CRED not in done.stdout + done.stderr
+
+
+def test_fork_set_with_a_key_value_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    env = {CRED_ENV: CRED}
+    out = tmp_path / "s.toml"
+    ran = _moot("run", str(_spec_file(tmp_path, "Plan")), "--headless", "--out", str(out), env=env)
+    assert ran.returncode == 0, ran.stderr
+    before = sorted(tmp_path.iterdir())
+    for key in ("debate.title", "debaters.a.role"):
+        fork = _moot("fork", str(out), "--at", "1", "--set", f"{key}=x {CRED}", env=env)
+        assert fork.returncode == 2, fork.stderr
+        assert "holds the value of" in fork.stderr and CRED not in fork.stdout + fork.stderr
+    for bad in (f"x{CRED}", f"debaters.{CRED}.model=x"):  # refused for their shape alone
+        fork = _moot("fork", str(out), "--at", "1", "--set", bad, env=env)
+        assert fork.returncode == 2 and "--set" in fork.stderr, fork.stderr
+        assert CRED not in fork.stdout + fork.stderr
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_the_writer_keeps_a_key_value_out_of_the_header_and_the_file_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MOOT_TEST_TOKEN", CRED)  # a secret-named variable no spec names
+    raw = spec_with(("debate", "title"), f"Plan {CRED}")
+    path = session_target(raw["debate"]["title"], directory=tmp_path)
+    assert CRED not in path.name and "redacted" in path.name
+    SessionStore.create(path, raw, forked_from={"set": [f"debate.title=Plan {CRED}"]}).close()
+    assert CRED.encode() not in path.read_bytes()
+    assert load_session(path).chain == []  # sealed after redaction
+
+
+def test_exports_of_a_file_whose_spec_holds_a_key_value_show_no_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CRED_ENV, CRED)
+    raw = spec_with(("debaters", 0, "api_key_env"), CRED_ENV)
+    store = SessionStore.create(tmp_path / "s.toml", raw)
+    store.close()
+    data = load_session(tmp_path / "s.toml")
+    leaked = copy.deepcopy(raw)
+    leaked["debate"].update(title=f"Plan {CRED}", motion=f"Rotate {CRED}?")
+    old = dataclasses.replace(  # as a file written before the writer redacted its header
+        data,
+        path=tmp_path / f"20260101-plan-{CRED}.toml",
+        meta={**data.meta, "id": f"20260101-plan-{CRED}"},
+        spec_raw=leaked,
+        spec=validate_spec(leaked, key_values=False),
+    )
+    for text in (to_json(old), to_markdown(old), to_adr(old)):
+        assert CRED not in text and "redacted" in text
+
+
+# --------------------------------------------------- a key spelled in JSON escapes
+def _escaped(text: str) -> str:
+    return "".join(f"\\u{ord(c):04x}" for c in text)
+
+
+def test_redaction_sees_through_json_unicode_escapes() -> None:
+    redact = Redactor([CRED])
+    reply = '{"stance": "k ' + _escaped(CRED) + ' \\" \\\\u0041", "s": "' + _escaped(SHAPED) + '"}'
+    out = redact(reply)
+    assert json.loads(out) == {"stance": 'k [redacted] " \\u0041', "s": "[redacted]"}
+    plain = '{"a": "\\u00e9t\\u00e9 \\n ok"}'  # no secret: left exactly as it was
+    assert redact(plain) == plain
+
+
+def test_a_reply_spelling_the_key_in_escapes_reaches_no_file_output_or_export(
+    tmp_path: Path,
+) -> None:
+    server = FakeOpenAI().start()
+    hidden = '{"stance": "my key is ' + _escaped(CRED) + '", "rationale": "see"}'  # no vote
+    server.push(Reply(hidden), Reply(hidden))
+    try:
+        spec = tmp_path / "spec.toml"
+        debater = (
+            f'model = "openai/fake"\napi_base = "{server.base_url}"\n'
+            f'api_key_env = "{CRED_ENV}"\ntimeout_s = 10\n'
+        )
+        spec.write_text(
+            '[debate]\ntitle = "Leak"\nmotion = "Ship?"\nphases = ["proposal"]\n'
+            "max_rounds = 1\nretries = 0\nparallel = false\n\n"
+            f'[[debaters]]\nid = "a"\n{debater}\n[[debaters]]\nid = "b"\n{debater}'
+        )
+        out = tmp_path / "s.toml"
+        run = _moot("run", str(spec), "--headless", "--out", str(out), env={CRED_ENV: CRED})
+    finally:
+        server.stop()
+    assert "Traceback" not in run.stderr, run.stderr
+    turns = load_session(out).turns
+    assert any(t.invalid and t.raw and "[redacted]" in t.raw for t in turns)
+    texts = {"session file": out.read_text(), "output": run.stdout + run.stderr}
+    for fmt in ("markdown", "json"):
+        export = _moot("export", str(out), "--format", fmt, env={CRED_ENV: CRED})
+        texts[fmt] = export.stdout + export.stderr
+    for where, text in texts.items():
+        assert _escaped(CRED) not in text and CRED not in text, where
+        assert _escaped(CRED).replace("\\", "\\\\") not in text, where  # escaped again in TOML
+
+
+# ---------------------------------------------- problem lines never quote a key
+def test_validate_and_batch_summary_never_print_a_literal_key(tmp_path: Path) -> None:
+    spec = _spec_file(
+        tmp_path,
+        "Plan",
+        f'protocol = "{SHAPED}"\nphases = ["{SHAPED}"]\n"{CRED}" = 1\n',
+    )
+    env = {CRED_ENV: CRED}
+    checked = _moot("validate", str(spec), env=env)
+    summary = tmp_path / "summary.json"
+    batch = _moot("batch", str(spec), "--summary", str(summary), "--no-preflight", env=env)
+    assert checked.returncode == 2 and batch.returncode == 2
+    assert "debate.protocol" in checked.stderr and "unknown key" in checked.stderr
+    for text in (checked.stdout + checked.stderr, batch.stdout + batch.stderr, summary.read_text()):
+        assert SHAPED not in text and CRED not in text
+
+
+def test_a_defender_named_by_key_is_refused_without_quoting_it() -> None:
+    raw = spec_with(("debate", "protocol"), "challenge")
+    raw["debate"].update(defender=SHAPED, adversary="b", artifact="x")
+    found = problems(raw)
+    assert any(p.startswith("debate.defender") for p in found)
+    assert not any(SHAPED in p for p in found), found

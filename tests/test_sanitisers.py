@@ -17,8 +17,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import cmarkgfm
 import pytest
 import tomli_w
+from cmarkgfm.cmark import Options
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -43,6 +45,7 @@ FORGERIES = {
     "link": "\n[click](javascript:alert(1)) <javascript:alert(1)> [ref]\n\n[ref]: javascript:x",
     "html": "\n<script>alert(1)</script> <img src=x onerror=alert(1)> &#x1b;",
     "fence": "\n```\ncode\n```\n~~~\nmore",
+    "autolink": "\nhttps://evil.example/phish (www.evil.example) ftp://evil.example/x",
 }
 ATTACK = " " + " ".join(ESCAPES.values()) + "".join(FORGERIES.values())
 
@@ -74,6 +77,34 @@ def test_terminal_sanitiser_shows_every_escape_and_obeys_none(name: str) -> None
 
 def _md() -> MarkdownIt:
     return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def _github(markdown: str) -> str:
+    """``markdown`` as GitHub renders it (cmark-gfm, bare-URL autolinks included)."""
+    return cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
+
+
+BARE_LINKS = (
+    "https://evil.example/phish",
+    "HTTP://evil.example",
+    "ftp://evil.example/x",
+    "www.evil.example/login",
+    "(www.evil.example)",
+    "_www.evil.example_",
+    "mail a@evil.example now",
+    "mailto:a.b+c@evil.example",
+    "xmpp:bot@evil.example/r",
+    "https://evil.example/me@evil.example",
+)
+
+
+@pytest.mark.parametrize("text", BARE_LINKS)
+def test_bare_urls_and_addresses_become_no_link_on_github(text: str) -> None:
+    assert "<a " in _github(text)  # GitHub would link it as it stands
+    for escape in (md_text, md_inline):
+        html = _github(escape(f"Before {text} after"))
+        assert "<a " not in html, html
+        assert re.sub(r"</?code>", "", html) == f"<p>Before {text} after</p>\n"  # text kept
 
 
 def _shape(tokens: list[Token]) -> list[str]:
@@ -192,6 +223,9 @@ def test_hostile_debate_reaches_no_output_raw(tmp_path: Path, example: str) -> N
     plain = moot("export", str(harmless), "--format", "markdown").stdout.decode()
     tokens = _md().parse(md.stdout.decode())
     assert _shape(tokens) == _shape(_md().parse(plain))
+    assert "<a " not in _github(md.stdout.decode())  # GitHub links no bare URL either
+    adr = moot("export", str(session), "--format", "adr")
+    assert adr.returncode == 0 and "<a " not in _github(adr.stdout.decode())
     kinds = {t.type for tok in tokens for t in [tok, *(tok.children or [])]}
     assert not kinds & {"image", "link_open", "html_block", "fence", "code_block"}
     assert {t.content for tok in tokens for t in tok.children or [] if t.type == "html_inline"} <= {

@@ -1,12 +1,32 @@
-"""moot serve: the console for a browser audience, behind the optional serve extra."""
+"""moot serve: the console for a browser audience, behind the optional serve extra.
+
+The guard is tested over real HTTP and websockets on loopback: a token in the
+printed URL, Host and Origin checked (no DNS rebinding, no cross-site
+websocket), and loopback only unless --public.
+"""
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
+import signal
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 
-from tui.serve import MISSING, command
+import aiohttp
+import pytest
+from aiohttp import web
+
+from tui.cli import main
+from tui.serve import MISSING, Guard, command, server
+
+EVIL = "http://evil.example"
 
 
 def test_each_browser_session_runs_the_console_on_the_same_sessions() -> None:
@@ -22,3 +42,170 @@ def test_without_the_extra_a_clear_message_and_exit_2() -> None:
     done = subprocess.run([sys.executable, "-c", hide], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert MISSING in done.stderr and "Traceback" not in done.stderr
+
+
+# ------------------------------------------------------- the server moot really starts
+def _browser() -> aiohttp.ClientSession:
+    """A client that keeps cookies for an IP address, as a browser does."""
+    return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, int]]:
+    """``moot serve`` in its own process; yields the URL it printed and its port."""
+    port = _free_port()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tui", "serve", "--port", str(port), "--host", "127.0.0.1"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "40"},
+        )
+    try:
+        deadline = time.monotonic() + 60
+        found = None
+        while found is None:
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            found = re.search(r"open (http://\S+)", log.read_text())
+            if found is None:
+                time.sleep(0.05)
+        # The port answers once the site is bound; the banner is printed at start-up.
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+        yield found.group(1), port
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+async def test_the_printed_url_holds_a_token_and_nothing_works_without_it(
+    served: tuple[str, int],
+) -> None:
+    url, port = served
+    token = re.fullmatch(rf"http://127\.0\.0\.1:{port}/\?token=([\w-]+)", url)
+    assert token is not None and len(token.group(1)) >= 32, url
+    base = f"http://127.0.0.1:{port}"
+    async with _browser() as http:
+        for path in ("/", "/?token=wrong", "/static/js/textual.js"):
+            async with http.get(base + path) as r:
+                assert r.status == 403, path
+                assert "printed" in await r.text()
+        async with http.get(url) as r:  # the first visit trades the token for a cookie
+            assert r.status == 200
+            assert "token=" not in str(r.url)  # and leaves it out of the address bar
+            assert "data-session-websocket-url" in await r.text()
+        async with http.get(base + "/static/js/textual.js") as r:
+            assert r.status == 200
+
+
+async def test_dns_rebinding_gets_no_page_even_with_the_token(served: tuple[str, int]) -> None:
+    url, port = served
+    async with _browser() as http:
+        for host in ("evil.example", f"evil.example:{port}", f"127.0.0.1.evil.example:{port}"):
+            async with http.get(url, headers={"Host": host}, allow_redirects=False) as r:
+                assert r.status == 403, host
+                assert "not a name this server answers to" in await r.text()
+        async with http.get(url, headers={"Host": f"localhost:{port}"}) as r:
+            assert r.status == 200
+
+
+async def test_a_websocket_from_another_site_is_refused(served: tuple[str, int]) -> None:
+    url, port = served
+    token = url.split("token=")[1]
+    ws = f"ws://127.0.0.1:{port}/ws?token={token}"
+    async with _browser() as http:
+        for origin in (EVIL, f"http://127.0.0.1:{port + 1}", "null"):
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(ws, origin=origin)
+            assert refused.value.status == 403, origin
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await http.ws_connect(f"ws://127.0.0.1:{port}/ws")  # no token, no cookie
+        assert refused.value.status == 403
+
+
+# ------------------------------------------ the accepted path, with a cheap console
+@asynccontextmanager
+async def _guarded(token: str | None) -> AsyncIterator[tuple[str, Guard]]:
+    """The guarded server in this process, running a command that exits at once."""
+    port = _free_port()
+    guard = Guard.for_server("127.0.0.1", port, public=False, token=token)
+    srv = server(shlex.join([sys.executable, "-c", "pass"]), "127.0.0.1", port, guard)
+    runner = web.AppRunner(await srv._make_app())
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        yield f"127.0.0.1:{port}", guard
+    finally:
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def guarded() -> AsyncIterator[tuple[str, Guard]]:
+    async with _guarded("t" * 40) as served_here:
+        yield served_here
+
+
+async def test_no_token_on_loopback_still_checks_host_and_origin() -> None:
+    async with _guarded(None) as (host, _), _browser() as http:
+        async with http.get(f"http://{host}/") as page:
+            assert page.status == 200
+        async with http.get(f"http://{host}/", headers={"Host": "evil.example"}) as page:
+            assert page.status == 403
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await http.ws_connect(f"ws://{host}/ws", origin=EVIL)
+        assert refused.value.status == 403
+
+
+async def test_the_page_own_websocket_with_the_cookie_is_accepted(
+    guarded: tuple[str, Guard],
+) -> None:
+    host, guard = guarded
+    async with _browser() as http:
+        async with http.get(f"http://{host}/?token={guard.token}&fontsize=20") as page:
+            assert page.status == 200
+            assert str(page.url).endswith("/?fontsize=20")  # other parameters are kept
+            html = await page.text()
+        assert f'data-session-websocket-url="ws://{host}/ws"' in html  # the name the browser used
+        socket_ = await http.ws_connect(f"ws://{host}/ws", origin=f"http://{host}")
+        await socket_.close()
+
+
+def test_ip_addresses_and_our_names_pass_the_host_check_other_names_do_not() -> None:
+    guard = Guard.for_server("127.0.0.1", 8000, public=False, token="x", allow=["Moot.Lan"])
+    for ok in ("127.0.0.1:8000", "localhost:8000", "[::1]:8000", "10.0.0.5:8000", "moot.lan"):
+        assert guard.host_allowed(ok), ok
+    for bad in ("evil.example", "localhost.evil.example:8000", "", None, "[broken:8000"):
+        assert not guard.host_allowed(bad), bad
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--host", "0.0.0.0"], "0.0.0.0 is not a loopback address"),
+        (["--host", "192.168.1.20"], "add --public"),
+        (["--host", "moot.example"], "moot.example is not a loopback address"),
+        (["--public", "--no-token"], "--public needs the token"),
+    ],
+)
+def test_a_host_beyond_loopback_needs_public_and_a_token(
+    args: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", "--port", "8765", *args]) == 2
+    assert said in capsys.readouterr().err

@@ -1,7 +1,9 @@
 """``moot verify``: untouched sessions of every protocol hold; tampered ones are named.
 
-Most tampering below re-seals the hash chain afterwards, as a forger who knows
-the format would, so what catches it is the claim check itself, not the chain.
+Most tampering below re-seals the hash chain afterwards and re-signs it with a key
+of its own, as a forger who knows the format would, so what catches it is the
+claim check itself, not the chain or the signatures (tests/test_signing.py shows
+the signatures catching the same forger).
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from typing import Any
 
 import pytest
 import tomli_w
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from tui.cli import main
-from tui.engine import chain
+from tui.engine import chain, signing
 from tui.engine.fileformat import COMMIT
 from tui.exitcodes import ExitCode
 
@@ -27,6 +30,7 @@ PROTOCOLS = ["consensus", "exhausted", "adversary", "challenge", "refine", "rubr
 _RECORDS = ("turns", "operator_actions", "result")
 
 Doc = dict[str, Any]
+FORGER = signing.Signer(Ed25519PrivateKey.generate())
 
 
 @pytest.fixture(scope="module")
@@ -66,13 +70,17 @@ def rewrite(path: Path, change: Callable[[Doc], None], *, reseal: bool = True) -
     change(doc)
     header = {k: v for k, v in doc.items() if k not in _RECORDS}
     if reseal:
+        header["session"][signing.SIGNER] = FORGER.public
         previous = ""
         for record in chain.in_order(
             header, doc.get("turns", []), doc.get("operator_actions", []), doc.get("result")
         ):
             body = record.body
             assert isinstance(body, dict)
+            if record.name != "header":
+                body.pop(signing.SIGNER, None)
             body[chain.HASH] = chain.link(previous, body)
+            body[chain.SIGNATURE] = FORGER.sign(body[chain.HASH])
             previous = body[chain.HASH]
     parts = [tomli_w.dumps(header)]
     parts += [tomli_w.dumps({"turns": [t]}) for t in doc.get("turns", [])]
@@ -247,7 +255,8 @@ def test_an_edited_hash_is_named(
     code, report = verify(path, capsys)
     assert code == ExitCode.VERIFY_FAILED
     assert ("turn 2", "hash") in failed(report)
-    assert failed(report) <= {("turn 2", "hash"), ("turn 3", "hash")}  # nothing else changed
+    # Nothing else changed; the signature of turn 2 signed the hash it had.
+    assert failed(report) <= {("turn 2", "hash"), ("turn 2", "signature"), ("turn 3", "hash")}
 
 
 def test_a_hash_edited_to_any_character_is_named_not_a_crash(

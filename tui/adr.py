@@ -1,7 +1,7 @@
 """``moot export --format adr``: a session as an architecture decision record (MADR 4).
 
 Every statement comes from the session file: the motion and its documents (with
-their hashes), the positions held and by whom, the chosen option and the rule
+their hashes), who signed it, the positions held and by whom, the chosen option and the rule
 that chose it, the arguments for it and the weaknesses raised (and whether a
 later turn answered each), dissent, the admitted evidence, and whether ``moot
 verify`` holds. Model text goes through tui.textsafe's Markdown sanitiser, so it
@@ -216,7 +216,9 @@ def outcome(data: SessionData) -> list[str]:
     lines = [
         f'Chosen option: "{md_inline(option)}", because {md_inline(because)} '
         f"(decision {md_code(decision)}, rule {md_code(rule)}, "
-        f"decided by {md_inline(r.get('decided_by'))})."
+        f"decided by {md_inline(r.get('decided_by'))}"
+        + (f", relayed via {md_code(r['decided_via'])}" if r.get("decided_via") else "")
+        + ")."
     ]
     tally = {k: v for k, v in _table(r.get("vote_tally")).items() if v}
     if tally:
@@ -373,6 +375,7 @@ def to_adr(data: SessionData) -> str:
     if day := _date(data):
         lines.append(f"- Date: {day}")
     lines += [
+        f"- Signed by: {_signers(data)}",
         "",
         "## Context and Problem Statement",
         "",
@@ -429,11 +432,25 @@ def _confirmation(data: SessionData, checked: dict[str, Any]) -> list[str]:
     ]
 
 
+def _signers(data: SessionData) -> str:
+    """Whose keys signed the file (their fingerprints), and whether the signatures hold."""
+    found = data.signatures
+    if not found.spans:
+        return "nobody (unsigned)" + (
+            f"; {len(found.problems)} signature(s) do not hold" if found.problems else ""
+        )
+    keys = ", ".join(md_code(s.fingerprint) for s in found.spans)
+    if found.problems:
+        return f"{keys}, but {len(found.problems)} signatures do not hold (changed after signing)"
+    return f"{keys} (Ed25519; every signature holds)"
+
+
 def _more(data: SessionData) -> list[str]:
     lines = [
         f"- Session file: {md_code(Path(data.path).name)} (id {md_code(data.meta.get('id', ''))}), "
         f"{len(data.turns)} turns, {len(data.actions)} operator actions.",
     ]
+    lines += [f"- Signer's public key: {md_code(span.public)}." for span in data.signatures.spans]
     fork = data.meta.get("forked_from")
     if isinstance(fork, dict):
         lines.append(

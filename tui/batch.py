@@ -38,10 +38,12 @@ from tui.engine.events import Event, TurnCompleted
 from tui.engine.live import LiveSession
 from tui.engine.ports import Provider
 from tui.engine.records import Turn
+from tui.engine.redact import Redactor
 from tui.engine.safeio import FileRefused, write_new
 from tui.engine.spec import Debater, Spec, read_spec_file
 from tui.engine.vocab import ESCALATE
 from tui.exitcodes import ExitCode
+from tui.telemetry import batch_trace, flush, trace_session
 from tui.textsafe import clean_line, shorten
 
 DEFAULT_CONCURRENCY = 4
@@ -74,12 +76,18 @@ class Item:
     def name(self) -> str:
         return clean_line(self.spec_path)
 
+    @property
+    def said(self) -> list[str]:
+        """The problems as shown and summarised: a message may quote a key, never kept."""
+        redact = Redactor.for_spec(self.raw or {})
+        return [redact(p) for p in self.problems]
+
     def summary(self) -> dict[str, Any]:
         r = self.result
         return {
             "spec": self.spec_path,
             "status": str(self.status),
-            "problems": list(self.problems),
+            "problems": self.said,
             "decision": r.get("decision"),
             "decision_rule": r.get("decision_rule"),
             "decided_by": r.get("decided_by"),
@@ -105,13 +113,19 @@ def _spec_files(paths: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def collect(paths: Iterable[str], preflight: Preflight | None = None) -> list[Item]:
-    """Every spec named by ``paths``, read and validated; bad ones carry their problems."""
+def collect(
+    paths: Iterable[str], preflight: Preflight | None = None, allow_read: Sequence[str] = ()
+) -> list[Item]:
+    """Every spec named by ``paths``, read and validated; bad ones carry their problems.
+
+    Each spec's documents come from its own folder tree and ``allow_read`` only, as
+    with ``moot run``.
+    """
     items: list[Item] = []
     for path in _spec_files(paths):
         item = Item(path)
         try:
-            item.spec, item.raw = read_spec_file(path)
+            item.spec, item.raw = read_spec_file(path, allow_read)
         except MootInputError as err:
             item.status, item.problems = Status.BAD, list(err.problems)
         items.append(item)
@@ -149,7 +163,7 @@ class Silent:
 
 def _outcome(item: Item) -> Text:
     if item.status in (Status.BAD, Status.FAILED):
-        first = item.problems[0] if item.problems else "failed"
+        first = item.said[0] if item.problems else "failed"
         return Text(f"{item.status}: {shorten(first, 160)}", style="red")
     r = item.result
     style = "yellow" if item.status == Status.UNRESOLVED else "green"
@@ -227,6 +241,7 @@ async def _run_one(
     directory: str | Path | None,
     provider_for: Callable[[Debater], Provider],
     reporter: Reporter,
+    trace_parent: object = None,
 ) -> None:
     assert item.spec is not None and item.raw is not None
     started = time.monotonic()
@@ -246,6 +261,7 @@ async def _run_one(
             reporter.turn(item, event.turn)
 
     session.engine.subscribe(on_event)
+    finish = trace_session(session, trace_parent)
     try:
         decision = await session.engine.run()
         item.result = dict(session.engine.result())
@@ -256,6 +272,8 @@ async def _run_one(
         item.status = Status.FAILED
         item.problems = [f"internal error: {type(err).__name__}: {err}"]
     finally:
+        if finish is not None:
+            finish()
         session.close()
         item.seconds = time.monotonic() - started
     reporter.finished(item)
@@ -273,11 +291,14 @@ async def run_items(
     gate = asyncio.Semaphore(max(1, concurrency))
     out = reporter or Silent()
 
-    async def one(item: Item) -> None:
-        async with gate:
-            await _run_one(item, directory, provider_for, out)
+    pending = [i for i in items if i.status == Status.PENDING]
+    with batch_trace(len(pending)) as parent:  # one trace for the batch, when tracing is on
 
-    await asyncio.gather(*(one(i) for i in items if i.status == Status.PENDING))
+        async def one(item: Item) -> None:
+            async with gate:
+                await _run_one(item, directory, provider_for, out, parent)
+
+        await asyncio.gather(*(one(i) for i in pending))
 
 
 def exit_code(items: Sequence[Item]) -> ExitCode:
@@ -330,7 +351,7 @@ def results_table(items: Sequence[Item], width: int | None = None) -> Table:
         r = item.result
         if item.status in (Status.BAD, Status.FAILED):
             decision = Text(str(item.status), style="red")
-            rule = Text(shorten(item.problems[0] if item.problems else "", 60), style="red")
+            rule = Text(shorten(item.said[0] if item.problems else "", 60), style="red")
         else:
             style = "yellow" if item.status == Status.UNRESOLVED else "green"
             decision = Text(clean_line(r.get("decision", "")), style=style)
@@ -370,19 +391,28 @@ def run_batch(
     preflight: Preflight | None = None,
     console: Console | None = None,
     errors: Console | None = None,
+    allow_read: Sequence[str] = (),
 ) -> int:
-    """Run every spec named by ``paths``; print progress and the table; return the exit code."""
+    """Run every spec named by ``paths``; print progress and the table; return the exit code.
+
+    With ``preflight``, each runnable spec's files and the servers they go to are
+    printed before any debate starts.
+    """
+    from tui.providers.preflight import document_routes
     from tui.providers.registry import close_all, provider_for
 
     check_summary_path(summary_path)
     console = console or Console(highlight=False)
     errors = errors or Console(stderr=True, highlight=False)
-    items = collect(paths, preflight)
+    items = collect(paths, preflight, allow_read)
     if not items:
         raise MootInputError(" ".join(paths), ["no spec files found (a folder's *.toml are run)"])
     for item in items:
         if item.status == Status.BAD:
             _print_problems(errors, item)
+        elif preflight is not None and item.spec is not None:
+            for line in document_routes(item.spec):
+                errors.print(Text(f"moot: {item.name}: {clean_line(line)}"), soft_wrap=True)
     runnable = sum(1 for i in items if i.status == Status.PENDING)
 
     async def main(reporter: Reporter) -> None:
@@ -403,6 +433,7 @@ def run_batch(
                 asyncio.run(main(live))
         else:
             asyncio.run(main(PlainLines(console)))
+        flush()
     except KeyboardInterrupt:  # every file keeps its committed turns: say how to go on
         for item in items:
             if item.session is not None and item.status == Status.PENDING:
@@ -435,5 +466,5 @@ def _print_problems(errors: Console, item: Item) -> None:
         Text(f"moot: {item.name}: {item.status}, {len(item.problems)} problem(s)", style="red"),
         soft_wrap=True,
     )
-    for problem in item.problems:
+    for problem in item.said:
         errors.print(Text(f"  - {clean_line(problem)}"), soft_wrap=True)

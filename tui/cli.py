@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tui import __version__
 from tui.exitcodes import ExitCode
+from tui.pathlimits import path_arg
 from tui.textsafe import clean_line
 
 if TYPE_CHECKING:
@@ -51,19 +52,27 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"moot {__version__}")
-    p.add_argument("--sessions-dir", help="where sessions are saved (default ./sessions)")
+    p.add_argument(
+        "--sessions-dir", type=path_arg, help="where sessions are saved (default ./sessions)"
+    )
     p.add_argument("--theme", help=THEME_HELP)
     sub = p.add_subparsers(dest="command")
     # Options accepted before or after the subcommand.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--sessions-dir", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    common.add_argument(
+        "--sessions-dir", type=path_arg, default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
 
     run = sub.add_parser(
         "run", parents=[common], help="run a debate live, or headless with --headless"
     )
-    run.add_argument("spec", help="the debate spec (TOML); see moot new and moot validate")
+    run.add_argument(
+        "spec", type=path_arg, help="the debate spec (TOML); see moot new and moot validate"
+    )
     run.add_argument("--headless", action="store_true", help="no console; print a report")
-    run.add_argument("--out", help="session file to write (default: a new file in sessions)")
+    run.add_argument(
+        "--out", type=path_arg, help="session file to write (default: a new file in sessions)"
+    )
     run.add_argument("--theme", default=argparse.SUPPRESS, help=THEME_HELP)
     run.add_argument(
         "--on-unresolved",
@@ -74,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--json", action="store_true", help="headless: print the result as one JSON object"
     )
+    _allow_read_option(run)
     run.add_argument(
         "--no-preflight",
         action="store_true",
@@ -81,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     res = sub.add_parser("resume", parents=[common], help="continue an interrupted session")
-    res.add_argument("session", help="the session file to continue")
+    res.add_argument("session", type=path_arg, help="the session file to continue")
     res.add_argument("--headless", action="store_true", help="no console; print a report")
     res.add_argument("--theme", default=argparse.SUPPRESS, help=THEME_HELP)
     res.add_argument(
@@ -104,34 +114,63 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     rep = sub.add_parser("replay", parents=[common], help="replay a saved session in the console")
-    rep.add_argument("session", help="the session file to replay (no model is called)")
+    rep.add_argument(
+        "session", type=path_arg, help="the session file to replay (no model is called)"
+    )
     rep.add_argument("--theme", default=argparse.SUPPRESS, help=THEME_HELP)
 
     val = sub.add_parser("validate", help="list every problem in a spec")
-    val.add_argument("spec", help="the spec file to check")
+    val.add_argument("spec", type=path_arg, help="the spec file to check")
+    _allow_read_option(val)
 
     exp = sub.add_parser("export", parents=[common], help="export a session as a report or JSON")
-    exp.add_argument("session", help="the session file to export")
+    exp.add_argument("session", type=path_arg, help="the session file to export")
     exp.add_argument(
         "--format",
         choices=["markdown", "json", "adr"],
         default="markdown",
         help="adr: an architecture decision record (MADR layout)",
     )
-    exp.add_argument("--output", "-o", help="write to this file instead of stdout")
+    exp.add_argument("--output", "-o", type=path_arg, help="write to this file instead of stdout")
 
     ver = sub.add_parser(
         "verify", help="re-check every claim of a session from the file alone (exit 4 if one fails)"
     )
-    ver.add_argument("session", help="the session file to check")
+    ver.add_argument("session", type=path_arg, help="the session file to check")
     ver.add_argument("--json", action="store_true", help="print the claims as one JSON object")
+    ver.add_argument(
+        "--trusted",
+        action="store_true",
+        help="also fail (exit 4) unless every record is signed by your key or one you trust",
+    )
+
+    keys = sub.add_parser(
+        "keys", help="your session-signing key, and the keys whose signatures you trust"
+    )
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    keys_sub.add_parser(
+        "show",
+        help="print your public key (made on first use) to give to others; never the private key",
+    )
+    keys_sub.add_parser("list", help="the keys you trust, yours first")
+    trust = keys_sub.add_parser(
+        "trust", help="trust the public key in FILE (from `moot keys show`)"
+    )
+    trust.add_argument("file", help="a file holding one `ssh-ed25519 AAAA… name` line")
+    trust.add_argument("--name", help="the name to show for this key (default: the file's)")
+    untrust = keys_sub.add_parser("untrust", help="stop trusting a key")
+    untrust.add_argument(
+        "key", help="its fingerprint (SHA256:…) or name, as `moot keys list` shows"
+    )
 
     frk = sub.add_parser(
         "fork", help="a new session holding a saved session's first N turns, to go on from there"
     )
-    frk.add_argument("session", help="the session to fork")
+    frk.add_argument("session", type=path_arg, help="the session to fork")
     frk.add_argument("--at", type=int, required=True, metavar="N", help="keep turns 1 to N")
-    frk.add_argument("--out", help="the new session file (default: SESSION-forkN.toml beside it)")
+    frk.add_argument(
+        "--out", type=path_arg, help="the new session file (default: SESSION-forkN.toml beside it)"
+    )
     frk.add_argument(
         "--set",
         action="append",
@@ -141,7 +180,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     new = sub.add_parser("new", help="write a commented spec to start from")
-    new.add_argument("path", help="the spec file to write (never overwritten)")
+    new.add_argument("path", type=path_arg, help="the spec file to write (never overwritten)")
     new.add_argument(
         "--protocol",
         default="debate",
@@ -152,14 +191,19 @@ def _parser() -> argparse.ArgumentParser:
     bat = sub.add_parser(
         "batch", parents=[common], help="run many specs headless in one process, N at a time"
     )
-    bat.add_argument("paths", nargs="+", metavar="PATH", help="spec files, or folders of specs")
+    bat.add_argument(
+        "paths", nargs="+", type=path_arg, metavar="PATH", help="spec files, or folders of specs"
+    )
     bat.add_argument(
         "--concurrency", "-j", type=_positive, default=4, help="debates at once (default 4)"
     )
-    bat.add_argument("--summary", help="write a JSON summary naming every spec to this new file")
+    bat.add_argument(
+        "--summary", type=path_arg, help="write a JSON summary naming every spec to this new file"
+    )
     bat.add_argument(
         "--no-preflight", action="store_true", help="skip checking each spec's models first"
     )
+    _allow_read_option(bat)
 
     inbox = sub.add_parser(
         "inbox", parents=[common], help="sessions that ended unresolved, waiting for a decision"
@@ -169,7 +213,7 @@ def _parser() -> argparse.ArgumentParser:
     dec = sub.add_parser(
         "decide", help="record an operator decision on an unresolved session (exit 2 if refused)"
     )
-    dec.add_argument("session", help="the unresolved session file")
+    dec.add_argument("session", type=path_arg, help="the unresolved session file")
     dec.add_argument("--vote", help="one of the spec's votes")
     dec.add_argument("--rationale", default="", help="why (required with --vote)")
     dec.add_argument(
@@ -179,14 +223,56 @@ def _parser() -> argparse.ArgumentParser:
     wat = sub.add_parser(
         "watch", help="follow a session another process is writing (read-only, live)"
     )
-    wat.add_argument("session", help="the session file to follow")
+    wat.add_argument("session", type=path_arg, help="the session file to follow")
+
+    mcp = sub.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve the debates as MCP tools over stdio, for coding agents (extra: moot[mcp])",
+    )
+    mcp.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip checking each debater's model, key and api_base before a run starts",
+    )
 
     srv = sub.add_parser(
         "serve", parents=[common], help="serve the console to a browser (extra: moot[serve])"
     )
     srv.add_argument("--port", type=_positive, default=8000, help="port (default 8000)")
-    srv.add_argument("--host", default="localhost", help="address to bind (default localhost)")
+    srv.add_argument(
+        "--host", default="localhost", help="address to bind (default localhost; loopback only)"
+    )
+    srv.add_argument(
+        "--public",
+        action="store_true",
+        help="allow a --host other than loopback (the token stays required)",
+    )
+    srv.add_argument(
+        "--no-token",
+        action="store_true",
+        help="serve loopback without the URL token (Host and Origin are still checked)",
+    )
+    srv.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another host name browsers may use to reach the server (repeatable)",
+    )
     return p
+
+
+def _allow_read_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-read",
+        action="append",
+        default=[],
+        type=path_arg,
+        metavar="PATH",
+        help="also let the spec's documents come from this file or folder (repeatable); "
+        "by default only the spec's own folder tree is read",
+    )
 
 
 def _positive(text: str) -> int:
@@ -210,11 +296,12 @@ def _err(message: str) -> None:
 
 def _print_input_error(err: Exception) -> None:
     from tui.engine.errors import MootInputError
+    from tui.engine.redact import redact
 
     assert isinstance(err, MootInputError)
-    _err(f"moot: {err.source}: {len(err.problems)} problem(s)")
-    for problem in err.problems:
-        _err(f"  - {problem}")
+    _err(f"moot: {redact(err.source)}: {len(err.problems)} problem(s)")
+    for problem in err.problems:  # a message may quote what was given, a key included
+        _err(f"  - {redact(problem)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,13 +346,15 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         refuse_wrong_kind(args.spec if _WANTS[cmd] == "spec" else args.session, _WANTS[cmd])
     if cmd == "validate":
-        return _validate(args.spec)
+        return _validate(args.spec, _allowed(args))
     if cmd == "new":
         return _new(args.path, args.protocol)
     if cmd == "export":
         return _export(args.session, args.format, args.output)
     if cmd == "verify":
-        return _verify(args.session, args.json)
+        return _verify(args.session, args.json, args.trusted)
+    if cmd == "keys":
+        return _keys(args)
     if cmd == "fork":
         return _fork(args.session, args.at, args.out, args.set)
     if cmd == "batch":
@@ -278,10 +367,19 @@ def _dispatch(args: argparse.Namespace) -> int:
         from tui.watch import watch
 
         return watch(args.session)
+    if cmd == "mcp":
+        return _mcp(args)
     if cmd == "serve":
         from tui.serve import serve
 
-        return serve(args.host, args.port, args.sessions_dir)
+        return serve(
+            args.host,
+            args.port,
+            args.sessions_dir,
+            public=args.public,
+            no_token=args.no_token,
+            allow_hosts=args.allow_host,
+        )
     if cmd == "run" and args.headless:
         return _run_headless(args)
     if cmd == "resume" and args.headless:
@@ -289,14 +387,28 @@ def _dispatch(args: argparse.Namespace) -> int:
     return _console(args)
 
 
-def _validate(path: str) -> int:
+def _allowed(args: argparse.Namespace) -> list[str]:
+    """``--allow-read`` paths, each one that exists (a typo must not pass unnoticed)."""
+    from tui.engine.errors import MootInputError
+
+    given: list[str] = getattr(args, "allow_read", [])
+    missing = [p for p in given if not os.path.exists(p)]
+    if missing:
+        raise MootInputError("--allow-read", [f"{p}: no such file or folder" for p in missing])
+    return given
+
+
+def _validate(path: str, allow_read: list[str]) -> int:
+    from tui.engine.sizing import outgrow_warning
     from tui.engine.spec import read_spec_file
 
-    spec, _ = read_spec_file(path)
+    spec, _ = read_spec_file(path, allow_read)
     _out(
         f"{path}: ok — {spec.debate.protocol}, {len(spec.debaters)} debaters, "
         f"{spec.max_rounds} round(s), threshold {spec.threshold}"
     )
+    if outgrow := outgrow_warning(spec):  # valid, but the session could fill up
+        _out(f"{path}: warning: {outgrow}")
     return ExitCode.DECIDED
 
 
@@ -345,26 +457,60 @@ def _export(session: str, fmt: str, output: str | None) -> int:
 
 
 def _fork(session: str, at: int, out: str | None, sets: list[str]) -> int:
-    from tui.engine.fork import default_out, fork
+    from tui.engine.fork import fork
     from tui.textsafe import clean_line
 
-    path = fork(session, at, out or default_out(session, at), sets)
+    path = fork(session, at, out, sets)
     print(clean_line(f"wrote {path}: turns 1 to {at} of {session}"))
     print(clean_line(f"continue it with: moot resume {path}"))
     return ExitCode.DECIDED
 
 
-def _verify(session: str, as_json: bool) -> int:
-    from tui.engine.verify import summary_lines, verify_file
+def _verify(session: str, as_json: bool, require_trusted: bool) -> int:
+    from tui.engine.errors import MootInputError
+    from tui.engine.keys import trusted_keys
+    from tui.engine.verify import Trust, summary_lines, verify_file
     from tui.textsafe import json_text
 
-    report = verify_file(session)  # never writes; an unreadable file is exit 2
+    try:
+        keys, problems = trusted_keys()
+    except MootInputError as err:  # your own key unreadable: say so, and trust no key
+        keys, problems = [], [f"{err.source}: {p}" for p in err.problems]
+    for problem in problems:
+        _err(f"moot: warning: {problem}")
+    trust = Trust({k.fingerprint: k.name for k in keys}, required=require_trusted)
+    report = verify_file(session, trust)  # never writes; an unreadable file is exit 2
     if as_json:
         print(json_text(report.as_json()))
     else:
         for line in summary_lines(report):
             _out(line)
     return ExitCode.DECIDED if report.ok else ExitCode.VERIFY_FAILED
+
+
+def _keys(args: argparse.Namespace) -> int:
+    from tui.engine import keys
+
+    what = args.keys_command
+    if what == "show":
+        signer = keys.user_signer()
+        print(signer.public, keys.owner())  # the line `moot keys trust FILE` reads
+        _err(f"fingerprint {signer.fingerprint}; private key in {keys.key_path()} (never shared)")
+    elif what == "list":
+        listed, problems = keys.trusted_keys()
+        for problem in problems:
+            _err(f"moot: warning: {problem}")
+        if not listed:
+            print("no keys yet: moot makes yours when it first writes a session")
+        for key in listed:
+            _out(f"{key.fingerprint}  {key.name}")
+    elif what == "trust":
+        key = keys.trust(args.file, args.name)
+        _out(f"trusted {key.fingerprint} as {key.name!r} (in {keys.trust_path()})")
+    else:
+        for key in keys.untrust(args.key):
+            _out(f"no longer trusted: {key.fingerprint} {key.name!r}")
+    return ExitCode.DECIDED
 
 
 def _batch(args: argparse.Namespace) -> int:
@@ -377,6 +523,7 @@ def _batch(args: argparse.Namespace) -> int:
         directory=args.sessions_dir,
         summary_path=args.summary,
         preflight=None if args.no_preflight else preflight,
+        allow_read=_allowed(args),
     )
 
 
@@ -436,15 +583,40 @@ def _decide(args: argparse.Namespace) -> int:
     return ExitCode.DECIDED
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    """``moot mcp``: stdout carries the protocol, so nothing else is printed there."""
+    import asyncio
+
+    from tui.engine.errors import MootInputError
+
+    try:
+        from tui.mcp_server import MootServer, serve_stdio
+    except ImportError:
+        raise MootInputError(
+            "moot mcp", ["it needs the optional extra mcp: pip install 'moot[mcp]'"]
+        ) from None
+    from tui.engine.session import sessions_dir
+    from tui.providers.preflight import preflight
+    from tui.providers.registry import provider_for
+
+    server = MootServer(
+        sessions_dir(args.sessions_dir),
+        provider_for,
+        preflight=None if args.no_preflight else preflight,
+    )
+    asyncio.run(serve_stdio(server))
+    return ExitCode.DECIDED
+
+
 def _run_headless(args: argparse.Namespace) -> int:
     from tui.engine.live import LiveSession
     from tui.engine.spec import read_spec_file
     from tui.providers.registry import provider_for
 
-    spec, raw = read_spec_file(args.spec)
-    out = _checked_start(spec, args)
-    session = LiveSession.start(
-        spec, raw, provider_for, out=out, directory=args.sessions_dir, spec_source=args.spec
+    spec, raw = read_spec_file(args.spec, _allowed(args))
+    _checked_start(spec, args)
+    session = LiveSession.start(  # the name is chosen again here, so one taken since is passed
+        spec, raw, provider_for, out=args.out, directory=args.sessions_dir, spec_source=args.spec
     )
     try:
         return _headless(session, args)
@@ -469,19 +641,20 @@ def _headless(session: LiveSession, args: argparse.Namespace) -> int:
     return code
 
 
-def _checked_start(spec: Spec, args: argparse.Namespace) -> Path:
-    """Where the session will go, and that every model can be reached, before it exists."""
+def _checked_start(spec: Spec, args: argparse.Namespace) -> None:
+    """That the session can be written, and every model reached, before it exists."""
     from tui.engine.errors import MootInputError
     from tui.engine.live import session_target
 
-    out = session_target(spec.debate.title, out=args.out, directory=args.sessions_dir)
+    session_target(spec.debate.title, out=args.out, directory=args.sessions_dir)
     if not args.no_preflight:
-        from tui.providers.preflight import preflight
+        from tui.providers.preflight import document_routes, preflight
 
         problems = preflight(spec)
         if problems:
             raise MootInputError(f"{args.spec}: preflight (skip with --no-preflight)", problems)
-    return out
+        for line in document_routes(spec):  # what leaves the machine, before anything does
+            _err(f"moot: {line}")
 
 
 def _raise_budgets(session: LiveSession, raises: list[str]) -> None:
@@ -538,6 +711,7 @@ def _console(args: argparse.Namespace) -> int:
             sessions_dir=args.sessions_dir,
             out=args.out,
             preflight=not args.no_preflight,
+            allow_read=_allowed(args),
         )
     if cmd == "resume":
         return launch(

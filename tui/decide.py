@@ -20,7 +20,7 @@ from tui.engine.replay import protocol_at
 from tui.engine.session import SessionData, load_session
 from tui.engine.state import DebateState
 from tui.engine.substance import word_count
-from tui.engine.vocab import ESCALATE
+from tui.engine.vocab import ESCALATE, DecisionChannel
 
 
 class NoCalls:
@@ -49,43 +49,57 @@ def not_awaiting(data: SessionData) -> str | None:
     return None
 
 
-def refusal(data: SessionData, vote: str, rationale: str) -> str | None:
-    """Why the operator may not decide ``vote`` with ``rationale`` here, or None."""
+def refusal(data: SessionData, vote: str, rationale: str, flag: str = "--") -> str | None:
+    """Why the operator may not decide ``vote`` with ``rationale`` here, or None.
+
+    ``flag`` prefixes the argument names in the reason: ``--vote`` on the command
+    line, ``vote`` for a tool call.
+    """
     why = not_awaiting(data)
     if why:
         return why
     votes = data.spec.debate.votes
     if vote not in votes:
-        return f"--vote: {vote!r} is not one of {', '.join(votes)}"
+        return f"{flag}vote: {vote!r} is not one of {', '.join(votes)}"
     if not word_count(rationale):
-        return "--rationale: a decision needs a rationale in words"
+        return f"{flag}rationale: a decision needs a rationale in words"
     state = DebateState(data.spec, data.spec.max_rounds)
     for turn in data.turns:
         state.add(turn)
     veto = protocol_at(data.spec, data.turns).operator_veto(state, vote)
-    return f"--vote: {vote!r} is refused: {veto}" if veto else None
+    return f"{flag}vote: {vote!r} is refused: {veto}" if veto else None
 
 
-async def _apply(session: LiveSession, vote: str, rationale: str) -> None:
+async def _apply(
+    session: LiveSession, vote: str, rationale: str, via: DecisionChannel | None
+) -> None:
     await session.engine.run()  # replays the record back to its escalation; no calls
     try:
-        session.engine.decide(vote, rationale)
+        session.engine.decide(vote, rationale, via)
     except ValueError as err:  # checked above; the engine has the last word
         raise MootInputError(str(session.path), [str(err)]) from None
 
 
-def decide_session(path: str | Path, vote: str, rationale: str) -> dict[str, Any]:
+def decide_session(
+    path: str | Path,
+    vote: str,
+    rationale: str,
+    *,
+    via: DecisionChannel | None = None,
+    flag: str = "--",
+) -> dict[str, Any]:
     """Record the operator's decision in the session file; returns the new ``[result]``.
 
     MootInputError (exit 2) names the reason when the decision is refused.
+    ``via`` records the channel (an MCP client) when it is not moot's own.
     """
-    why = refusal(load_session(path), vote, rationale)
+    why = refusal(load_session(path), vote, rationale, flag)
     if why:
         raise MootInputError(str(path), [why])
     no_calls = NoCalls()
     session = LiveSession.resume(path, lambda _: no_calls)
     try:
-        asyncio.run(_apply(session, vote, rationale))
+        asyncio.run(_apply(session, vote, rationale, via))
         result = session.store.result
     finally:
         session.close()

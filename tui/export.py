@@ -178,7 +178,9 @@ def _protocol_md(r: dict[str, Any]) -> list[str]:
 def _result_md(r: dict[str, Any]) -> list[str]:
     lines = [
         f"- decision: **{md_inline(r.get('decision'))}** by rule "
-        f"{md_code(r.get('decision_rule'))} ({md_inline(r.get('decided_by'))})"
+        f"{md_code(r.get('decision_rule'))} ({md_inline(r.get('decided_by'))}"
+        + (f", via {md_code(r['decided_via'])}" if r.get("decided_via") else "")
+        + ")"
     ]
     if r.get("rationale"):
         lines.append(f"- operator rationale: {md_inline(r['rationale'])}")

@@ -28,6 +28,7 @@ from tui.engine.spec import spec_warnings
 from tui.engine.vocab import ESCALATE, RunStatus
 from tui.exitcodes import ExitCode
 from tui.present import Emphasis, Section, Tone, present
+from tui.telemetry import flush, trace_session
 from tui.textsafe import bound, clean, clean_line, json_text
 
 SHOWN_CHARS = 4000
@@ -273,7 +274,7 @@ def run_headless(
     *,
     extend_first: bool = False,
 ) -> int:
-    """Run to a decision, printing as it goes; returns DESIGN.md's exit code.
+    """Run to a decision, printing as it goes; returns the exit code the README lists under Commands.
 
     ``extend_first``: the session ended unresolved; replay it to that end, add a
     round (journalled), and go on (``moot decide --extend``).
@@ -298,8 +299,14 @@ def run_headless(
         finally:
             await close_all()
 
-    with _sigterm_as_interrupt():
-        asyncio.run(main())
+    finish = trace_session(session)
+    try:
+        with _sigterm_as_interrupt():
+            asyncio.run(main())
+    finally:
+        if finish is not None:
+            finish()
+        flush()
     result = session.engine.result()
     # A pipe gets the table at a readable width; a terminal gets its own width.
     console.print(

@@ -88,7 +88,7 @@ def peek(path: Path) -> Awaiting | None:
 def awaiting(directory: str | Path) -> list[Awaiting]:
     """Sessions in ``directory`` waiting for a decision, newest first."""
     folder = Path(directory)
-    if not folder.is_dir():
+    if not os.path.isdir(folder):  # never raises: a name too long (from the environment) is none
         return []
     files: list[tuple[float, Path]] = []
     for path in folder.glob("*.toml"):

@@ -71,6 +71,21 @@ class Section:
     full_only: bool = False  # detail the compact console card leaves to its panels
 
 
+def _raw_cut(turn: Turn) -> list[Section]:
+    """Where a long raw reply was cut, and the whole text's hash (``tui.engine.rawtext``)."""
+    cut = turn.raw_cut if isinstance(turn.raw_cut, dict) else None
+    if cut is None:
+        return []
+    kept = len(turn.raw) if isinstance(turn.raw, str) else 0
+    chars = cut.get("chars")
+    whole = f"{chars:,}" if isinstance(chars, int) else str(chars)
+    text = (
+        f"the first {kept:,} of {whole} characters are kept; "
+        f"sha256 of the whole reply: {cut.get('sha256')}"
+    )
+    return [Section("raw reply cut", Emphasis.TEXT, text, Tone.MUTED)]
+
+
 def present(turn: Turn) -> tuple[Section, ...]:
     """Every turn kind (and invalid turns, and rubric results) as labelled sections, in order.
 
@@ -81,6 +96,7 @@ def present(turn: Turn) -> tuple[Section, ...]:
         sections = [
             Section("error", Emphasis.TEXT, turn.error or "", Tone.BAD),
             *([Section("raw reply", Emphasis.TEXT, turn.raw, Tone.MUTED)] if turn.raw else []),
+            *_raw_cut(turn),
         ]
     else:
         sections = _body(turn)

@@ -9,7 +9,8 @@ One sanitiser per output, applied where the text is written, never to what is st
   plain ``Text``/``Content`` objects, never markup, and is bounded on screen;
 - Markdown (the export): :func:`md_text`, :func:`md_inline` and :func:`md_code`
   apply the terminal rules, then escape every character that could open a
-  heading, list, quote, table row, link, image, HTML tag or code fence;
+  heading, list, quote, table row, link, image, HTML tag or code fence, and
+  every bare URL or address GitHub would turn into a link;
 - JSON (the export, ``verify --json``): :func:`json_text` escapes C1, bidi,
   line-separator and lone-surrogate characters as ``\\uXXXX``, which
   ``json.dumps(ensure_ascii=False)`` would write raw.
@@ -87,10 +88,27 @@ _MD_LINE_START = re.compile(
 )
 
 
+# GitHub links bare URLs too (GFM's extended autolinks). A backslash before the
+# scheme's colon or after ``www`` stops the URL and www forms; the email form is
+# found after escapes are decoded, so an address is shown as a code span instead.
+_MD_URL = re.compile(r"(?i)(https?|ftp)(:)(?=//)|(?<![a-z0-9])(www)(\.)")
+_MD_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
 def md_text(text: object) -> str:
     """Text for a Markdown file: terminal-clean, every line unable to open any construct."""
-    out = _MD_INLINE.sub(r"\\\1", clean(text))
-    return _MD_LINE_START.sub(_escape_line_start, out)
+    plain = clean(text)
+    parts, at = [], 0
+    for email in _MD_EMAIL.finditer(plain):
+        parts += [_md_escape(plain[at : email.start()]), md_code(email.group())]
+        at = email.end()
+    parts.append(_md_escape(plain[at:]))
+    return _MD_LINE_START.sub(_escape_line_start, "".join(parts))
+
+
+def _md_escape(text: str) -> str:
+    out = _MD_INLINE.sub(r"\\\1", text)
+    return _MD_URL.sub(lambda m: (m[1] or m[3]) + "\\" + (m[2] or m[4]), out)
 
 
 def _escape_line_start(match: re.Match[str]) -> str:

@@ -24,10 +24,11 @@ from rich.console import Console
 from rich.text import Text
 
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
-from tui.engine.chain import HASH
+from tui.engine.chain import HASH, SIGNATURE
 from tui.engine.errors import SessionError
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.records import Turn
+from tui.engine.signing import SIGNER
 from tui.engine.vocab import ESCALATE
 from tui.exitcodes import ExitCode
 from tui.headless import report_table, turn_text
@@ -159,7 +160,8 @@ class Follower:
 
 
 def _unhashed(body: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in body.items() if k != HASH}
+    """A record's own fields: its hash, signature and signer are about the record."""
+    return {k: v for k, v in body.items() if k not in (HASH, SIGNATURE, SIGNER)}
 
 
 def _show(console: Console, seen: Seen) -> None:

@@ -26,6 +26,16 @@ def _streamed(screen, speaker: str) -> int:  # noqa: ANN001
     return 0 if streaming is None else streaming.tokens
 
 
+def _three_speaking_at_once() -> dict:
+    """Three parallel speakers with stances long enough that all three are still
+    streaming together when the test looks, however slowly a loaded machine runs them."""
+    long = " ".join(f"point{i} about the rollout" for i in range(40)) + "."
+    scripts = {i: {"stances": [long]} for i in range(3)}
+    return debate_spec(
+        debaters=3, phases=["proposal"], parallel=True, token_delay_ms=20, scripts=scripts
+    )
+
+
 async def _cut_while_speaking(pilot, key: str, speakers: int = 1):  # noqa: ANN001, ANN202
     """Wait for the live screen and until ``speakers`` turns stream (some words in), press
     ``key``; return the screen and the modal."""
@@ -69,7 +79,7 @@ async def test_x_cuts_the_speaking_turn_and_redo_with_a_note_goes_on(tmp_path, m
 
 
 async def test_capital_x_cuts_every_turn_of_the_phase_and_skip_records_them(tmp_path, moot_dirs):
-    spec = debate_spec(debaters=3, phases=["proposal"], parallel=True, token_delay_ms=20)
+    spec = _three_speaking_at_once()
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         screen, modal = await _cut_while_speaking(pilot, "X", speakers=3)
@@ -126,7 +136,7 @@ async def test_the_keys_screen_lists_the_cut_keys(tmp_path, moot_dirs):
 async def test_x_in_the_wide_layout_ignores_a_pane_picked_in_the_narrow_one(tmp_path, moot_dirs):
     """``[`` / ``]`` pick a pane only below 120 columns; in the wide layout that old pick is
     invisible and must not choose which of several speakers x cuts."""
-    spec = debate_spec(debaters=3, phases=["proposal"], parallel=True, token_delay_ms=20)
+    spec = _three_speaking_at_once()
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: pilot.app.debate_screen())

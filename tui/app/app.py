@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -110,6 +110,7 @@ class MootApp(App[int]):
         replay_speed: float = 1.0,
         preflight: bool = False,
         force_resume: bool = False,
+        allow_read: Sequence[str] = (),
     ) -> None:
         super().__init__()
         self.spec_path = spec_path
@@ -130,6 +131,7 @@ class MootApp(App[int]):
         self.replay_start = replay_start
         self.replay_speed = replay_speed
         self.preflight = preflight  # check a run's models before its session file exists
+        self.allow_read = tuple(allow_read)  # --allow-read: the command line's spec only
         self.runs: list[LiveScreen] = []  # every live debate opened here, oldest first
         self.startup_error: str | None = None
         self.moot_themes: dict[str, LoadedTheme] = {}
@@ -218,15 +220,15 @@ class MootApp(App[int]):
 
     @work(thread=True, exclusive=True, group="opening")
     def _prepare_run(self, path: str) -> None:
-        from tui.app.screens.opening import start_problem
+        from tui.app.screens.opening import start_check
 
-        problem = start_problem(path, self.preflight)
+        problem, routes = start_check(path, self.preflight, self.allow_read)
         try:
-            self.call_from_thread(self._run_prepared, path, problem)
+            self.call_from_thread(self._run_prepared, path, problem, routes)
         except RuntimeError:  # the app has quit meanwhile
             pass
 
-    def _run_prepared(self, path: str, problem: str | None) -> None:
+    def _run_prepared(self, path: str, problem: str | None, routes: list[str]) -> None:
         from tui.app.screens.opening import OpeningScreen
 
         if problem is not None:
@@ -238,6 +240,8 @@ class MootApp(App[int]):
         if isinstance(self.screen, OpeningScreen):
             self.pop_screen()
         self.open_path("run", path, startup=True)
+        for line in routes:  # what leaves the machine, said as the debate opens
+            self.notify(shorten(line, 600), title="files sent", markup=False, timeout=20)
         self.call_after_refresh(lambda: self.fit_terminal(*self.size))
 
     def on_resize(self, event: Resize) -> None:
@@ -281,7 +285,7 @@ class MootApp(App[int]):
             self._leave_debate()
         try:
             if mode == "run":
-                spec, raw = read_spec_file(path)
+                spec, raw = read_spec_file(path, self.allow_read if startup else ())
                 screen: DebateScreen = LiveScreen(
                     spec,
                     raw,

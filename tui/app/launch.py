@@ -7,6 +7,7 @@ Imports stay light: Textual and the app are imported here, the providers
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from tui.exitcodes import ExitCode
@@ -23,6 +24,7 @@ def launch(
     out: str | None = None,
     preflight: bool = False,
     force: bool = False,
+    allow_read: Sequence[str] = (),
 ) -> int:
     """Run the console; return the process exit code.
 
@@ -44,11 +46,16 @@ def launch(
         out=out,
         preflight=preflight,
         force_resume=force,
+        allow_read=allow_read,
     )
     try:
         code = app.run()
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
+    finally:
+        from tui.telemetry import flush  # the last traced turns, if tracing is on
+
+        flush()
     if app.startup_error:
         print(clean_line(f"moot: {app.startup_error}"), file=sys.stderr)
     for line in app.farewell:  # where the session is and how to continue it

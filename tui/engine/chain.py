@@ -7,11 +7,13 @@ where), then the ``[result]``. Each record stores, in its own ``hash`` field::
 
     sha256( previous record's hash  +  "\\n"  +  canonical(record) )   (hex)
 
-where ``canonical`` is the record's fields except ``hash`` as JSON with sorted
+where ``canonical`` is the record's fields except ``hash`` and ``signature`` as JSON with sorted
 keys, no spaces, non-ASCII kept (a lone surrogate as U+FFFD, as the file holds
 it), UTF-8. The first record's previous hash is the empty string. Files written
 before the chain (moot 0.1.0) hold records without ``hash``: such records may
 only come first, and still feed the chain, so the first chained record seals them.
+A record's ``signature`` (:mod:`tui.engine.signing`) signs its hash, so it stands
+outside what the hash covers.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 HASH = "hash"
+SIGNATURE = "signature"
+_UNHASHED = (HASH, SIGNATURE)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -52,8 +56,8 @@ class Break:
 
 
 def canonical(record: Mapping[str, Any]) -> bytes:
-    """The bytes a record's hash covers: its own fields, ``hash`` left out."""
-    fields = {k: v for k, v in record.items() if k != HASH}
+    """The bytes a record's hash covers: its own fields, ``hash`` and ``signature`` left out."""
+    fields = {k: v for k, v in record.items() if k not in _UNHASHED}
     text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return _SURROGATE.sub("\ufffd", text).encode("utf-8")
 
@@ -68,7 +72,7 @@ def link(previous: str, record: Mapping[str, Any]) -> str:
 
 def sealed(previous: str, record: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``record`` carrying its hash after ``previous``."""
-    body = {k: v for k, v in record.items() if k != HASH}
+    body = {k: v for k, v in record.items() if k not in _UNHASHED}
     body[HASH] = link(previous, body)
     return body
 

@@ -6,6 +6,8 @@ starts, must be UTF-8 text and stay within :data:`FILE_BYTES` each and
 :data:`TOTAL_BYTES` together (:data:`GLOB_FILES` files per glob). A key in a
 document (a debater's key value, or a key shape) is redacted as it is read, so
 no model, session file or export gets it; ``redacted`` counts the replacements.
+Every path must resolve inside the spec's folder or a ``--allow-read`` path
+(:mod:`tui.engine.readroots`); the file read is the resolved one, never a link.
 The session stores every document's label, path, size, sha256 and text (size
 and sha256 of that stored text), so a replay, an export or ``moot verify``
 never needs the originals again.
@@ -16,9 +18,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
+from tui.engine.readroots import ReadRoots
 from tui.engine.safeio import FileRefused, read_regular
 
 if TYPE_CHECKING:
@@ -100,8 +103,11 @@ def _roles(roles: Sequence[str] | None) -> tuple[str, ...] | None:
 class _Reader:
     """Reads a spec's documents, keeping the running total and every problem by key."""
 
-    def __init__(self, base: Path, redact: Callable[[str], str], marker: str) -> None:
+    def __init__(
+        self, base: Path, roots: ReadRoots, redact: Callable[[str], str], marker: str
+    ) -> None:
         self.base = base
+        self.roots = roots
         self.redact = redact
         self.marker = marker  # what ``redact`` puts in a secret's place
         self.total = 0
@@ -114,8 +120,8 @@ class _Reader:
         return of_text(label, path, kept, roles, replaced)
 
     def read(self, key: str, path: Path) -> str | None:
-        try:
-            data = read_regular(path, FILE_BYTES)
+        try:  # the resolved file, opened without following a link swapped in since
+            data = read_regular(self.roots.resolve(path), FILE_BYTES, follow=False)
         except FileRefused as err:
             self.problems.append(f"{key}: {path}: {err}")
             return None
@@ -138,11 +144,16 @@ class _Reader:
             return str(path)
 
 
-def read_documents(spec: Spec, base: Path) -> tuple[list[Document], list[str]]:
-    """Every document the spec names, read from ``base`` (the spec's folder), and problems."""
+def read_documents(
+    spec: Spec, base: Path, allow_read: Iterable[str | Path] = ()
+) -> tuple[list[Document], list[str]]:
+    """Every document the spec names, read from ``base`` (the spec's folder), and problems.
+
+    A path that resolves outside ``base`` and every ``allow_read`` path is a problem.
+    """
     from tui.engine.redact import REDACTED, Redactor  # it imports spec, which imports this
 
-    reader = _Reader(base, Redactor.for_spec(spec), REDACTED)
+    reader = _Reader(base, ReadRoots.of(base, allow_read), Redactor.for_spec(spec), REDACTED)
     docs: list[Document] = []
     if spec.debate.artifact_file is not None:
         path = base / spec.debate.artifact_file
@@ -172,6 +183,11 @@ def read_documents(spec: Spec, base: Path) -> tuple[list[Document], list[str]]:
 def _globbed(
     reader: _Reader, key: str, pattern: str, label: str, roles: Sequence[str] | None
 ) -> list[Document]:
+    try:  # the folder the pattern starts from, checked before any walk outside the roots
+        reader.roots.check_search(reader.base.joinpath(*_literal_parts(pattern)))
+    except FileRefused as err:
+        reader.problems.append(f"{key}: {pattern}: {err}")
+        return []
     try:
         matches = sorted(p for p in reader.base.glob(pattern) if not p.is_dir())
     except (ValueError, NotImplementedError) as err:
@@ -190,6 +206,16 @@ def _globbed(
             shown = reader.shown(path)
             docs.append(reader.document(f"{label}/{shown}", shown, text, roles))
     return docs
+
+
+def _literal_parts(pattern: str) -> list[str]:
+    """The leading parts of a glob pattern that hold no wildcard."""
+    parts = []
+    for part in PurePath(pattern).parts:
+        if any(c in part for c in "*?["):
+            break
+        parts.append(part)
+    return parts
 
 
 def context_problems(raw: Mapping[str, Any], protocol_keys: Iterable[str]) -> list[str]:

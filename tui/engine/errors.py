@@ -22,3 +22,7 @@ class SessionError(MootInputError):
 
 class SessionLockedError(SessionError):
     """Another process is running this session."""
+
+
+class SessionExistsError(SessionError):
+    """Something (a file, a link, even a dangling one) already holds the new session's name."""

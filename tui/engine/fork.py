@@ -12,6 +12,7 @@ model they were played with and ``moot verify`` checks them as it would a swap.
 from __future__ import annotations
 
 import copy
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 from tui.engine.errors import MootInputError, SessionError, SpecError
 from tui.engine.operator import now
 from tui.engine.session import SessionData, SessionStore, load_session
-from tui.engine.spec import validate_spec
+from tui.engine.spec import redacted_problems, validate_spec
 from tui.engine.vocab import OperatorAction
 
 
@@ -59,11 +60,17 @@ def _model_swap(key: str) -> str | None:
     return parts[1] if len(parts) == 3 and parts[0] == "debaters" and parts[2] == "model" else None
 
 
-def fork(source: str | Path, at: int, out: str | Path, sets: list[str]) -> Path:
-    """Write the fork; MootInputError (exit 2) for a bad N, key or file, nothing written."""
-    data = load_session(source)
+def fork(source: str | Path, at: int, out: str | Path | None, sets: list[str]) -> Path:
+    """Write the fork (``out`` None: beside the source); MootInputError (exit 2) for a bad
+    N, key or file, nothing written."""
+    data = load_session(source)  # first: a folder or a missing file is named as such
     if data.chain:
         raise SessionError(str(source), [f"hash chain broken at {data.chain[0]}; not forking it"])
+    if data.signatures.problems:  # the fork is signed by you: never over a changed file
+        where, why = data.signatures.problems[0]
+        raise SessionError(
+            str(source), [f"signature does not hold at {where}: {why}; not forking it"]
+        )
     if not 0 <= at <= len(data.turns):
         raise MootInputError("--at", [f"{at}: the session has turns 1 to {len(data.turns)}"])
     spec_raw = copy.deepcopy(data.spec_raw)
@@ -87,13 +94,14 @@ def fork(source: str | Path, at: int, out: str | Path, sets: list[str]) -> Path:
                 apply_set(spec_raw, key, value)
         except ValueError as err:
             problems.append(str(err))
-    if problems:
-        raise MootInputError("--set", problems)
+    if problems:  # a message quotes what was given, which may hold a key
+        raise MootInputError("--set", redacted_problems(spec_raw, problems))
     try:
         validate_spec(spec_raw, "--set")
     except SpecError as err:
         raise MootInputError("--set", err.problems) from None
-    return _write(data, at, Path(out), spec_raw, swaps, sets)
+    target = Path(out) if out is not None else default_out(source, at)
+    return _write(data, at, target, spec_raw, swaps, sets)
 
 
 def _write(
@@ -146,7 +154,7 @@ def default_out(source: str | Path, at: int) -> Path:
     src = Path(source)
     path = src.with_name(f"{src.stem}-fork{at}.toml")
     n = 2
-    while path.exists():
+    while os.path.lexists(path):  # a dangling link is taken too: never written through
         path = src.with_name(f"{src.stem}-fork{at}-{n}.toml")
         n += 1
     return path

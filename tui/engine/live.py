@@ -11,15 +11,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tui.engine.errors import SessionError
+from tui.engine.errors import SessionError, SessionExistsError
 from tui.engine.events import DecisionReached, Event, OperatorActed
 from tui.engine.ports import Provider
+from tui.engine.redact import redact
 from tui.engine.runner import Engine
 from tui.engine.safeio import describe
 from tui.engine.session import SessionData, SessionStore, new_session_path, sessions_dir
 from tui.engine.spec import Debater, Spec
 from tui.engine.turns import FailureHandler, escalate_on_failure
 from tui.engine.vocab import OperatorAction
+
+NAME_TRIES = 16  # new names tried when the one chosen is taken before it is created
 
 
 def session_target(
@@ -42,7 +45,7 @@ def session_target(
             return path
         folder = sessions_dir(directory)
         _writable_folder(folder, "the sessions folder")
-        return new_session_path(folder, title)
+        return new_session_path(folder, redact(title))  # a file's name is shown everywhere
     except OSError as err:
         raise SessionError(str(out or sessions_dir(directory)), [describe(err)]) from None
 
@@ -108,13 +111,20 @@ class LiveSession:
         spec_source: str | None = None,
         on_failure: FailureHandler = escalate_on_failure,
     ) -> LiveSession:
-        path = session_target(spec.debate.title, out=out, directory=directory)
         drawn = spec.protocol_class.drawn_at_start(spec)  # recorded, so a replay draws alike
         if drawn:
             spec_raw = {**spec_raw, "debate": {**spec_raw["debate"], **drawn}}
             spec = spec.model_copy(update={"debate": spec.debate.model_copy(update=drawn)})
-        store = SessionStore.create(path, spec_raw, spec_source, documents=spec.documents)
-        return cls(spec, store, provider_for, on_failure=on_failure)
+        for _ in range(NAME_TRIES):
+            path = session_target(spec.debate.title, out=out, directory=directory)
+            try:
+                store = SessionStore.create(path, spec_raw, spec_source, documents=spec.documents)
+            except SessionExistsError:
+                if out:  # the name the person gave: never another
+                    raise
+                continue  # taken since it was chosen (planted, or a run in the same second)
+            return cls(spec, store, provider_for, on_failure=on_failure)
+        raise SessionError(str(sessions_dir(directory)), ["no free session file name; try again"])
 
     @classmethod
     def resume(

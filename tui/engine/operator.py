@@ -22,7 +22,14 @@ from tui.engine.roster import Roster
 from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.substance import word_count
-from tui.engine.vocab import ESCALATE, DecidedBy, DecisionRule, OperatorAction, RunStatus
+from tui.engine.vocab import (
+    ESCALATE,
+    DecidedBy,
+    DecisionChannel,
+    DecisionRule,
+    OperatorAction,
+    RunStatus,
+)
 
 
 class TurnSink(TypingProtocol):
@@ -36,6 +43,12 @@ class TurnSink(TypingProtocol):
 def now() -> str:
     """A timestamp as session files record it."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _operator_decision(vote: str, rationale: str, via: object) -> Decision:
+    """The decision a decide action makes; its channel, if recorded, goes into the result."""
+    extra = {"decided_via": str(via)} if via is not None else {}
+    return Decision(vote, DecisionRule.OPERATOR_DECISION, DecidedBy.OPERATOR, rationale, extra)
 
 
 class OperatorLog:
@@ -146,11 +159,8 @@ class OperatorLog:
                 self.budget.apply(a)
                 self.stop = None
             elif kind == OperatorAction.DECIDE:
-                self.stop = Decision(
-                    str(a.get("vote")),
-                    DecisionRule.OPERATOR_DECISION,
-                    DecidedBy.OPERATOR,
-                    str(a.get("rationale")),
+                self.stop = _operator_decision(
+                    str(a.get("vote")), str(a.get("rationale")), a.get("via")
                 )
             elif kind == OperatorAction.ESCALATE:
                 self.gate.set()  # escalating releases a pause, as it did live
@@ -191,8 +201,12 @@ class OperatorLog:
             Decision(ESCALATE, DecisionRule.OPERATOR_ESCALATION, decided_by=DecidedBy.OPERATOR)
         )
 
-    def decide(self, vote: str, rationale: str) -> Decision:
-        """The operator's final call, checked and journalled; the caller applies it."""
+    def decide(self, vote: str, rationale: str, via: DecisionChannel | None = None) -> Decision:
+        """The operator's final call, checked and journalled; the caller applies it.
+
+        ``via`` names the channel when the decision did not come through moot's own
+        console or command line (an MCP client); it is recorded with the decision.
+        """
         if vote not in self.spec.debate.votes:
             raise ValueError(f"{vote!r} is not one of {', '.join(self.spec.debate.votes)}")
         if not word_count(rationale):  # the same rule as a model's rationale: words
@@ -200,8 +214,8 @@ class OperatorLog:
         veto = self.protocol.operator_veto(self.state, vote)
         if veto:
             raise ValueError(veto)
-        self.record(OperatorAction.DECIDE, vote=vote, rationale=rationale.strip())
-        return Decision(vote, DecisionRule.OPERATOR_DECISION, DecidedBy.OPERATOR, rationale.strip())
+        self.record(OperatorAction.DECIDE, vote=vote, rationale=rationale.strip(), via=via)
+        return _operator_decision(vote, rationale.strip(), via)
 
     def extend(self) -> None:
         """One more round after an unresolved end."""

@@ -207,6 +207,7 @@ class Turn:
     target: str | None = None
     invalid: bool = False
     raw: str | None = None
+    raw_cut: dict[str, Any] | None = None  # raw was longer: its length and sha256 (rawtext.py)
     error: str | None = None
     saw: list[str] = field(default_factory=list)
     attempts: int = 1
@@ -218,6 +219,7 @@ class Turn:
     cross_family_held: bool | None = None
     variant: str | None = None
     structured: str | None = None  # how the provider asked for JSON, when it says (json_schema ...)
+    clamped: list[str] | None = None  # counts a provider reported out of range (tui.engine.usage)
     derived: dict[str, Any] = field(default_factory=dict)  # engine-owned facts about the turn
 
     def to_record(self) -> dict[str, Any]:

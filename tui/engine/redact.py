@@ -11,7 +11,10 @@ import dataclasses
 import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
 
 from tui.engine.spec import SECRET_SHAPES
 
@@ -26,6 +29,32 @@ _URL_SECRET_PARAM = re.compile(
     r"([?&#;](?:api[_-]?key|key|token|access_token|secret|password|sig|signature)=)[^&#\s]+",
     re.IGNORECASE,
 )
+
+
+# A JSON string escape: a surrogate pair, one \uXXXX, or a backslash and one character
+# (matched too, so ``\\u0041`` is read as an escaped backslash, then text).
+_JSON_ESCAPE = re.compile(
+    r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|(.))",
+    re.DOTALL,
+)
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    """The character a ``\\u`` escape stands for, where writing it plainly means the same JSON.
+
+    Quotes, backslashes, control characters and lone surrogates keep their escape,
+    so a reply that parsed before still parses to the same value (secrets aside).
+    """
+    high, low, one, _other = match.groups()
+    if high is not None:
+        char = chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + (int(low, 16) - 0xDC00))
+    elif one is not None:
+        char = chr(int(one, 16))
+    else:
+        return match.group(0)
+    if char in '"\\' or ord(char) < 0x20 or 0xD800 <= ord(char) <= 0xDFFF:
+        return match.group(0)
+    return char
 
 
 class Redactor:
@@ -52,6 +81,13 @@ class Redactor:
     def __call__(self, text: str) -> str:
         if len(text) < MIN_SECRET:  # shorter than any secret or key shape: the common case
             return text
+        if "\\" in text:  # a reply may spell a key in JSON escapes: look at what it decodes to
+            decoded = _JSON_ESCAPE.sub(_unescaped, text)
+            if decoded != text and (out := self._plain(decoded)) != decoded:
+                return out
+        return self._plain(text)
+
+    def _plain(self, text: str) -> str:
         out = SECRET_SHAPES.sub(REDACTED, text)
         if "@" in out:
             out = _URL_USERINFO.sub(r"\1" + REDACTED + "@", out)
@@ -101,8 +137,29 @@ def redacted_session(data: SessionData) -> SessionData:
         for t in data.turns
     ]
     return dataclasses.replace(
-        data, turns=turns, actions=redact.tree(data.actions), result=redact.tree(data.result)
+        data,
+        path=Path(redact(str(data.path))),
+        meta=redact.tree(data.meta),
+        spec_raw=redact.tree(data.spec_raw),
+        spec=_model(data.spec, redact),
+        turns=turns,
+        actions=redact.tree(data.actions),
+        result=redact.tree(data.result),
     )
+
+
+def _model(value: Any, redact: Redactor) -> Any:
+    """A pydantic model (or a value in one) with every string redacted; private state kept."""
+    if isinstance(value, BaseModel):
+        fields = type(value).model_fields
+        return value.model_copy(update={n: _model(getattr(value, n), redact) for n in fields})
+    if type(value) is str:  # not an enum member, whose type must stay
+        return redact(value)
+    if isinstance(value, list | tuple):
+        return type(value)(_model(v, redact) for v in value)
+    if isinstance(value, Mapping):
+        return redact.tree(value)
+    return value
 
 
 def redact(text: str) -> str:

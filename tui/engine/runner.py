@@ -33,7 +33,7 @@ from tui.engine.roster import Roster
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.turns import CutChoice, FailureHandler, TurnPlayer, escalate_on_failure
-from tui.engine.vocab import ESCALATE, RunStatus
+from tui.engine.vocab import ESCALATE, DecisionChannel, RunStatus
 
 
 class Engine:
@@ -82,6 +82,8 @@ class Engine:
         self._round = 1
         self._phase_index = 0
         self._current_slots: list[Slot] | None = None
+        self._phase_view: DebateState | None = None  # what a parallel phase's calls see
+        self._phase_tasks: dict[int, asyncio.Task[Turn | Decision | None]] = {}
 
     # ------------------------------------------------------------ public view
     def subscribe(self, listener: Listener) -> None:
@@ -128,17 +130,19 @@ class Engine:
                 continue  # an extend recorded at this turn may withdraw it
             phases = self.protocol.phases(self._round)
             phase = phases[self._phase_index]
+            self.state.round, self.state.phase = self._round, phase
             if self._current_slots is None:  # else: finish a phase that was interrupted
                 start = len(self.state.turns) + 1  # turn numbers are 1-based
                 self._current_slots = self.protocol.slots(self.state, self._round, phase, start)
+                parallel = self.spec.debate.parallel and len(self._current_slots) > 1
+                self._phase_view = self.state.frozen_turns() if parallel else None
             slots = self._current_slots
-            self.state.round, self.state.phase = self._round, phase
             if self._bus.active:
                 self._bus.emit(PhaseStarted(self._round, phase, tuple(slots)))
             turns = await self._run_phase(slots)
             if turns is None:
                 continue  # stopped: the operator's (or the refusal's) decision ends it
-            self._current_slots = None
+            self._current_slots = self._phase_view = None
             self.state.phase_sequence.append(phase)
             self._phase_index += 1
             if self._phase_index >= len(phases):
@@ -173,15 +177,20 @@ class Engine:
         if not self.spec.debate.parallel or len(slots) <= 1:
             for slot in slots:
                 turn = await self._play_cancellable(slot)
-                if turn is None:
+                if isinstance(turn, Decision):
+                    self.operator.halt(turn)
+                if not isinstance(turn, Turn):
                     return None
                 self._commit(turn, slot)
                 done.append(turn)
             return done
         tasks = [asyncio.ensure_future(self._play_bounded(s)) for s in slots]
+        self._phase_tasks = dict(zip((s.index for s in slots), tasks, strict=True))
         inflight = self.operator.inflight
         inflight.update(tasks)
         try:
+            # In schedule order, whatever order the calls end in: the transcript, and the
+            # first failure that ends the run, are the schedule's, never the clock's.
             for slot, task in zip(slots, tasks, strict=True):
                 try:
                     played = await task
@@ -189,9 +198,11 @@ class Engine:
                     if self.operator.stop is None:
                         raise
                     played = None
-                if played is None:
+                if isinstance(played, Decision):
+                    self.operator.halt(played)
+                if not isinstance(played, Turn):
                     return None
-                self._commit(played, slot)  # transcript keeps schedule order
+                self._commit(played, slot)
                 done.append(played)
             return done
         finally:
@@ -199,8 +210,9 @@ class Engine:
                 if not task.done():
                     task.cancel()
             inflight.difference_update(tasks)
+            self._phase_tasks = {}
 
-    async def _play_cancellable(self, slot: Slot) -> Turn | None:
+    async def _play_cancellable(self, slot: Slot) -> Turn | Decision | None:
         """A single call as a task, so decide/escalate can stop it mid-stream."""
         task = asyncio.ensure_future(self._play(slot))
         self.operator.inflight.add(task)
@@ -213,16 +225,21 @@ class Engine:
         finally:
             self.operator.inflight.discard(task)
 
-    async def _play_bounded(self, slot: Slot) -> Turn | None:
+    async def _play_bounded(self, slot: Slot) -> Turn | Decision | None:
         async with self._semaphore:
-            return await self._play(slot)
+            played = await self._play(slot)
+        if isinstance(played, Decision):  # the run ends here: no later slot will be written
+            for index, task in self._phase_tasks.items():
+                if index > slot.index and not task.done():
+                    task.cancel()
+        return played
 
-    async def _play(self, slot: Slot) -> Turn | None:
+    async def _play(self, slot: Slot) -> Turn | Decision | None:
         refusal = self.player.refusal(slot)
         if refusal is not None:  # validation refuses such specs; stop on record anyway
             self.operator.stop = refusal
             return None
-        return await self.player.play(slot)
+        return await self.player.play(slot, self._phase_view)
 
     def _commit(self, turn: Turn, slot: Slot) -> None:
         replayed = self._is_recorded(slot)
@@ -276,9 +293,10 @@ class Engine:
         if self.decision is None:
             self.operator.escalate(reason)
 
-    def decide(self, vote: str, rationale: str) -> Decision:
-        """The operator's final call: one of the spec's votes and a non-empty rationale."""
-        decision = self.operator.decide(vote, rationale)
+    def decide(self, vote: str, rationale: str, via: DecisionChannel | None = None) -> Decision:
+        """The operator's final call: one of the spec's votes and a non-empty rationale
+        (``via``: the channel it came through, when not moot's own console or CLI)."""
+        decision = self.operator.decide(vote, rationale, via)
         if self.decision is None and self.operator.running:
             self.operator.gate.set()
             self.operator.halt(decision)

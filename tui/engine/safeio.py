@@ -28,11 +28,15 @@ def describe(err: OSError) -> str:
     return err.strerror or type(err).__name__
 
 
-def read_regular(path: str | Path, limit: int) -> bytes:
-    """The bytes of a regular file no larger than ``limit``; FileRefused otherwise."""
+def read_regular(path: str | Path, limit: int, *, follow: bool = True) -> bytes:
+    """The bytes of a regular file no larger than ``limit``; FileRefused otherwise.
+
+    ``follow=False``: a symlink as the last part of the path is refused, not read.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise FileRefused("file not found") from None
     except OSError as err:

@@ -6,7 +6,9 @@ detects and drops; a write that fails (disk full, I/O error) is undone and
 stops the run with a message. The whole file is rewritten (through a fresh
 temp file, never through a symlink) only when a ``[result]`` is set or cleared.
 Every record carries a hash chained to the one before it (:mod:`tui.engine.chain`),
-so an edited or forged record shows on load; resuming refuses such a file.
+so an edited or forged record shows on load, and a signature of that hash by the
+user's key (:mod:`tui.engine.signing`), so a recomputed chain shows too; resuming
+refuses such a file.
 The lock is held on the session file itself, so every path to the same file
 (symlink, hard link) meets the same lock.
 """
@@ -27,10 +29,17 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from tui import __version__
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
-from tui.engine.chain import HASH, Break, Record, breaks, in_order, sealed, tail
+from tui.engine.chain import HASH, SIGNATURE, Break, Record, breaks, in_order, sealed, tail
 from tui.engine.context import Document
-from tui.engine.errors import SessionError, SessionLockedError, SpecError
+from tui.engine.errors import (
+    MootInputError,
+    SessionError,
+    SessionExistsError,
+    SessionLockedError,
+    SpecError,
+)
 from tui.engine.fileformat import COMMIT, SCHEMA
+from tui.engine.keys import user_signer
 from tui.engine.records import Turn
 from tui.engine.redact import Redactor
 from tui.engine.safeio import (
@@ -46,10 +55,17 @@ from tui.engine.safeio import (
     write_new,
 )
 from tui.engine.saw import compact_record, expand_records
+from tui.engine.signing import SIGNER, SignatureCheck, Signer, current_signer
+from tui.engine.signing import check as check_signatures
 from tui.engine.spec import Spec, validate_spec
 from tui.engine.upgrade import upgrade_session
 
 SESSIONS_ENV = "MOOT_SESSIONS_DIR"
+_NOT_FIELDS = (HASH, SIGNATURE, SIGNER)  # about the record, not a field of the action or result
+# Kept free for the [result] (its schedule names every turn's speaker) and a last action,
+# so a session that stops because it is full can still be decided and read back.
+RESULT_ROOM = 256_000
+RESULT_ROOM_PER_TURN = 512
 
 
 _TURN = TypeAdapter(Turn)
@@ -79,6 +95,7 @@ class SessionData:
     upgraded_from: str | None = None  # the moot version whose file was renumbered on load
     records: list[Record] = field(default_factory=list)  # as stored, hashes included
     chain: list[Break] = field(default_factory=list)  # where the hash chain breaks
+    signatures: SignatureCheck = field(default_factory=SignatureCheck)  # who signed what
     markers: int = 0  # commit marker lines before good_length
     torn: bool = False  # an unfinished write was dropped after good_length
 
@@ -105,7 +122,7 @@ def new_session_path(directory: Path, title: str, when: datetime | None = None) 
     base = f"{when:%Y%m%d-%H%M%S}-{slugify(title)}"
     path = directory / f"{base}.toml"
     n = 2
-    while path.exists():
+    while os.path.lexists(path):  # a dangling link (planted, say) is taken: pass it by
         path = directory / f"{base}-{n}.toml"
         n += 1
     return path
@@ -174,6 +191,15 @@ def _chain_warning(p: Path, found: list[Break]) -> str:
     )
 
 
+def _signature_warning(p: Path, found: SignatureCheck) -> str:
+    where, why = found.problems[0]
+    more = f" (and {len(found.problems) - 1} more)" if len(found.problems) > 1 else ""
+    return (
+        f"a signature does not hold at {where}: {why}{more}; the file was changed after it "
+        f"was signed: `moot verify {p}` lists every claim that does not hold"
+    )
+
+
 def _torn_warning(tail: bytes) -> str:
     """Name what an unfinished write left behind, so the user knows what was dropped."""
     text = tail.decode("utf-8", "replace")
@@ -227,7 +253,7 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
         spec_raw = {}
     else:
         try:
-            spec = validate_spec(spec_raw, "spec")
+            spec = validate_spec(spec_raw, "spec", key_values=False)
         except SpecError as err:
             problems.extend(f"spec.{m}" for m in err.problems)
     documents: list[Document] = []
@@ -265,7 +291,8 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
     for i, rec in enumerate(raw_actions):
         try:
             action = _ActionRecord.model_validate(rec).model_dump()
-            action.pop(HASH, None)
+            for key in _NOT_FIELDS:
+                action.pop(key, None)
             actions.append(action)
         except ValidationError as err:
             for e in err.errors():
@@ -283,6 +310,9 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
     chain = breaks(records, unchained_ok=unchained_ok)
     if chain:
         warnings.append(_chain_warning(p, chain))
+    signatures = check_signatures(records)
+    if signatures.problems:
+        warnings.append(_signature_warning(p, signatures))
     return SessionData(
         path=p,
         meta=meta,
@@ -290,18 +320,29 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
         spec=spec,
         turns=turns,
         actions=actions,
-        result=None if result is None else {k: v for k, v in result.items() if k != HASH},
+        result=None
+        if result is None
+        else {k: v for k, v in result.items() if k not in _NOT_FIELDS},
         warnings=warnings,
         good_length=good,
         upgraded_from=upgraded_from,
         records=records,
         chain=chain,
+        signatures=signatures,
         markers=_marker_count(data[:good]),
         torn=torn,
     )
 
 
 _RECORD_ARRAYS = ("turns", "operator_actions", "result")
+
+
+def _user_signer(session: Path) -> Signer:
+    """The user's key, its problems reported as the session's (every front end shows those)."""
+    try:
+        return user_signer()
+    except MootInputError as err:
+        raise SessionError(str(session), [f"{err.source}: {p}" for p in err.problems]) from None
 
 
 def _lock(fd: int, shown: Path) -> None:
@@ -363,7 +404,9 @@ class SessionStore:
 
     write_fn: WriteFn = os.write  # the one place bytes reach the file (tests inject faults)
 
-    def __init__(self, path: Path, real: Path, header: dict[str, Any], fd: int) -> None:
+    def __init__(
+        self, path: Path, real: Path, header: dict[str, Any], fd: int, signer: Signer
+    ) -> None:
         self.path = path
         self._real = real  # symlinks resolved: the file that is locked and written
         self._header = header
@@ -374,6 +417,8 @@ class SessionStore:
         self._result: dict[str, Any] | None = None
         self._tail = tail([Record("header", header)])  # the hash the next record chains to
         self._redact = Redactor.for_spec(header.get("spec"))  # the last guard before the disk
+        self._signer = signer
+        self._declared = current_signer([Record("header", header)])  # who signs, as the file says
 
     # ---------------------------------------------------------------- opening
     @classmethod
@@ -385,15 +430,20 @@ class SessionStore:
         *,
         documents: tuple[Document, ...] = (),
         forked_from: dict[str, Any] | None = None,
+        signer: Signer | None = None,
     ) -> SessionStore:
-        """Start a new session file holding the spec and its documents; never replaces a file."""
+        """Start a new session file holding the spec and its documents; never replaces a file.
+
+        Signed by ``signer``, else by the user's key (made on first use).
+        """
         p = Path(path)
+        signer = signer or _user_signer(p)  # before anything is written: no key, no file
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
             real = Path(os.path.realpath(p.parent)) / p.name
             fd = create_new(real)
         except FileExistsError:
-            raise SessionError(
+            raise SessionExistsError(
                 str(p), ["a file (or link) already exists there; not overwriting it"]
             ) from None
         except OSError as err:
@@ -408,11 +458,19 @@ class SessionStore:
             meta["spec_source"] = spec_source
         if forked_from is not None:
             meta["forked_from"] = forked_from
-        head: dict[str, Any] = {"schema": SCHEMA, "session": meta, "spec": spec_raw}
+        redact = Redactor.for_spec(spec_raw)  # a key typed into a field (or --set) stays out
+        session_meta = redact.tree(meta)
+        session_meta[SIGNER] = signer.public  # after redaction: a public key is no secret
+        head: dict[str, Any] = {
+            "schema": SCHEMA,
+            "session": session_meta,
+            "spec": redact.tree(spec_raw),
+        }
         if documents:
             head["documents"] = [d.record() for d in documents]
         header = sealed("", head)
-        store = cls(p, real, header, fd)
+        header[SIGNATURE] = signer.sign(header[HASH])
+        store = cls(p, real, header, fd, signer)
         try:
             store._append(_chunk(header))
         except SessionError:
@@ -424,14 +482,17 @@ class SessionStore:
 
     @classmethod
     def open_existing(
-        cls, path: str | Path, *, force: bool = False
+        cls, path: str | Path, *, force: bool = False, signer: Signer | None = None
     ) -> tuple[SessionStore, SessionData]:
         """Lock and load a session to continue it; a torn tail is backed up and dropped.
 
-        A broken hash chain is refused (the file was changed after it was
-        written) unless ``force``; the chain then goes on from the stored hashes.
+        A broken hash chain or a signature that does not hold is refused (the
+        file was changed after it was written) unless ``force``; the chain then
+        goes on from the stored hashes. New records are signed by ``signer``, else
+        the user's key; a record names its key where the key changes.
         """
         p = Path(path)
+        signer = signer or _user_signer(p)
         real = Path(os.path.realpath(p))
         fd = _open_locked(p, real)
         try:
@@ -443,6 +504,16 @@ class SessionStore:
                     [
                         f"hash chain broken at {data.chain[0]}; not resuming a changed file: "
                         f"`moot verify {p}` lists what does not hold, "
+                        f"`moot resume {p} --headless --force` continues anyway"
+                    ],
+                )
+            if data.signatures.problems and not force:
+                where, why = data.signatures.problems[0]
+                raise SessionError(
+                    str(p),
+                    [
+                        f"signature does not hold at {where}: {why}; not resuming a changed "
+                        f"file under your key: `moot verify {p}` lists what does not hold, "
                         f"`moot resume {p} --headless --force` continues anyway"
                     ],
                 )
@@ -460,12 +531,13 @@ class SessionStore:
         except BaseException:
             os.close(fd)
             raise
-        store = cls(p, real, dict(data.records[0].body), fd)
+        store = cls(p, real, dict(data.records[0].body), fd, signer)
         kept = [r for r in data.records if r.name != "result"]
         store._turns = [dict(r.body) for r in kept if r.name.startswith("turn ")]
         store._actions = [dict(r.body) for r in kept if r.name.startswith("operator action ")]
         store._result = data.result
         store._tail = tail(kept)
+        store._declared = current_signer(kept)
         if data.upgraded_from:  # renumbered on load: the file takes the new numbering first
             try:
                 store._rewrite()
@@ -492,14 +564,33 @@ class SessionStore:
             raise SessionError(str(self.path), ["the session file is closed"])
         return self._fd
 
-    def _append(self, text: str) -> None:
+    def _full(self, size: int) -> SessionError:
+        """The file would pass what the reader takes: refuse the write, lose nothing."""
+        return SessionError(
+            str(self.path),
+            [
+                f"the session is full: one more record would make it {size:,} bytes, past the "
+                f"{SESSION_BYTES:,} a session file may hold (with room kept for its result); "
+                f"it keeps every record up to the last complete one, and `moot fork` starts a "
+                f"new session from any turn of it"
+            ],
+        )
+
+    def _room(self) -> int:
+        """Bytes the appended records may take: the reader's limit less the result's room."""
+        return SESSION_BYTES - RESULT_ROOM - RESULT_ROOM_PER_TURN * (len(self._turns) + 1)
+
+    def _append(self, text: str, *, limit: int | None = None) -> None:
         fd = self._usable_fd()
         try:
             size = os.fstat(fd).st_size
         except OSError as err:
             raise self._failure(err) from None
+        data = _encode(text)
+        if limit is not None and size + len(data) > limit:
+            raise self._full(size + len(data))
         try:
-            write_all(fd, _encode(text), self.write_fn)
+            write_all(fd, data, self.write_fn)
             os.fsync(fd)
         except OSError as err:
             try:  # leave no partial record behind (the loader would drop it anyway)
@@ -508,6 +599,11 @@ class SessionStore:
             except OSError:
                 pass
             raise self._failure(err) from None
+
+    @property
+    def last_hash(self) -> str:
+        """The hash of the record committed last (the chain's tail), for traces to cite."""
+        return self._tail
 
     def append_turn(self, turn: Turn) -> None:
         self._append_record("turns", self._turns, compact_record(turn.to_record(), self._turns))
@@ -518,24 +614,32 @@ class SessionStore:
     def _append_record(
         self, name: str, records: list[dict[str, Any]], record: dict[str, Any]
     ) -> None:
-        """Seal ``record`` onto the chain and commit it; on failure neither happened."""
-        before = self._tail
-        body = sealed(before, self._redact.tree(record))
+        """Seal and sign ``record`` onto the chain and commit it; on failure neither happened."""
+        before, declared = self._tail, self._declared
+        body = self._signed(before, self._redact.tree(record))
         records.append(body)
-        self._tail = body[HASH]
+        self._tail, self._declared = body[HASH], self._signer.public
         try:
             self._append_or_rewrite(_record_chunk(name, body))
         except SessionError:
             records.pop()
-            self._tail = before
+            self._tail, self._declared = before, declared
             raise
+
+    def _signed(self, previous: str, record: dict[str, Any]) -> dict[str, Any]:
+        """``record`` chained after ``previous`` and signed; naming the key if it changes here."""
+        if self._declared != self._signer.public:
+            record = {**record, SIGNER: self._signer.public}
+        body = sealed(previous, record)
+        body[SIGNATURE] = self._signer.sign(body[HASH])
+        return body
 
     def _append_or_rewrite(self, chunk: str) -> None:
         # After a [result], records must stay before it: rewrite (rare: post-end actions).
         if self._result is not None:
             self._rewrite()
         else:
-            self._append(chunk)
+            self._append(chunk, limit=self._room())
 
     def clear_result(self) -> None:
         """The debate goes on (the operator added a round): the old result no longer holds."""
@@ -545,8 +649,12 @@ class SessionStore:
 
     def set_result(self, result: dict[str, Any]) -> None:
         """Record the ``[result]``: the one write whose cost grows with the transcript."""
-        self._result = self._redact.tree(_toml_safe(result))
-        self._rewrite()
+        before, self._result = self._result, self._redact.tree(_toml_safe(result))
+        try:
+            self._rewrite()
+        except SessionError:
+            self._result = before  # the file holds the old one still
+            raise
 
     @property
     def result(self) -> dict[str, Any] | None:
@@ -558,13 +666,16 @@ class SessionStore:
         parts += [_record_chunk("turns", t) for t in self._turns]
         parts += [_record_chunk("operator_actions", a) for a in self._actions]
         if self._result is not None:  # the last record: chained to whatever came before
-            parts.append(_chunk({"result": sealed(self._tail, self._result)}))
+            parts.append(_chunk({"result": self._signed(self._tail, self._result)}))
+        data = _encode("".join(parts))
+        if len(data) > SESSION_BYTES:  # the file as it stands is kept: it still reads back
+            raise self._full(len(data))
         try:
             fd, tmp = temp_beside(self._real)
         except OSError as err:
             raise self._failure(err) from None
         try:
-            write_all(fd, _encode("".join(parts)), self.write_fn)
+            write_all(fd, data, self.write_fn)
             os.fsync(fd)
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # locked before it takes the name
             os.replace(tmp, self._real)  # replaces a planted link itself, never its target

@@ -6,10 +6,12 @@ Validation reports every problem at once, each prefixed by its key path
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -42,6 +44,10 @@ RUBRIC_ROLES: tuple[RubricRole, ...] = ("critic", "adversary", "judges")
 DEFAULT_VOTES = ("release", "revise", "escalate")
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
 MAX_DEBATERS = 64  # every debater sees every position: prompts and files grow with the square
+MAX_PHASES = 8  # phases of one round
+# Rounds times debaters: each debater speaks in every phase of every round, and every
+# turn is a record in a session file the reader takes up to SESSION_BYTES of.
+MAX_ROUND_SEATS = 2_000
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Shapes of real provider keys; a spec holding one is refused outright. A shape
 # starts a word, so "risk-management-and-mitigation" is prose, not an "sk-" key.
@@ -311,6 +317,8 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     if isinstance(votes, list) and len(set(map(str, votes))) != len(votes):
         problems.append("debate.votes: duplicate vote names")
 
+    problems += _length_problems(rs, protocol)
+
     if isinstance(name, str):
         role_keys = frozenset().union(*(p.role_keys for p in PROTOCOLS.values()))
         used = protocol.role_keys if protocol is not None else frozenset()
@@ -336,6 +344,26 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
                     f"debate.cross_family: require, but critic {critic.get('id')!r} and "
                     f"proposer {proposer.get('id')!r} are both family {fc!r}"
                 )
+    return problems
+
+
+def _length_problems(rs: RawSpec, protocol: type[Protocol] | None) -> list[str]:
+    """A debate's length is bounded, so a valid spec's session stays one moot can read."""
+    problems = []
+    phases = rs.debate.get("phases")
+    if isinstance(phases, list) and len(phases) > MAX_PHASES:
+        problems.append(f"debate.phases: {len(phases)} phases; a round holds at most {MAX_PHASES}")
+    rounds = rs.debate.get("max_rounds")
+    if rounds is None and protocol is not None:
+        rounds = protocol.default_rounds
+    if isinstance(rounds, int) and not isinstance(rounds, bool):
+        seats = rounds * len(rs.entries)
+        if seats > MAX_ROUND_SEATS:
+            problems.append(
+                f"debate.max_rounds: {rounds} rounds of {len(rs.entries)} debaters is "
+                f"{seats:,} places to speak; at most {MAX_ROUND_SEATS:,} fit one session "
+                f"(fewer rounds or debaters; the operator may extend a debate that needs more)"
+            )
     return problems
 
 
@@ -390,28 +418,54 @@ def _debater_problems(debaters: Any, votes: Any) -> list[str]:
     return problems
 
 
-def _key_like(value: str) -> bool:
-    """A key rather than a name: a known shape, or long and random (mixed case and digits, or hex)."""
+def _key_like(value: str, *, hex_ids: bool = True) -> bool:
+    """A key rather than a name: a known shape, or long and random (mixed case and digits, or hex).
+
+    ``hex_ids=False`` lets a long hex string pass: in a URL's path it is more often
+    an account or resource id (Cloudflare's AI Gateway) than a key.
+    """
     if SECRET_SHAPES.search(value):
         return True
     if len(value) < 20:
         return False
     mixed = all(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
-    return mixed or re.fullmatch(r"[0-9a-f]{32,}", value) is not None
+    return mixed or (hex_ids and re.fullmatch(r"[0-9a-f]{32,}", value) is not None)
+
+
+def _token_like(value: str) -> bool:
+    """A query value no person would type: long, random lowercase letters and digits."""
+    if _key_like(value):
+        return True
+    if not re.fullmatch(r"[a-z0-9]{20,}", value):
+        return False
+    return sum(c.isdigit() for c in value) >= 3 and sum(c.isalpha() for c in value) >= 3
 
 
 def _url_credential(base: str) -> str | None:
-    """Which part of a URL carries a credential: user info, a query parameter, a fragment."""
+    """Which part of a URL carries a credential: user info, host, path, parameters, fragment."""
     try:
         url = urlsplit(base)
     except ValueError:  # unparsable (a broken IPv6 host): judge the text as a whole
         return "user info" if re.search(r"//[^/]*@", base) else None
     if "@" in url.netloc:
         return "user info before the host"
+    host = url.netloc.rsplit(":", 1)[0] if "]" not in url.netloc else ""  # case kept
+    if any(_key_like(unquote(label)) for label in host.split(".")):
+        return "a key-like host name label"
+    for segment in url.path.split("/"):
+        name, *params = unquote(segment).split(";")
+        if _key_like(name, hex_ids=False):
+            return "a key-like path segment"
+        for param in params:  # ;name=value, or a bare ;value
+            pname, _, pvalue = param.partition("=")
+            if SECRET_NAME.search(pname):
+                return f"path parameter {pname!r}"
+            if _token_like(pname) or _token_like(pvalue):
+                return "a key-like ;parameter"
     for name, value in parse_qsl(url.query, keep_blank_values=True):
         if SECRET_NAME.search(name):
             return f"query parameter {name!r}"
-        if _key_like(name) or _key_like(value):  # named without repeating it
+        if _token_like(name) or _token_like(value):  # named without repeating it
             return "a key-like query parameter"
     if url.fragment:  # never sent to the server: a fragment in an API base only hides things
         return "a #fragment"
@@ -442,9 +496,48 @@ def _rubric_problems(rubric: Any) -> list[str]:
     return problems
 
 
-def validate_spec(raw: dict[str, Any], source: str = "spec") -> Spec:
-    """Validate a spec dict; raise SpecError listing every problem by key path."""
-    problems = _secret_problems(raw)
+def _key_value_problems(raw: dict[str, Any]) -> list[str]:
+    """Where the value of one of the spec's own key variables was typed into it.
+
+    Such a field would be stored in the session file, its name and every export.
+    The caller redacts the value out of the paths and messages.
+    """
+    from tui.engine.redact import MIN_SECRET, key_env_names  # it imports this module
+
+    problems: list[str] = []
+    for name in dict.fromkeys(key_env_names(raw)):
+        value = os.environ.get(name, "")
+        if len(value) < MIN_SECRET:
+            continue
+        problems += [
+            f"{_path(loc)}: holds the value of ${name} (an api_key_env variable); "
+            "a key never goes in a spec"
+            for loc in _strings_holding(raw, value)
+        ]
+    return problems
+
+
+def _strings_holding(node: Any, value: str, loc: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Key paths of every string (table keys included) that contains ``value``."""
+    if isinstance(node, str):
+        return [loc] if value in node else []
+    found: list[tuple[Any, ...]] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            found += _strings_holding(k, value, (*loc, k)) + _strings_holding(v, value, (*loc, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            found += _strings_holding(v, value, (*loc, i))
+    return found
+
+
+def validate_spec(raw: dict[str, Any], source: str = "spec", *, key_values: bool = True) -> Spec:
+    """Validate a spec dict; raise SpecError listing every problem by key path.
+
+    ``key_values`` refuses a spec holding the value of one of its key variables
+    (off for a stored spec, whose writer redacted them). No message repeats a key.
+    """
+    problems = _secret_problems(raw) + (_key_value_problems(raw) if key_values else [])
     spec: Spec | None = None
     try:
         spec = Spec.model_validate(raw)
@@ -457,33 +550,51 @@ def validate_spec(raw: dict[str, Any], source: str = "spec") -> Spec:
             raise
         # A list or table where a rule expected an id: the type errors above name it.
     if problems or spec is None:
-        raise SpecError(source, _dedupe(problems))
+        raise SpecError(source, redacted_problems(raw, _dedupe(problems)))
     return spec
+
+
+def redacted_problems(raw: Any, problems: list[str]) -> list[str]:
+    """``problems`` with every secret the spec or environment names taken out."""
+    from tui.engine.redact import Redactor  # it imports this module
+
+    redact = Redactor.for_spec(raw if isinstance(raw, dict) else {})
+    return [redact(p) for p in problems]
 
 
 def _dedupe(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def read_spec_file(path: str | Path) -> tuple[Spec, dict[str, Any]]:
-    """Read and validate a spec file; returns the model and the raw table."""
+def read_spec_file(
+    path: str | Path, allow_read: Sequence[str | Path] = ()
+) -> tuple[Spec, dict[str, Any]]:
+    """Read and validate a spec file; returns the model and the raw table.
+
+    Its documents are read from its own folder tree, and from ``allow_read`` (paths
+    the person running moot named on the command line, never the spec).
+    """
     p = Path(path)
     try:  # a regular file within the size, depth and number limits, or exit 2
         raw = toml_document(read_regular(p, SPEC_BYTES))
     except (FileRefused, TomlRefused) as err:
         raise SpecError(str(p), [str(err)]) from None
     spec = validate_spec(raw, str(p))
-    documents, problems = read_documents(spec, p.parent)
+    documents, problems = read_documents(spec, p.parent, allow_read)
     if problems:
-        raise SpecError(str(p), problems)
+        raise SpecError(str(p), redacted_problems(raw, problems))
     return spec.with_documents(documents), raw
 
 
 def spec_warnings(spec: Spec) -> list[str]:
-    """Things that run but weaken the result: same-family critics under ``warn``."""
+    """Things that run but weaken the result: same-family critics under ``warn``, and a
+    debate long enough to fill its session file."""
+    from tui.engine.sizing import outgrow_warning  # it reads the protocol registry
+
+    outgrow = outgrow_warning(spec)
+    out = [outgrow] if outgrow else []
     if spec.debate.cross_family != "warn":
-        return []
-    out = []
+        return out
     for critic, proposer in spec.protocol_class.critique_pairs(RawSpec.of(spec.model_dump())):
         fam = family(critic)
         if fam is not None and fam == family(proposer):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tui.engine import tally as tally_rules
@@ -52,6 +52,23 @@ class DebateState:
             self.critiques_of.setdefault(turn.target, {})[turn.speaker] = turn
         if turn.vote:
             self.latest_vote[turn.speaker] = turn.vote
+
+    def frozen_turns(self) -> DebateState:
+        """This state's turns as they stand now, its notes still shared and growing.
+
+        A parallel phase's calls all see the debate as it stood when the phase
+        began, so a turn's view depends on the schedule, never on which turns
+        of its phase were written first (or were on disk when a run resumed).
+        """
+        return replace(
+            self,
+            turns=list(self.turns),
+            latest_position=dict(self.latest_position),
+            critiques_of={target: dict(by) for target, by in self.critiques_of.items()},
+            latest_vote=dict(self.latest_vote),
+            speaker_turns=dict(self.speaker_turns),
+            phase_sequence=list(self.phase_sequence),
+        )
 
     def tally(self) -> dict[str, int]:
         return tally_rules.count(self.latest_vote, self.spec.debate.votes)

@@ -29,12 +29,14 @@ from tui.engine.parsing import TurnParseError, as_text, parse_turn
 from tui.engine.ports import Provider, ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.prompts import build_messages, reask_message
 from tui.engine.protocols.base import Protocol
+from tui.engine.rawtext import kept
 from tui.engine.records import CONTENT_MODELS, Turn
 from tui.engine.redact import Redactor
 from tui.engine.roster import Roster
 from tui.engine.schemas import fit, kind_schema, negative_channel
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
+from tui.engine.usage import clamp
 from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, OperatorAction, TurnKind
 
 # Context labels that are not the work under assessment: rubric evidence must quote the work.
@@ -170,14 +172,19 @@ class TurnPlayer:
             self._fitted[key] = pair
         return pair
 
-    async def play(self, slot: Slot) -> Turn | None:
-        """The turn for ``slot``; None when the run was stopped before it finished."""
+    async def play(self, slot: Slot, view: DebateState | None = None) -> Turn | Decision | None:
+        """The turn for ``slot``; None when the run was stopped before it finished, or the
+        decision that ends the run at this slot (a provider failure, escalated).
+
+        ``view`` is the state a parallel phase's calls all see (the debate as the
+        phase began); a sequential slot sees the state as it is now.
+        """
         if not self.operator.gate.is_set():
             await self.operator.gate.wait()
         if self.operator.stop is not None:
             return None
         debater = self.roster[slot.speaker]
-        items = slot_context(self.spec, self.protocol, self.state, slot)
+        items = slot_context(self.spec, self.protocol, self.state if view is None else view, slot)
         prompt_schema, schema = self._slot_schemas(slot, debater.max_tokens)
         votes = list(self.spec.debate.votes)
         messages = build_messages(self.spec, debater, slot, items, prompt_schema, votes)
@@ -186,6 +193,7 @@ class TurnPlayer:
         tokens_in = tokens_out = 0
         cost = 0.0
         structured: str | None = None
+        clamped: set[str] = set()
         attempts = 0
         last_text, last_error = "", ""
         content = None
@@ -217,9 +225,10 @@ class TurnPlayer:
             called = time.perf_counter()
             reply = await self._call(request, on_token)
             if isinstance(reply, _Redo):
-                return await self.play(slot)  # a fresh prompt: notes and model as they are now
-            if reply is None or isinstance(reply, Turn):
-                return reply  # stopped, or skipped after a provider failure or a cut
+                return await self.play(slot, view)  # a fresh prompt: notes and model as now
+            if reply is None or isinstance(reply, Turn | Decision):
+                return reply  # stopped, failed, or skipped after a provider failure or a cut
+            clamped |= clamp(reply)  # before anything counts it: a server's word is not trusted
             self._charge(slot, reply, called)
             tokens_in += reply.tokens_in
             tokens_out += reply.tokens_out
@@ -247,9 +256,10 @@ class TurnPlayer:
         turn.elapsed_ms = round((time.perf_counter() - t0) * 1000, 3)
         turn.tokens_in, turn.tokens_out, turn.cost = tokens_in, tokens_out, cost
         turn.structured = structured
+        turn.clamped = sorted(clamped) or None
         if content is None:
             turn.invalid = True
-            turn.raw = last_text
+            turn.raw, turn.raw_cut = kept(last_text)
             turn.error = self._redact(last_error)
         else:
             turn.content = self._redact.tree(content.model_dump())
@@ -318,13 +328,14 @@ class TurnPlayer:
                 continue
             self._cuts[slot.index] = (slot, loop.create_future())
             task.cancel()
-            partial = "".join(self._partial.get(slot.index, []))
+            partial, partial_cut = kept(self._redact("".join(self._partial.get(slot.index, []))))
             self.operator.record(
                 OperatorAction.CUT,
                 speaker=slot.speaker,
                 turn=slot.index,
                 model=self.roster[slot.speaker].model,
-                partial=self._redact(partial),
+                partial=partial,
+                partial_cut=partial_cut,
             )
             cut.append(slot)
         return cut
@@ -349,7 +360,7 @@ class TurnPlayer:
             self.operator.record(OperatorAction.SKIP, speaker=slot.speaker, turn=slot.index)
             turn = self.new_turn(slot, now())
             turn.invalid = True
-            turn.raw = self._redact(partial)
+            turn.raw, turn.raw_cut = kept(self._redact(partial))
             turn.error = "cut by the operator and skipped"
             return turn
         if choice.action == CutAction.REPLACE and choice.model:
@@ -360,8 +371,11 @@ class TurnPlayer:
 
     async def _call(
         self, request: TurnRequest, on_token: TokenSink
-    ) -> TurnReply | Turn | _Redo | None:
-        """One provider call; failures go to the failure handler, never up as tracebacks."""
+    ) -> TurnReply | Turn | _Redo | Decision | None:
+        """One provider call; failures go to the failure handler, never up as tracebacks.
+
+        A failure the handler escalates comes back as the decision that ends the run.
+        """
         slot = request.slot
         while True:
             provider = self._provider_for(self.roster[slot.speaker])
@@ -399,15 +413,11 @@ class TurnPlayer:
                 turn.error = f"provider failure ({error.kind}): {error.message}"
                 return turn
             failure = f"{error.kind}: {error.message}"
-            self.operator.halt(
-                Decision(
-                    ESCALATE,
-                    DecisionRule.PROVIDER_FAILURE,
-                    extra={"failed_speaker": slot.speaker, "failure": failure},
-                ),
-                keep=asyncio.current_task(),
+            return Decision(  # the engine ends the run here once the slots before it are in
+                ESCALATE,
+                DecisionRule.PROVIDER_FAILURE,
+                extra={"failed_speaker": slot.speaker, "failure": failure},
             )
-            return None
 
     def new_turn(self, slot: Slot, started_at: str) -> Turn:
         """A turn for a slot, with the speaker's current model and family."""

@@ -4,7 +4,8 @@ Two ways, so a rule cannot vouch for itself alone. The recorded turns and
 operator actions are replayed through the engine's own rules (an Engine built
 from the file's spec, fed the recorded turns, with a provider that is never
 asked for anything) and its result is compared with ``[result]`` field by field.
-Beside it, independent checks: the commit markers and the hash chain, each turn
+Beside it, independent checks: the commit markers, the hash chain and each
+record's signature (and, when asked, that the signer is a key the user trusts), each turn
 against the schedule and what its role saw (evidence quotes included), the
 negative channel and self-critique rules, votes recounted, the threshold and tie
 rule, who decided, judge majorities and convergence counts. The file is never written.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -27,22 +28,27 @@ from tui.engine.context import ARTIFACT, digest, seen_documents, slot_context
 from tui.engine.errors import SessionError
 from tui.engine.events import Slot
 from tui.engine.evidence import assess, with_rubric
+from tui.engine.keys import YOU
 from tui.engine.parsing import TurnParseError, parse_turn
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.protocols import protocol_for
 from tui.engine.protocols.adversary import release_refusal
-from tui.engine.protocols.base import Protocol
+from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.rawtext import cut_problem
 from tui.engine.records import CONTENT_MODELS, Turn
 from tui.engine.redact import REDACTED
 from tui.engine.roster import Roster
 from tui.engine.runner import Engine
 from tui.engine.session import SessionData, load_session
+from tui.engine.signing import Span
 from tui.engine.spec import SECRET_SHAPES, Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.turns import NOT_ARTIFACT, FailureAction, FailureChoice
+from tui.engine.usage import BOUNDS, in_range
 from tui.engine.vocab import (
     VERIFIER_KINDS,
     DecidedBy,
+    DecisionChannel,
     DecisionRule,
     OperatorAction,
     TurnKind,
@@ -83,6 +89,15 @@ class Verification:
     decision: str | None = None
     claims: list[Claim] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    signers: list[Span] = field(default_factory=list)  # who signed which records
+    unsigned: int = 0  # records before any signer was declared
+    trusted: dict[str, str] | None = (
+        None  # fingerprint -> name the user knows it by; None: not asked
+    )
+
+    @property
+    def signed(self) -> bool:
+        return bool(self.signers)
 
     @property
     def ok(self) -> bool:
@@ -110,17 +125,48 @@ class Verification:
             "claims": [c.as_dict() for c in self.claims],
             "failures": [c.as_dict() for c in self.failures],
             "notes": self.notes,
+            "signature": {
+                "signed": self.signed,
+                "unsigned_records": self.unsigned,
+                "signers": [
+                    {
+                        "fingerprint": s.fingerprint,
+                        "public_key": s.public,
+                        "first": s.first,
+                        "last": s.last,
+                        "records": s.records,
+                        "trusted": None if self.trusted is None else s.fingerprint in self.trusted,
+                        "name": (self.trusted or {}).get(s.fingerprint),
+                    }
+                    for s in self.signers
+                ],
+            },
         }
 
 
-def verify_file(path: str | Path) -> Verification:
+@dataclass(frozen=True, slots=True)
+class Trust:
+    """The keys the user trusts (fingerprint -> name), and whether a file must be signed by one."""
+
+    keys: dict[str, str]
+    required: bool = False
+
+
+def verify_file(path: str | Path, trust: Trust | None = None) -> Verification:
     """Load (never write) and verify a session; SessionError when it cannot be read."""
-    return verify(load_session(path, gaps_ok=True))
+    return verify(load_session(path, gaps_ok=True), trust)
 
 
-def verify(data: SessionData) -> Verification:
-    """Every check on a loaded session; a value of the wrong shape fails its check, never raises."""
+def verify(data: SessionData, trust: Trust | None = None) -> Verification:
+    """Every check on a loaded session; a value of the wrong shape fails its check, never raises.
+
+    With ``trust``, each signer is named as the user knows it, and with
+    ``trust.required`` the file must be signed, every record of it, by keys in it.
+    """
     out = Verification(str(data.path), turns=len(data.turns), records=len(data.records))
+    out.signers, out.unsigned = data.signatures.spans, data.signatures.unsigned
+    if trust is not None:
+        out.trusted = trust.keys
     if data.torn:
         out.notes.append(
             "an unfinished write after the last complete record was left out (not a claim)"
@@ -138,6 +184,8 @@ def verify(data: SessionData) -> Verification:
         except Exception as err:  # a damaged record: the claims resting on it do not hold
             what = checks.__name__.strip("_").replace("_", " ")
             out.check("file", what, False, f"cannot be checked: {type(err).__name__}: {err}")
+    if trust is not None and trust.required:
+        _trust_claim(data, out, trust.keys)
     if data.result is not None:
         out.decision = str(data.result.get("decision"))
     return out
@@ -176,6 +224,8 @@ def _file_claims(data: SessionData, out: Verification) -> None:
             )
         previous = turn.index
     broken = {b.record: b.problem for b in data.chain}
+    unsigned = dict(data.signatures.problems)
+    signed = set(data.signatures.good)
     for record in data.records:
         if record.name in broken:
             out.check(record.name, "hash", False, broken[record.name])
@@ -183,6 +233,29 @@ def _file_claims(data: SessionData, out: Verification) -> None:
             out.check(record.name, "hash", True, "written before the chain (not chained)")
         else:
             out.check(record.name, "hash", True, "matches its fields and the hash before it")
+        if record.name in unsigned:
+            out.check(record.name, "signature", False, unsigned[record.name])
+        elif record.name in signed:
+            out.check(record.name, "signature", True, "holds for its hash under the declared key")
+
+
+def _trust_claim(data: SessionData, out: Verification, trusted: dict[str, str]) -> None:
+    """Asked for (``--trusted``): every record covered by a signature of a key the user trusts.
+
+    Records from before signing (a 0.2 file resumed) are covered by the first
+    signature after them, since the hash it signs chains over them.
+    """
+    spans = data.signatures.spans
+    strangers = [s.fingerprint for s in spans if s.fingerprint not in trusted]
+    if not spans:
+        detail = "unsigned: nothing shows who wrote it"
+    elif strangers:
+        detail = f"signed by {', '.join(strangers)}, not a key you trust"
+    else:
+        names = ", ".join(f"{trusted[s.fingerprint]} ({s.fingerprint})" for s in spans)
+        detail = f"signed by {names}"
+    ok = bool(spans) and not strangers  # a signature covers every record before it too
+    out.check("file", "signer", ok, detail)
 
 
 def _document_claims(data: SessionData, out: Verification) -> None:
@@ -254,23 +327,31 @@ def _turn_claims(data: SessionData, out: Verification) -> None:
     models = content_models(spec, protocol)
     group: list[Turn] = []
     slots: list[Slot] = []
-    seen_at_start: dict[int, list[tuple[str, str, str]]] = {}
+    view: _PhaseView | None = None
     for turn in data.turns:
         where = f"turn {turn.index}"
         if not group:  # a phase starts here
+            actions.apply_up_to(turn.index - 2)
+            surely_before = len(state.notes)  # given before the previous turn was written
             actions.apply_up_to(turn.index - 1)
             state.round, state.phase = turn.round, turn.phase
             slots = protocol.slots(state, turn.round, turn.phase, turn.index)
             parallel = spec.debate.parallel and len(slots) > 1
-            seen_at_start = (
-                {s.index: slot_context(spec, protocol, state, s) for s in slots} if parallel else {}
-            )
+            view = _PhaseView(state.frozen_turns(), surely_before) if parallel else None
             actions.at_phase_start = actions.models()
         slot = slots[len(group)] if len(group) < len(slots) else None
+        _usage_claim(out, turn, spec.debate.retries + 1)
+        if turn.raw_cut is not None:
+            problem = cut_problem(turn.raw, turn.raw_cut)
+            out.check(where, "raw_cut", problem is None, problem or "the cut text as kept")
         if _schedule_claim(out, where, turn, slot) and slot is not None:
             actions.apply_up_to(turn.index - 1)
             try:
-                context = seen_at_start.get(slot.index) or slot_context(spec, protocol, state, slot)
+                context = (
+                    slot_context(spec, protocol, state, slot)
+                    if view is None
+                    else view.context(protocol, slot, turn.saw)
+                )
                 at = _AtSlot(data, protocol, state, slot, turn, context, turn.index in legacy)
                 _slot_claims(out, at, models, actions)
             except Exception as err:  # a damaged record: named, and the walk goes on
@@ -284,6 +365,30 @@ def _turn_claims(data: SessionData, out: Verification) -> None:
             except Exception as err:  # a damaged record: named, and the walk goes on
                 out.check(where, "phase", False, f"the protocol cannot close the phase: {err}")
             group = []
+
+
+@dataclass(frozen=True, slots=True)
+class _PhaseView:
+    """What a parallel phase's calls saw: the turns as the phase began, and the notes
+    given by the time each call was built.
+
+    A note given just before or during the phase is journalled after the same turn,
+    so each call may have seen it or not; every note journalled by the call's own
+    turn number may have been seen, in the order given, and every earlier one was.
+    """
+
+    state: DebateState  # the turns frozen at the phase's start, the notes still growing
+    surely_before: int  # notes given before the phase's calls were built
+
+    def context(self, protocol: Protocol, slot: Slot, saw: list[str]) -> list[ContextItem]:
+        """The view (among those the notes allow) that gives ``saw``; else the latest."""
+        notes = self.state.notes
+        views = [
+            replace(self.state, notes=notes[:given])
+            for given in range(len(notes), self.surely_before - 1, -1)
+        ]
+        contexts = [slot_context(self.state.spec, protocol, v, slot) for v in views]
+        return next((c for c in contexts if [i[0] for i in c] == saw), contexts[0])
 
 
 class _Actions:
@@ -340,6 +445,28 @@ class _Actions:
             "the critic's model family against the author's"
             + ("" if turn.cross_family_held in possible else ": the families say otherwise"),
         )
+
+
+def _usage_claim(out: Verification, turn: Turn, most_calls: int) -> None:
+    """Tokens and cost within what the port lets through for the turn's calls; ``clamped``
+    names only counts the port holds in range."""
+    calls = min(max(1, turn.attempts), most_calls)
+    wild = [
+        f"{name} {_show(getattr(turn, name))}"
+        for name in ("tokens_in", "tokens_out", "cost")
+        if not in_range(getattr(turn, name), BOUNDS[name], calls)
+    ]
+    clamped = turn.clamped or []
+    unknown = [name for name in clamped if name not in BOUNDS]
+    if unknown:
+        wild.append(f"clamped names {_show(unknown)}, not counts a provider reports")
+    detail = (
+        "; ".join(wild) + f": outside 0..the bound per call ({calls} call(s))"
+        if wild
+        else "tokens and cost within range"
+        + (f"; clamped: {', '.join(clamped)}" if clamped else "")
+    )
+    out.check(f"turn {turn.index}", "usage", not wild, detail)
 
 
 def _schedule_claim(out: Verification, where: str, turn: Turn, slot: Slot | None) -> bool:
@@ -511,6 +638,9 @@ def _action_claims(data: SessionData, out: Verification) -> None:
         last = after if isinstance(after, int) else last
         if action.get("action") in (OperatorAction.CUT, OperatorAction.SKIP) and "turn" in action:
             _cut_claim(data, out, where, action)
+        if "partial_cut" in action:
+            problem = cut_problem(action.get("partial"), action["partial_cut"])
+            out.check(where, "partial_cut", problem is None, problem or "the cut text as kept")
         if action.get("action") == OperatorAction.DECIDE:
             vote, rationale = action.get("vote"), str(action.get("rationale", ""))
             out.check(
@@ -521,6 +651,22 @@ def _action_claims(data: SessionData, out: Verification) -> None:
                 if vote in votes and rationale.strip()
                 else f"{_show(vote)} must be one of {', '.join(votes)} with a rationale",
             )
+            if "via" in action:
+                _channel_claim(out, where, action["via"])
+
+
+def _channel_claim(out: Verification, where: str, via: Any) -> None:
+    """A decision relayed by an MCP client names a channel moot knows."""
+    known = [str(c) for c in DecisionChannel]
+    ok = via in known
+    out.check(
+        where,
+        "via",
+        ok,
+        f"relayed through {_show(via)}"
+        if ok
+        else f"{_show(via)} must be one of {', '.join(known)}",
+    )
 
 
 def _cut_claim(data: SessionData, out: Verification, where: str, action: dict[str, Any]) -> None:
@@ -803,7 +949,7 @@ def _replay_claims(data: SessionData, out: Verification) -> None:
         out.same("result", key, result.get(key), recomputed.get(key), "the engine's replay")
 
 
-_DECISION_KEYS = frozenset({"decision", "decision_rule", "decided_by", "rationale"})
+_DECISION_KEYS = frozenset({"decision", "decision_rule", "decided_by", "decided_via", "rationale"})
 
 
 # --------------------------------------------------------------- formatting
@@ -836,5 +982,34 @@ def summary_lines(report: Verification) -> Iterable[str]:
         yield f"{report.path}: {len(failures)} claim(s) do not hold"
         for c in failures:
             yield f"  - {c.where}: {c.field}: {c.detail}"
+    yield from signer_lines(report.signers, report.unsigned, report.trusted)
     for note in report.notes:
         yield f"  note: {note}"
+
+
+def signer_lines(
+    signers: Sequence[Span], unsigned: int, trusted: dict[str, str] | None
+) -> Iterable[str]:
+    """Who signed the file, and whether the user trusts them (``trusted``: None if not asked)."""
+    if not signers:
+        yield (
+            "  unsigned: nothing shows who wrote it (files written before moot signed "
+            "sessions are unsigned)"
+        )
+        return
+    if unsigned:
+        yield (
+            f"  the first {unsigned} record(s) were written unsigned; the first signature "
+            "covers them (it signs a hash chained over them)"
+        )
+    for s in signers:
+        span = s.first if s.first == s.last else f"{s.first} to {s.last}"
+        if trusted is None:
+            whose = ""
+        elif trusted.get(s.fingerprint) == YOU:
+            whose = " (your key)"
+        elif s.fingerprint in trusted:
+            whose = f" ({trusted[s.fingerprint]}, a key you trust)"
+        else:
+            whose = " (not a key you trust: `moot keys trust FILE` adds one)"
+        yield f"  signed by {s.fingerprint}{whose}: {span}"

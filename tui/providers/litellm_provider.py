@@ -21,6 +21,7 @@ from typing import Any
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.redact import redact
 from tui.engine.spec import Structured
+from tui.engine.usage import CALL_TOKENS, CLAMPED, held
 from tui.providers.router import completion
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -372,18 +373,21 @@ class LiteLLMProvider:
         finally:
             await _close_stream(stream)
         text = "".join(parts)
-        tokens_in, tokens_out = _usage_counts(usage)
+        tokens_in, tokens_out, replaced = _usage_counts(usage)
         if not tokens_in:
             tokens_in = _count(litellm, s["model"], messages=request.messages)
         if not tokens_out and text:
             tokens_out = _count(litellm, s["model"], text=text)
         cost = self._cost(litellm, s["model"], tokens_in, tokens_out)
+        extra: dict[str, Any] = {"structured": mode}
+        if replaced:
+            extra[CLAMPED] = replaced
         return TurnReply(
             text=text,
             tokens_in=tokens_in,
             tokens_out=tokens_out,
             cost=cost,
-            extra={"structured": mode},
+            extra=extra,
         )
 
     @staticmethod
@@ -457,11 +461,21 @@ def _default_key_env(model: str) -> str | None:
         return None
 
 
-def _usage_counts(usage: Any) -> tuple[int, int]:
+def _usage_counts(usage: Any) -> tuple[int, int, list[str]]:
+    """The server's (prompt, completion) counts, 0 where not given; a count out of range
+    (negative, past any model, not a whole number) is not given, and is named."""
     if usage is None:
-        return 0, 0
+        return 0, 0, []
     get = usage.get if isinstance(usage, dict) else lambda k: getattr(usage, k, None)
-    return int(get("prompt_tokens") or 0), int(get("completion_tokens") or 0)
+    counts, replaced = [], []
+    for key, name in (("prompt_tokens", "tokens_in"), ("completion_tokens", "tokens_out")):
+        said = get(key)
+        count = held(said, CALL_TOKENS) if isinstance(said, int) else 0
+        if said is not None and count != said:
+            replaced.append(name)  # counted here instead, as when the server says nothing
+            count = 0
+        counts.append(int(count))
+    return counts[0], counts[1], replaced
 
 
 def _count(litellm: Any, model: str, **what: Any) -> int:

@@ -5,6 +5,10 @@ after retries with a session file that holds nothing. Checked per debater: that
 LiteLLM can route the model string, that the API key's variable is set, that
 each ``api_base`` accepts a TCP connection. ``scripted`` needs nothing; ``local``
 needs its GGUF file. No request is sent to any model.
+
+It also says where the spec's files will go (:func:`document_routes`): each file
+document, and the servers of the debaters who may see it, so the person running
+moot sees what leaves the machine before anything does.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
+from tui.engine.context import ARTIFACT, may_see
 from tui.engine.ports import ProviderError
 from tui.engine.spec import Debater, Spec
 
@@ -36,6 +41,43 @@ def preflight(spec: Spec) -> list[str]:
         if reasons:
             lines.append(f"{d.id}: {'; '.join(reasons)}")
     return lines
+
+
+def document_routes(spec: Spec) -> list[str]:
+    """One line per server and the files it will be sent (inline text is the spec's own)."""
+    routes: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for d in spec.debaters:
+        files = tuple(
+            dict.fromkeys(
+                doc.path
+                for doc in spec.documents
+                if doc.path != "(inline)" and (doc.label == ARTIFACT or may_see(spec, doc, d.id))
+            )
+        )
+        if not files:
+            continue
+        for server in _servers(d):
+            routes.setdefault((server, files), []).append(d.id)
+    return [
+        f"sends {', '.join(files)} to {server} "
+        f"({'debaters' if len(ids) > 1 else 'debater'} {', '.join(ids)})"
+        for (server, files), ids in routes.items()
+    ]
+
+
+def _servers(d: Debater) -> list[str]:
+    """Where this debater's prompts go: its api_base, the provider LiteLLM routes to, or here."""
+    if d.model == "scripted":
+        return []  # no model: nothing is sent
+    if d.model == "local":
+        return ["this machine's embedded model (nothing leaves it)"]
+    if d.api_base is not None:
+        return _bases(d)
+    try:
+        _, provider, _, base = _litellm().get_llm_provider(d.model)
+    except Exception:
+        return [f"the provider of {d.model} (LiteLLM's default endpoint)"]
+    return [str(base)] if base else [f"{provider}'s API (LiteLLM's default endpoint)"]
 
 
 def _bases(d: Debater) -> list[str]:

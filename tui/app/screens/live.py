@@ -112,6 +112,7 @@ class LiveScreen(DebateScreen):
         self._pane_ops: dict[str, list[Callable[[], Awaitable[None]]]] = {}
         self._pane_ops_running = False
         self._streaming_slots: set[int] = set()
+        self._finish_trace: Callable[[], None] | None = None
 
     # -------------------------------------------------------------- start-up
     def on_mount(self) -> None:
@@ -140,6 +141,9 @@ class LiveScreen(DebateScreen):
         self.path = self.session.path
         self.spec = self.engine.spec
         self.engine.subscribe(self._relay_engine_event)
+        from tui.telemetry import trace_session  # no OpenTelemetry unless an endpoint is set
+
+        self._finish_trace = trace_session(self.session)
         self.header.max_rounds = self.engine.state.max_rounds
         self._refresh_verify()
         if self.session.resumed_from is not None and self.session.resumed_from.warnings:
@@ -551,6 +555,9 @@ class LiveScreen(DebateScreen):
 
     def close_session(self) -> None:
         self.workers.cancel_node(self)
+        if self._finish_trace is not None:
+            self._finish_trace()
+            self._finish_trace = None
         if self.session is not None:
             self.session.close()
             self.session = None

@@ -2,15 +2,17 @@
 
 Validating a spec loads pydantic and the engine, and checking the models may
 wait on the network; together that is most of a second before the live screen
-could draw. This screen needs only the TOML text (``tomllib``), so the title is
-on screen as soon as Textual is; the app then does the slow part in a worker
-and puts the live screen in its place.
+could draw. This screen needs only the TOML text, read through the same size,
+depth and number limits as any spec (``tui.engine.bounded``, which loads no
+pydantic), so the title is on screen as soon as Textual is; the app then does
+the slow part in a worker and puts the live screen in its place. A spec past a
+limit shows its file name here and is refused there, exit 2, as headless does.
 """
 
 from __future__ import annotations
 
 import importlib
-import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -18,15 +20,17 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
+from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
+from tui.engine.safeio import FileRefused, read_regular
 from tui.textsafe import shorten
 
 
 def quick_title(path: str | Path) -> str:
     """The spec's ``debate.title`` as written (not validated), else the file's name."""
     try:
-        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        raw = toml_document(read_regular(path, SPEC_BYTES))
         title = raw["debate"]["title"]
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
+    except (FileRefused, TomlRefused, KeyError, TypeError):
         return Path(path).name
     return title if isinstance(title, str) and title.strip() else Path(path).name
 
@@ -53,26 +57,29 @@ class OpeningScreen(Screen[None]):
         )
 
 
-def start_problem(path: str, check_models: bool) -> str | None:
+def start_check(
+    path: str, check_models: bool, allow_read: Sequence[str] = ()
+) -> tuple[str | None, list[str]]:
     """Run off the event loop: load the live screen and the engine, read the spec,
     and (``check_models``) preflight its models before any session file exists.
 
-    Returns why the debate cannot start, or None; a spec that does not validate
-    is None here, as the app's opening of it reports every problem by key path.
+    Returns why the debate cannot start, or None, and (after a preflight) which
+    files go to which servers; a spec that does not validate is None here, as
+    the app's opening of it reports every problem by key path.
     """
     importlib.import_module("tui.app.screens.live")  # the slow imports, here, not on the loop
     from tui.engine.errors import SpecError
     from tui.engine.spec import read_spec_file
 
     try:
-        spec, _ = read_spec_file(path)
+        spec, _ = read_spec_file(path, allow_read)
     except SpecError:
-        return None
+        return None, []
     if not check_models:
-        return None
-    from tui.providers.preflight import preflight
+        return None, []
+    from tui.providers.preflight import document_routes, preflight
 
     problems = preflight(spec)
     if not problems:
-        return None
-    return f"{path}: preflight (skip with --no-preflight): " + "; ".join(problems)
+        return None, document_routes(spec)
+    return f"{path}: preflight (skip with --no-preflight): " + "; ".join(problems), []

@@ -16,7 +16,7 @@ from tui.app.screens.debate import DebateScreen
 from tui.app.screens.modals import JumpModal
 from tui.engine import tally as tally_rules
 from tui.engine.errors import MootInputError, SessionError
-from tui.engine.fork import default_out, fork
+from tui.engine.fork import fork
 from tui.engine.records import Turn
 from tui.engine.replay import protocol_at
 from tui.engine.session import SessionData
@@ -206,7 +206,7 @@ class ReplayScreen(DebateScreen):
         """Fork the session after the turn shown into a new file, and go on with it live."""
         source = self.data.path
         try:
-            path = fork(source, self.cursor, default_out(source, self.cursor), [])
+            path = fork(source, self.cursor, None, [])
         except (MootInputError, SessionError, OSError) as err:
             problems = getattr(err, "problems", None) or [str(err)]
             self.notify(

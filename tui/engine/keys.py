@@ -1,0 +1,236 @@
+"""The user's signing key and the keys they trust, in moot's config folder.
+
+``<config>/signing-key.pem`` holds the private Ed25519 key (PKCS #8, mode 0600),
+made the first time moot writes a session; it is never printed, and a key file
+others can read is refused, as OpenSSH refuses one. ``<config>/trusted-keys``
+lists other people's public keys, one ``ssh-ed25519 AAAA… name`` a line, added
+by ``moot keys trust FILE``. The config folder is ``$MOOT_CONFIG_DIR`` or the
+platform's (``tui.paths.config_dir``).
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from tui.engine.errors import MootInputError
+from tui.engine.safeio import (
+    FileRefused,
+    describe,
+    fsync_dir,
+    read_regular,
+    replace_file,
+    temp_beside,
+    write_all,
+)
+from tui.engine.signing import KeyProblem, Signer, fingerprint, parse_public, public_text
+from tui.paths import config_dir
+
+KEY_FILE = "signing-key.pem"
+TRUST_FILE = "trusted-keys"
+_KEY_BYTES = 4096
+_TRUST_BYTES = 1 << 20
+YOU = "you"
+
+
+@dataclass(frozen=True, slots=True)
+class TrustedKey:
+    """A public key the user trusts, and the name they know it by."""
+
+    public: str
+    name: str
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.public)
+
+
+def owner() -> str:
+    """The name ``moot keys show`` suggests for the key, as ssh-keygen does: user@host."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "moot"
+    return "".join(f"{user}@{socket.gethostname()}".split()) or "moot"
+
+
+def key_path() -> Path:
+    return config_dir() / KEY_FILE
+
+
+def trust_path() -> Path:
+    return config_dir() / TRUST_FILE
+
+
+def _refused(path: Path, why: str) -> MootInputError:
+    return MootInputError(str(path), [why])
+
+
+def _read_key(path: Path) -> Signer:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        raise _refused(path, f"cannot read your signing key: {describe(err)}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _refused(path, "your signing key is not a regular file")
+        if info.st_mode & 0o077:
+            raise _refused(
+                path,
+                f"your signing key can be read by others (mode {stat.S_IMODE(info.st_mode):04o}); "
+                f"make it private with `chmod 600 {path}`",
+            )
+        data = os.read(fd, _KEY_BYTES + 1)
+    finally:
+        os.close(fd)
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError):
+        raise _refused(path, "not an unencrypted PEM private key (moot's signing key)") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise _refused(path, "not an Ed25519 key")
+    return Signer(key)
+
+
+def _create_key(path: Path) -> None:
+    """Write a new key as a whole file under its name, or leave the one already there."""
+    pem = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    fd, tmp = temp_beside(path, 0o600)
+    try:
+        write_all(fd, pem)
+        os.fsync(fd)
+        os.link(tmp, path)  # never replaces: a key made meanwhile by another run wins
+    except FileExistsError:
+        pass
+    finally:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+
+
+def user_signer() -> Signer:
+    """The user's signing key, made on first use; MootInputError (exit 2) says what is wrong."""
+    path = key_path()
+    if not os.path.lexists(path):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _create_key(path)
+        except OSError as err:
+            raise _refused(
+                path,
+                f"cannot create your signing key: {describe(err)}; moot signs every session "
+                "it writes: set MOOT_CONFIG_DIR to a folder you can write",
+            ) from None
+    return _read_key(path)
+
+
+def own_public() -> str | None:
+    """The user's public key, if they have a signing key (never makes one)."""
+    path = key_path()
+    return _read_key(path).public if os.path.lexists(path) else None
+
+
+def _parse_line(line: str, where: str) -> TrustedKey:
+    parts = line.split(maxsplit=2)
+    public = public_text(parse_public(line))
+    name = parts[2].strip() if len(parts) > 2 else where
+    return TrustedKey(public, name)
+
+
+def _file_keys() -> tuple[list[TrustedKey], list[str]]:
+    """The keys in the trust file, and the lines that are not keys."""
+    path = trust_path()
+    if not os.path.lexists(path):
+        return [], []
+    try:
+        text = read_regular(path, _TRUST_BYTES).decode("utf-8", "replace")
+    except FileRefused as err:
+        return [], [f"{path}: {err}"]
+    keys: list[TrustedKey] = []
+    problems: list[str] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            keys.append(_parse_line(line, f"line {n}"))
+        except KeyProblem as err:
+            problems.append(f"{path} line {n}: {err}")
+    return keys, problems
+
+
+def trusted_keys() -> tuple[list[TrustedKey], list[str]]:
+    """Every key the user trusts (their own first, as "you"), and the lines that are not keys."""
+    own = own_public()
+    keys, problems = _file_keys()
+    return ([TrustedKey(own, YOU)] if own is not None else []) + keys, problems
+
+
+def read_public_file(path: str | Path) -> TrustedKey:
+    """The one public key in a file (``moot keys show`` output, or an OpenSSH ``.pub``)."""
+    try:
+        text = read_regular(path, _TRUST_BYTES).decode("utf-8", "replace")
+    except FileRefused as err:
+        raise MootInputError(str(path), [str(err)]) from None
+    lines = [x for x in text.splitlines() if x.strip() and not x.lstrip().startswith("#")]
+    if len(lines) != 1:
+        raise MootInputError(
+            str(path),
+            [f"expected one public key line (ssh-ed25519 AAAA… name), found {len(lines)}"],
+        )
+    try:
+        return _parse_line(lines[0], Path(path).stem)
+    except KeyProblem as err:
+        raise MootInputError(str(path), [str(err)]) from None
+
+
+def _write_trusted(keys: list[TrustedKey]) -> None:
+    path = trust_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    body = "".join(f"{k.public} {k.name}\n" for k in keys)
+    header = "# keys whose session signatures you trust (moot keys trust FILE)\n"
+    try:
+        replace_file(path, (header + body).encode("utf-8"))
+    except OSError as err:
+        raise _refused(path, f"cannot write: {describe(err)}") from None
+
+
+def _listed() -> list[TrustedKey]:
+    """The trust file's keys, refusing to rewrite a file with lines it cannot read."""
+    keys, problems = _file_keys()
+    if problems:
+        raise MootInputError(str(trust_path()), problems)
+    return keys
+
+
+def trust(path: str | Path, name: str | None = None) -> TrustedKey:
+    """Add the key in ``path`` to the trusted keys (once); returns it as listed."""
+    new = read_public_file(path)
+    if name:
+        new = TrustedKey(new.public, " ".join(name.split()))
+    keys = _listed()
+    if any(k.public == new.public for k in keys):
+        return next(k for k in keys if k.public == new.public)
+    _write_trusted([*keys, new])
+    return new
+
+
+def untrust(which: str) -> list[TrustedKey]:
+    """Remove the trusted keys named by fingerprint or name; returns those removed."""
+    keys = _listed()
+    gone = [k for k in keys if which in (k.fingerprint, k.name)]
+    if not gone:
+        raise MootInputError(which, ["no trusted key has this fingerprint or name"])
+    _write_trusted([k for k in keys if k not in gone])
+    return gone

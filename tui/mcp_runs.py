@@ -1,0 +1,308 @@
+"""The debates ``moot mcp`` runs and reads, and what its tools answer, without the MCP SDK.
+
+An agent hands a spec (a path, or TOML text) and names sessions; this module
+turns those into files, runs debates in the background in the usual sessions
+folder (so the console's home screen and ``moot inbox`` list them like any
+other), and answers with plain pydantic models the server gives as structured
+output. It reads only what it is given: a session named without a folder is
+looked up in the sessions folder and nowhere else, and a spec given as text may
+not name files, since it has no folder of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
+from tui.engine.context import read_documents
+from tui.engine.errors import MootInputError, SpecError
+from tui.engine.events import DecisionReached, Event, PhaseStarted, TurnCompleted
+from tui.engine.live import LiveSession
+from tui.engine.ports import Provider
+from tui.engine.records import Turn
+from tui.engine.session import SessionData, load_session
+from tui.engine.spec import Debater, Spec, read_spec_file, validate_spec
+from tui.engine.vocab import ESCALATE, DecisionChannel, OperatorAction
+from tui.filekind import refuse_wrong_kind
+from tui.telemetry import trace_session
+
+Status = Literal["running", "unfinished", "awaiting_decision", "decided", "failed"]
+Asked = Literal["accepted", "declined", "cancelled", "unsupported"]
+TEXT_SOURCE = "(TOML text given over MCP)"
+
+
+# ------------------------------------------------------------------ answers
+class SessionStatus(BaseModel):
+    """Where one session stands, read from its file (and the live run, while one goes on)."""
+
+    session: str = Field(description="the session file's path")
+    title: str
+    protocol: str
+    status: Status = Field(
+        description="running (in this server), unfinished (no result yet: stopped, "
+        "`moot resume` continues it, or running in another process), awaiting_decision "
+        "(escalated to a person), decided, or failed"
+    )
+    round: int = Field(description="the round of the latest turn (0 before the first)")
+    phase: str | None = Field(description="the phase of the latest turn, or the one under way")
+    turns: int
+    votes: list[str] = Field(description="the votes the spec allows, for `decide`")
+    tally: dict[str, int] = Field(description="the latest valid vote of each debater, counted")
+    decision: str | None = None
+    decision_rule: str | None = None
+    decided_by: str | None = Field(default=None, description="rule or operator")
+    decided_via: str | None = Field(
+        default=None, description="set when an MCP client relayed the operator's decision"
+    )
+    rationale: str | None = None
+    error: str | None = Field(default=None, description="why a run here failed")
+    result: dict[str, Any] | None = Field(default=None, description="the whole [result] table")
+
+
+class RunOutcome(SessionStatus):
+    """``run``'s answer: the status, and what came of asking the client's user, if asked."""
+
+    asked_user: Asked | None = Field(
+        default=None,
+        description="with wait, on an escalation: whether the client's user was asked for "
+        "the decision (elicitation) and what they did",
+    )
+
+
+class InboxEntry(BaseModel):
+    session: str
+    title: str
+    protocol: str
+    decision_rule: str
+    tally: dict[str, int]
+    votes: list[str]
+    turns: int
+    rationale: str
+
+
+class Inbox(BaseModel):
+    """The sessions in the sessions folder that ended unresolved and wait for a person."""
+
+    sessions: list[InboxEntry]
+
+
+class Claim(BaseModel):
+    where: str
+    field: str
+    ok: bool
+    detail: str
+
+
+class Verification(BaseModel):
+    """Every claim the session file makes, re-checked from the file alone."""
+
+    session: str
+    ok: bool = Field(description="true when every claim holds")
+    claims: list[Claim]
+    failures: list[Claim]
+    notes: list[str]
+
+
+class Export(BaseModel):
+    session: str
+    format: Literal["markdown", "json", "adr"]
+    text: str
+
+
+# ------------------------------------------------------------------- inputs
+def is_path(given: str) -> bool:
+    """A session or spec named with a folder (or a leading dot) is given by path."""
+    return "/" in given or os.sep in given or given.startswith(".")
+
+
+def session_path(given: str, folder: Path) -> Path:
+    """The file ``given`` names: a bare name is looked up only in the sessions folder."""
+    given = given.strip()
+    if not given:
+        raise MootInputError("session", ["name a session: its path, or its file name"])
+    if is_path(given):
+        return Path(given)
+    return folder / (given if given.endswith(".toml") else f"{given}.toml")
+
+
+def read_session(path: Path) -> SessionData:
+    refuse_wrong_kind(str(path), "session")
+    return load_session(path)
+
+
+def read_spec(given: str) -> tuple[Spec, dict[str, Any], str]:
+    """The spec, its raw table and its source: a path, or TOML text (which names no files)."""
+    if "\n" not in given and not given.lstrip().startswith("["):
+        refuse_wrong_kind(given, "spec")
+        spec, raw = read_spec_file(given)
+        return spec, raw, given
+    data = given.encode("utf-8")
+    if len(data) > SPEC_BYTES:
+        raise SpecError("spec", [f"the TOML text passes the limit of {SPEC_BYTES:,} bytes"])
+    try:
+        raw = toml_document(data)
+    except TomlRefused as err:
+        raise SpecError("spec", [str(err)]) from None
+    spec = validate_spec(raw, "spec")
+    named = [f"context[{i}]" for i, c in enumerate(spec.context) if c.file or c.glob]
+    if spec.debate.artifact_file is not None:
+        named.insert(0, "debate.artifact_file")
+    if named:
+        raise SpecError(
+            "spec",
+            [
+                f"{key}: a spec given as text has no folder to read files from; "
+                "give the spec's path instead, or put the text inline"
+                for key in named
+            ],
+        )
+    documents, problems = read_documents(spec, Path.cwd())  # inline text only, checked above
+    if problems:
+        raise SpecError("spec", problems)
+    return spec.with_documents(documents), raw, TEXT_SOURCE
+
+
+# --------------------------------------------------------------- snapshots
+def _tally(data: SessionData) -> dict[str, int]:
+    latest: dict[str, str] = {}
+    for turn in data.turns:
+        if not turn.invalid and turn.vote:
+            latest[turn.speaker] = turn.vote
+    tally = dict.fromkeys(data.spec.debate.votes, 0)
+    for vote in latest.values():
+        tally[vote] = tally.get(vote, 0) + 1
+    return tally
+
+
+def _awaiting(data: SessionData) -> bool:
+    result = data.result or {}
+    decided = any(a.get("action") == OperatorAction.DECIDE for a in data.actions)
+    return result.get("decision") == ESCALATE and not decided
+
+
+def snapshot(data: SessionData, live: Running | None = None) -> SessionStatus:
+    """The status of a loaded session; ``live`` is this server's run of it, if any."""
+    result = data.result
+    last: Turn | None = data.turns[-1] if data.turns else None
+    status: Status
+    if live is not None and live.error:
+        status = "failed"
+    elif live is not None and not live.ended:
+        status = "running"
+    elif result is None:
+        status = "unfinished"
+    elif _awaiting(data):
+        status = "awaiting_decision"
+    else:
+        status = "decided"
+    r = result or {}
+    return SessionStatus(
+        session=str(data.path),
+        title=data.spec.debate.title,
+        protocol=data.spec.debate.protocol,
+        status=status,
+        round=live.round if live is not None and live.round else (last.round if last else 0),
+        phase=live.phase if live is not None and live.phase else (last.phase if last else None),
+        turns=len(data.turns),
+        votes=list(data.spec.debate.votes),
+        tally=_tally(data),
+        decision=r.get("decision"),
+        decision_rule=r.get("decision_rule"),
+        decided_by=r.get("decided_by"),
+        decided_via=r.get("decided_via"),
+        rationale=r.get("rationale"),
+        error=live.error if live is not None else None,
+        result=result,
+    )
+
+
+# ------------------------------------------------------------ running here
+@dataclass
+class Running:
+    """One debate this server started: its live session and the task running it."""
+
+    session: LiveSession
+    task: asyncio.Task[None] | None = None
+    round: int = 0
+    phase: str | None = None
+    ended: bool = False
+    error: str | None = None
+    held: bool = False  # a `run` with wait keeps it open to ask its client for a decision
+    closed: bool = False
+    finish_trace: Callable[[], None] | None = None
+    watchers: list[asyncio.Queue[Turn | None]] = field(default_factory=list)
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, PhaseStarted):
+            self.round, self.phase = event.round, event.phase
+        elif isinstance(event, TurnCompleted) and not event.replayed:
+            for queue in self.watchers:
+                queue.put_nowait(event.turn)
+        elif isinstance(event, DecisionReached):
+            self.ended = True
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self.finish_trace is not None:
+                self.finish_trace()
+            self.session.close()
+
+
+class Runs:
+    """The debates this server runs, keyed by their file; each one's lock is released at its end."""
+
+    def __init__(self, folder: Path, provider_for: Callable[[Debater], Provider]) -> None:
+        self.folder = folder
+        self.provider_for = provider_for
+        self._runs: dict[Path, Running] = {}
+
+    def get(self, path: Path) -> Running | None:
+        return self._runs.get(Path(os.path.realpath(path)))
+
+    def start(self, spec: Spec, raw: dict[str, Any], source: str, *, hold: bool) -> Running:
+        """A new session file in the sessions folder, its debate started in the background."""
+        session = LiveSession.start(
+            spec, raw, self.provider_for, directory=self.folder, spec_source=source
+        )
+        running = Running(session, held=hold)
+        session.engine.subscribe(running.on_event)
+        running.finish_trace = trace_session(session)
+        self._runs[Path(os.path.realpath(session.path))] = running
+        running.task = asyncio.get_running_loop().create_task(self._drive(running))
+        return running
+
+    async def _drive(self, running: Running) -> None:
+        try:
+            await running.session.engine.run()
+        except Exception as err:  # a write that failed, say: named in status, never raised
+            running.error = f"{type(err).__name__}: {err}"
+        finally:
+            running.ended = True
+            for queue in running.watchers:
+                queue.put_nowait(None)
+            if not running.held:
+                running.close()
+
+    def decide_live(
+        self, running: Running, vote: str, rationale: str, via: DecisionChannel
+    ) -> None:
+        """Decide a run this server still holds open (its file is locked by it); ValueError
+        names a refusal, exactly as the console's modal would."""
+        running.session.engine.decide(vote, rationale, via)
+
+    async def shutdown(self) -> None:
+        """Stop every run still going (each file keeps its committed turns) and close them."""
+        tasks = [r.task for r in self._runs.values() if r.task is not None and not r.task.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for running in self._runs.values():
+            running.close()

@@ -1,0 +1,98 @@
+"""The tracer provider: spans batched and sent over OTLP/HTTP, failures said once.
+
+The endpoint, headers and timeout come from the standard ``OTEL_EXPORTER_OTLP_*``
+variables, read by the exporter itself. Export runs on the batch processor's
+thread, so the debate never waits for it; a collector that cannot be reached is
+one warning on stderr, then silence, and the exporter's own retry logging is
+kept off the console.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Sequence
+
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.trace import Tracer
+
+from tui import __version__
+
+SHUTDOWN_WAIT_S = 5.0  # at exit, at most this long for the last batch
+# Unless OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT says otherwise: short enough that a dead
+# collector is known (and said) before the process ends, its retries included.
+DEFAULT_TIMEOUT_S = 3.0
+TIMEOUT_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
+SCOPE = "moot"
+
+
+class WarnOnce(SpanExporter):
+    """Wraps an exporter so a failing collector is one warning, not one per batch."""
+
+    def __init__(self, inner: SpanExporter) -> None:
+        self.inner = inner
+        self.warned = False
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        try:
+            result = self.inner.export(spans)
+        except Exception as err:  # the exporter's own failure is never the debate's
+            result = SpanExportResult.FAILURE
+            reason = f"{type(err).__name__}: {err}"
+        else:
+            reason = "the collector did not accept them"
+        if result is SpanExportResult.FAILURE and not self.warned:
+            self.warned = True
+            print(
+                f"moot: warning: traces could not be sent ({reason}); "
+                "the debate goes on, and further failures are not reported",
+                file=sys.stderr,
+            )
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self.inner.force_flush(timeout_millis)
+
+
+_provider: TracerProvider | None = None
+_lock = threading.Lock()
+
+
+def provider(exporter: SpanExporter | None = None) -> TracerProvider:
+    """This process's tracer provider (made once), batching into ``exporter`` (OTLP/HTTP)."""
+    global _provider
+    with _lock:
+        if _provider is None:
+            logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)
+            _provider = TracerProvider(
+                resource=Resource.create({SERVICE_NAME: "moot", "service.version": __version__})
+            )
+            if exporter is None:
+                timeout = None if any(map(os.environ.get, TIMEOUT_ENVS)) else DEFAULT_TIMEOUT_S
+                exporter = OTLPSpanExporter(timeout=timeout)
+            _provider.add_span_processor(BatchSpanProcessor(WarnOnce(exporter)))
+        return _provider
+
+
+def tracer() -> Tracer:
+    return provider().get_tracer(SCOPE, __version__)
+
+
+def shutdown() -> None:
+    """Flush and stop, waiting at most SHUTDOWN_WAIT_S (the exporter's retries run on)."""
+    global _provider
+    with _lock:
+        current, _provider = _provider, None
+    if current is None:
+        return
+    worker = threading.Thread(target=current.shutdown, daemon=True)
+    worker.start()
+    worker.join(SHUTDOWN_WAIT_S)

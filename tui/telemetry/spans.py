@@ -1,0 +1,224 @@
+"""One debate as one trace, in OpenTelemetry's GenAI conventions, built from engine events.
+
+The root span is the debate (``invoke_workflow``); each turn played is a child
+``invoke_agent`` span naming its debater, with the round, phase, kind, vote,
+validity and the record's hash in the session file; each model call under a turn
+is a ``chat`` span with the model, the provider and the tokens. Operator actions
+and the decision are events on the root. Message content (the motion, what each
+turn said) is left out unless capture is asked for, and redacted even then.
+Turns replayed on resume were traced when they were played, so they are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, Status, StatusCode, Tracer, set_span_in_context
+
+from tui.engine.events import (
+    DecisionReached,
+    Event,
+    LedgerChanged,
+    OperatorActed,
+    ProviderFailed,
+    TurnCompleted,
+    TurnStarted,
+)
+from tui.engine.live import LiveSession
+from tui.engine.records import Turn
+from tui.engine.redact import Redactor
+
+OPERATION = "gen_ai.operation.name"
+CONVERSATION = "gen_ai.conversation.id"
+AGENT = "gen_ai.agent.name"
+
+
+def provider_name(model: str) -> str:
+    """``gen_ai.provider.name`` from a spec's model string (LiteLLM's ``provider/model``)."""
+    if model in ("scripted", "local"):
+        return f"moot.{model}"
+    prefix, slash, _ = model.partition("/")
+    return prefix if slash else "litellm"
+
+
+def _messages(role: str, text: str) -> str:
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+
+class DebateTrace:
+    """An engine listener that turns one run of a session into spans."""
+
+    def __init__(
+        self,
+        tracer: Tracer,
+        session: LiveSession,
+        *,
+        capture: bool = False,
+        parent: Context | None = None,
+    ) -> None:
+        self.tracer = tracer
+        self.session = session
+        self.capture = capture
+        self.redact = Redactor.for_spec(session.spec)
+        self.conversation = str(session.store.path.stem)
+        spec = session.spec
+        self.root = tracer.start_span(
+            "invoke_workflow moot",
+            context=parent,
+            attributes={
+                OPERATION: "invoke_workflow",
+                CONVERSATION: self.conversation,
+                "moot.protocol": spec.debate.protocol,
+                "moot.debaters": list(spec.ids),
+            },
+        )
+        if capture:
+            self.root.set_attribute(
+                "gen_ai.input.messages", _messages("user", self.redact(spec.debate.motion))
+            )
+        self.agents: dict[int, Span] = {}  # open invoke_agent spans by turn number
+        self.calls: dict[str, Span] = {}  # the open chat span of each speaker
+        self.spent = {k: v.tokens for k, v in session.engine.budget.ledgers.items()}
+        self.ended = False
+
+    # ----------------------------------------------------------------- events
+    def __call__(self, event: Event) -> None:
+        if self.ended:
+            return
+        if isinstance(event, TurnStarted):
+            self._call_started(event)
+        elif isinstance(event, LedgerChanged):
+            self._call_ended(event)
+        elif isinstance(event, ProviderFailed):
+            self._call_failed(event)
+        elif isinstance(event, TurnCompleted) and not event.replayed:
+            self._turn_ended(event.turn)
+        elif isinstance(event, OperatorActed):
+            self._operator(event.action)
+        elif isinstance(event, DecisionReached):
+            self._decision(event)
+
+    def _agent(self, index: int, speaker: str, round_: int, phase: str, kind: str) -> Span:
+        span = self.agents.get(index)
+        if span is None:
+            span = self.tracer.start_span(
+                f"invoke_agent {speaker}",
+                context=set_span_in_context(self.root),
+                attributes={
+                    OPERATION: "invoke_agent",
+                    AGENT: speaker,
+                    CONVERSATION: self.conversation,
+                    "moot.turn": index,
+                    "moot.round": round_,
+                    "moot.phase": phase,
+                    "moot.kind": kind,
+                },
+            )
+            self.agents[index] = span
+        return span
+
+    def _call_started(self, event: TurnStarted) -> None:
+        slot = event.slot
+        agent = self._agent(slot.index, slot.speaker, slot.round, slot.phase, str(slot.kind))
+        self._close_call(slot.speaker)
+        self.calls[slot.speaker] = self.tracer.start_span(
+            f"chat {event.model}",
+            context=set_span_in_context(agent),
+            attributes={
+                OPERATION: "chat",
+                "gen_ai.request.model": event.model,
+                "gen_ai.provider.name": provider_name(event.model),
+                CONVERSATION: self.conversation,
+                "moot.attempt": event.attempt,
+            },
+        )
+
+    def _call_ended(self, event: LedgerChanged) -> None:
+        span = self.calls.pop(event.speaker, None)
+        ledger = event.ledger
+        total = ledger.tokens - self.spent.get(event.speaker, 0)
+        self.spent[event.speaker] = ledger.tokens
+        if span is None:
+            return
+        prompt = ledger.context_tokens or 0
+        span.set_attribute("gen_ai.usage.input_tokens", prompt)
+        span.set_attribute("gen_ai.usage.output_tokens", max(0, total - prompt))
+        span.end()
+
+    def _call_failed(self, event: ProviderFailed) -> None:
+        span = self.calls.pop(event.slot.speaker, None)
+        if span is not None:
+            span.set_attribute("error.type", event.kind)
+            span.set_status(Status(StatusCode.ERROR, event.kind))
+            span.end()
+
+    def _close_call(self, speaker: str) -> None:
+        span = self.calls.pop(speaker, None)
+        if span is not None:
+            span.end()
+
+    def _turn_ended(self, turn: Turn) -> None:
+        agent = self.agents.pop(turn.index, None) or self._agent_now(turn)
+        self._close_call(turn.speaker)
+        agent.set_attribute("moot.valid", not turn.invalid)
+        agent.set_attribute("moot.record_hash", self.session.store.last_hash)
+        agent.set_attribute("gen_ai.request.model", turn.model)
+        if turn.vote:
+            agent.set_attribute("moot.vote", turn.vote)
+        if turn.target:
+            agent.set_attribute("moot.target", turn.target)
+        if turn.invalid:
+            agent.set_status(Status(StatusCode.ERROR, "invalid turn"))
+        if self.capture:
+            said = turn.raw if turn.invalid else json.dumps(turn.content, ensure_ascii=False)
+            agent.set_attribute(
+                "gen_ai.output.messages", _messages("assistant", self.redact(said or ""))
+            )
+        agent.end()
+
+    def _agent_now(self, turn: Turn) -> Span:
+        """A turn that reached no model (skipped, cut): its span, opened as it ends."""
+        span = self._agent(turn.index, turn.speaker, turn.round, turn.phase, str(turn.kind))
+        del self.agents[turn.index]
+        return span
+
+    def _operator(self, action: dict[str, Any]) -> None:
+        shown: dict[str, Any] = {
+            "moot.action": str(action.get("action")),
+            "moot.after_turn": int(action.get("after_turn", 0)),
+        }
+        for key in ("speaker", "model", "vote", "via", "cap", "turn"):
+            if action.get(key) is not None:
+                shown[f"moot.{key}"] = str(action[key])
+        if self.capture:
+            for key in ("text", "rationale"):
+                if action.get(key):
+                    shown[f"moot.{key}"] = self.redact(str(action[key]))
+        self.root.add_event("moot.operator_action", shown)
+
+    def _decision(self, event: DecisionReached) -> None:
+        facts = {
+            "moot.decision": event.decision,
+            "moot.decision_rule": str(event.rule),
+            "moot.decided_by": str(event.decided_by),
+        }
+        via = event.result.get("decided_via")
+        if via:
+            facts["moot.decided_via"] = str(via)
+        self.root.add_event("moot.decision", facts)
+        self.root.set_attributes(facts)
+
+    # -------------------------------------------------------------------- end
+    def end(self) -> None:
+        """Close whatever the run left open (a cancelled call), then the debate's span."""
+        if self.ended:
+            return
+        self.ended = True
+        for span in [*self.calls.values(), *self.agents.values()]:
+            span.set_status(Status(StatusCode.ERROR, "the run stopped first"))
+            span.end()
+        self.calls.clear()
+        self.agents.clear()
+        self.root.end()
