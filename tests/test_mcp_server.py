@@ -163,7 +163,7 @@ async def test_run_wait_inbox_decide_status_verify_export(
         adr = _ok(await client.call_tool("export", {"session": str(session), "format": "adr"}))
         assert adr["format"] == "adr" and "revise" in adr["text"]
         assert "Roll back first." in adr["text"]
-        assert "decided by operator (relayed via `mcp`)" in adr["text"]
+        assert "decided by operator, relayed via `mcp`)." in adr["text"]
         exported = _ok(await client.call_tool("export", {"session": str(session)}))
         assert exported["format"] == "markdown" and "Split debate" in exported["text"]
         assert "(operator, via `mcp`)" in exported["text"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -15,6 +16,7 @@ from tests.helpers import SCRIPTED
 from tui.engine import validate_spec
 from tui.engine.live import LiveSession
 from tui.engine.protocols import PROTOCOLS
+from tui.engine.records import Turn
 from tui.engine.session import load_session
 from tui.engine.spec import Spec
 from tui.export import to_json
@@ -33,7 +35,7 @@ class DrawingMonologue(MonologueProtocol):
         return {"seed": cls.drawn} if spec.debate.seed is None else {}
 
     @classmethod
-    def handoff(cls, result: dict[str, Any]) -> dict[str, Any] | None:
+    def handoff(cls, result: dict[str, Any], turns: Sequence[Turn]) -> dict[str, Any] | None:
         return {"next": result.get("decision")}
 
 
@@ -74,7 +76,9 @@ def test_a_value_the_spec_sets_is_not_drawn_again(drawing: None, tmp_path: Path)
 
 
 def test_no_handoff_unless_the_protocol_defines_one() -> None:
-    offered = {n for n, p in PROTOCOLS.items() if p.handoff({"decision": "release"}) is not None}
+    offered = {
+        n for n, p in PROTOCOLS.items() if p.handoff({"decision": "release"}, []) is not None
+    }
     assert offered == {"refine"}
 
 

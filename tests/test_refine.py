@@ -11,9 +11,9 @@ import pytest
 from tests.helpers import SCRIPTED, run_engine
 from tui.engine import SpecError, validate_spec
 from tui.engine.live import LiveSession
-from tui.engine.protocols.refine import INCUMBENT_FIRST, judge_orders, resolve_pick
+from tui.engine.protocols.refine import INCUMBENT_FIRST, judge_orders, resolve_pick, unblinded
 from tui.engine.session import load_session
-from tui.export import to_json
+from tui.export import to_json, to_markdown
 
 
 def refine_raw(judge_turns: dict[str, list[dict[str, Any]]], **debate: Any) -> dict[str, Any]:
@@ -193,3 +193,46 @@ def test_handoff_export_and_seed_recorded(tmp_path: Path) -> None:
     assert handoff["key_arguments"] and handoff["minority_dissent"] == []
     picks = data.result["judge_rounds"][0]["judges"]
     assert set(picks) == {"j1", "j2", "j3"} and all(p["reason"] for p in picks.values())
+
+
+def test_the_handoff_names_the_candidates_a_judge_saw_as_x_and_y(tmp_path: Path) -> None:
+    """Judges' reasons quote their blinded labels; exported, X and Y name the candidates."""
+    from tests.conftest import EXAMPLES
+    from tui.cli import main
+
+    out = tmp_path / "s.toml"
+    main(["run", str(EXAMPLES / "scripted-refine.toml"), "--headless", "--out", str(out)])
+    data = load_session(out)
+    last = data.result["judge_rounds"][-1]
+    assert last["winner"] == "incumbent"  # the recorded result still quotes the labels
+    assert data.result["key_arguments"] == [
+        "X names where events stop and CRUD starts.",
+        "Y changes less.",
+    ]
+    incumbent = f"The incumbent (turn {last['incumbent_turn']}, synth)"
+    challenger = f"The challenger (turn {last['challenger_turn']}, synth)"
+    handoff = json.loads(to_json(data))["handoff"]
+    assert handoff["key_arguments"] == [
+        f"{incumbent} names where events stop and CRUD starts.",
+        f"{incumbent} changes less.",
+    ]
+    assert handoff["minority_dissent"] == [f"judge-3: {challenger} is more specific."]
+    assert "X" not in to_markdown(data).split("Key arguments:")[1].split("## Transcript")[0]
+
+
+@pytest.mark.parametrize(
+    ("order", "said", "named"),
+    [
+        (INCUMBENT_FIRST, "X beats Y; candidate Y drifts.", "Inc beats chal; chal drifts."),
+        ("challenger-first", "X beats Y; candidate Y drifts.", "Chal beats inc; inc drifts."),
+        (
+            INCUMBENT_FIRST,
+            "X-ray logs and XY pairs stay as written.",
+            "X-ray logs and XY pairs stay as written.",
+        ),
+    ],
+)
+def test_unblinding_follows_the_order_the_judge_was_shown(
+    order: str, said: str, named: str
+) -> None:
+    assert unblinded(said, order, "inc", "chal") == named

@@ -503,13 +503,13 @@ def test_the_adr_states_the_signer(
     assert main(["export", str(written["decided"]), "--format", "adr"]) == ExitCode.DECIDED
     adr = capsys.readouterr().out
     fingerprint = user_signer().fingerprint
-    assert f"* Signed by: `{fingerprint}`" in adr
+    assert f"- Signed by: `{fingerprint}`" in adr
     forged = forge(written["decided"], "changed operator decision", "kept", tmp_path)
     assert main(["export", str(forged), "--format", "adr"]) == ExitCode.DECIDED
     assert "signatures do not hold" in capsys.readouterr().out
     stripped = forge(written["decided"], "reworded operator rationale", "stripped", tmp_path)
     assert main(["export", str(stripped), "--format", "adr"]) == ExitCode.DECIDED
-    assert "* Signed by: nobody (unsigned)" in capsys.readouterr().out
+    assert "- Signed by: nobody (unsigned)" in capsys.readouterr().out
 
 
 def test_a_key_problem_reaches_every_front_end_as_a_session_error(tmp_path: Path) -> None:

@@ -1,26 +1,57 @@
-"""``moot export --format adr``: a session as an architecture decision record (MADR layout).
+"""``moot export --format adr``: a session as an architecture decision record (MADR 4).
 
 Every statement comes from the session file: the motion and its documents (with
-their hashes), who signed it, the positions held and by whom, the decision with its rule, the
-weaknesses raised and how each was answered, dissent, the admitted evidence, and
-whether ``moot verify`` holds. Model text goes through tui.textsafe's Markdown
-sanitiser, so it can never restructure the record.
+their hashes), who signed it, the positions held and by whom, the chosen option and the rule
+that chose it, the arguments for it and the weaknesses raised (and whether a
+later turn answered each), dissent, the admitted evidence, and whether ``moot
+verify`` holds. Model text goes through tui.textsafe's Markdown sanitiser, so it
+can never restructure the record.
+
+The status and the decision-makers are written twice: as MADR 4's YAML front
+matter, and as a list under the title, which is where log4brains reads them
+(MADR 2's layout; log4brains does not read front matter). The front matter ends
+with a blank line, so a Markdown reader that does not know front matter sees a
+paragraph and a rule, not a heading, before the title.
 """
 
 from __future__ import annotations
 
+import json
+import re
+from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from tui.engine.records import Turn
 from tui.engine.redact import redacted_session
 from tui.engine.session import SessionData
-from tui.engine.verify import verify
 from tui.engine.vocab import ESCALATE, DecidedBy, TurnKind
+from tui.export import verification
 from tui.textsafe import md_code, md_inline, md_text
 
 _CRITIQUES = (TurnKind.CRITIQUE, TurnKind.ADVERSARY_CRITIQUE, TurnKind.CANDIDATE_CRITIQUE)
 _ANSWERS = (TurnKind.POSITION, TurnKind.CANDIDATE, TurnKind.DEFENSE)
+_TITLE_LENGTH = 80
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+# Why a rule ended the debate, in words for "Chosen option: ..., because ...".
+_BECAUSE = {
+    "threshold_vote": "the votes reached the consensus threshold",
+    "max_rounds_exhausted": "the rounds ran out with no decision",
+    "critic_release": "the critic asked to release it and the release gate held",
+    "release_gate": "a release was asked for, the release gate refused it, and no round was left",
+    "critic_escalation": "the critic escalated it",
+    "no_objections": "the adversary left no objection open",
+    "adversary_deadlock": "the adversary and the defender deadlocked",
+    "advisory_review": "the review is advisory",
+    "judge_convergence": "the judges preferred it in enough rounds in a row",
+    "rubric_failed": "the rubric's required evidence did not hold",
+    "operator_decision": "the operator decided so",
+    "operator_escalation": "the operator escalated it",
+    "invalid_turn": "a turn was invalid and the policy is to escalate",
+    "provider_failure": "a provider failed",
+}
 
 
 def _listed(value: object) -> list[Any]:
@@ -34,23 +65,52 @@ def _table(value: object) -> dict[str, Any]:
 
 
 def status(data: SessionData) -> str:
-    """accepted, rejected, escalated, or the operator's decision; open while unfinished."""
+    """MADR's word: accepted (the first vote), rejected (another), proposed (no decision yet).
+
+    An escalation, or anything else that is not one of the spec's votes, leaves the
+    decision to a person: the record stays proposed.
+    """
     r = data.result
     if not r:
-        return "open (the session has not ended)"
-    decision = str(r.get("decision"))
-    if r.get("decided_by") == DecidedBy.OPERATOR and decision != ESCALATE:
-        return f"decided by the operator: {decision}"
-    if decision == ESCALATE:
-        return "escalated"
+        return "proposed"
+    decision = r.get("decision")
     options = data.spec.debate.vote_options
-    if not options:  # open votes: the decision is an answer, not an acceptance
-        return f"answered: {decision}"
-    return "accepted" if decision == options[0] else f"rejected ({decision})"
+    if decision == ESCALATE:  # escalated, or deferred by the operator: still to decide
+        return "proposed"
+    if not options:  # open votes: the answer the debate reached is the decision
+        return "accepted"
+    if decision not in options:
+        return "proposed"
+    return "accepted" if decision == options[0] else "rejected"
 
 
-def _quote(text: Any) -> list[str]:
-    return ["> " + line for line in md_text(text).split("\n")]
+def decision_makers(data: SessionData) -> list[str]:
+    """Who decided: the operator, or the debaters whose votes or verdicts the rules count."""
+    if (data.result or {}).get("decided_by") == DecidedBy.OPERATOR:
+        return ["operator"]
+    voters = [v for v in data.spec.protocol_class.voters(data.spec) if v]
+    return voters or list(data.spec.ids)
+
+
+def _date(data: SessionData) -> str:
+    """The day of the last record: when the decision (or the latest action) was made."""
+    stamps = [str(data.meta.get("created", ""))]
+    stamps += [t.started_at for t in data.turns] + [str(a.get("at", "")) for a in data.actions]
+    days = [s[:10] for s in stamps if _DATE.match(s)]
+    return max(days) if days else ""
+
+
+def _front_matter(data: SessionData) -> list[str]:
+    """MADR 4's metadata; names are JSON strings, which YAML reads as quoted strings."""
+    lines = ["---", f"status: {status(data)}"]
+    if day := _date(data):
+        lines.append(f"date: {day}")
+    lines += ["decision-makers:", *(f"    - {json.dumps(who)}" for who in decision_makers(data))]
+    return [*lines, "", "---"]
+
+
+def _quote(text: Any, indent: str = "") -> list[str]:
+    return [(indent + "> " + line).rstrip() for line in md_text(text).split("\n")]
 
 
 def _position(turn: Turn) -> str | None:
@@ -67,20 +127,44 @@ def _position(turn: Turn) -> str | None:
     return None
 
 
+def _key(text: str) -> str:
+    return " ".join(text.split())
+
+
 def options(data: SessionData) -> list[tuple[str, list[tuple[str, int]]]]:
     """Each distinct position (spacing aside) with who held it, in order of first statement."""
     held: dict[str, tuple[str, list[tuple[str, int]]]] = {}
     if data.spec.debate.artifact:
-        key = " ".join(data.spec.debate.artifact.split())
         owner = data.spec.debate.defender or "the artifact's author"
-        held[key] = (data.spec.debate.artifact, [(owner, 0)])
+        held[_key(data.spec.debate.artifact)] = (data.spec.debate.artifact, [(owner, 0)])
     for turn in data.turns:
         text = _position(turn)
-        if not text:
-            continue
-        key = " ".join(text.split())
-        held.setdefault(key, (text, []))[1].append((turn.speaker, turn.index))
+        if text:
+            held.setdefault(_key(text), (text, []))[1].append((turn.speaker, turn.index))
     return list(held.values())
+
+
+def title(text: str) -> str:
+    """An option's title: its first line (a heading's marks dropped), cut at a word near 80."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    flat = _key(first.strip().lstrip("#"))
+    if len(flat) <= _TITLE_LENGTH:
+        return flat
+    cut = flat[:_TITLE_LENGTH].rsplit(" ", 1)[0] or flat[:_TITLE_LENGTH]
+    return cut.rstrip(",;:.") + "…"
+
+
+def titled(data: SessionData) -> list[tuple[str, str, list[tuple[str, int]]]]:
+    """Each option with a title of its own: a repeated title names where the option began."""
+    out = []
+    seen: Counter[str] = Counter(title(text) for text, _ in options(data))
+    for text, holders in options(data):
+        name = title(text)
+        if seen[name] > 1:
+            first = holders[0][1]
+            name += " (the spec)" if first == 0 else f" (turn {first})"
+        out.append((name, text, holders))
+    return out
 
 
 def _holders(holders: list[tuple[str, int]]) -> str:
@@ -90,38 +174,155 @@ def _holders(holders: list[tuple[str, int]]) -> str:
     return "; ".join(f"{md_code(who)} ({', '.join(where)})" for who, where in by.items())
 
 
-def _answer(data: SessionData, critique: Turn) -> str:
-    """The turn that answered a critique: the critiqued author's next position, if any."""
-    later = [t for t in data.turns[critique.index :] if t.kind in _ANSWERS and not t.invalid]
-    for turn in later:
-        if critique.target is None or turn.speaker == critique.target:
-            return f"answered by {md_code(turn.speaker)} in turn {turn.index}"
-    if later and critique.kind == TurnKind.CANDIDATE_CRITIQUE:
-        turn = later[0]
-        return f"answered by the next candidate, {md_code(turn.speaker)} in turn {turn.index}"
-    return "not answered before the end"
+def chosen(data: SessionData) -> str | None:
+    """The text of the option the decision chose, when the decision chose a position.
+
+    refine's winning candidate; else, for the spec's first vote (a release), the
+    latest position put forward; for another vote, the final position held by most
+    of the debaters who voted for it.
+    """
+    r = data.result or {}
+    decision = r.get("decision")
+    if not r or decision == ESCALATE or decision not in data.spec.debate.votes:
+        return None
+    if isinstance(r.get("winning_candidate"), str):
+        return str(r["winning_candidate"])
+    latest: dict[str, str] = {}
+    for turn in data.turns:
+        if (text := _position(turn)) is not None:
+            latest[turn.speaker] = text
+    final_votes = _table(r.get("final_votes"))
+    backers = [
+        latest[who] for who, vote in final_votes.items() if vote == decision and who in latest
+    ]
+    if backers:
+        return Counter(map(_key, backers)).most_common(1)[0][0]
+    if decision == data.spec.debate.votes[0]:
+        positions = [text for t in data.turns if (text := _position(t))]
+        return positions[-1] if positions else data.spec.debate.artifact
+    return None
 
 
-def consequences(data: SessionData) -> list[str]:
+def outcome(data: SessionData) -> list[str]:
+    """``Chosen option: "…", because …`` and the rule's details."""
+    r = data.result or {}
+    if not r:
+        return [
+            'Chosen option: "none yet", because the session has not ended; this record is proposed.'
+        ]
+    decision, rule = r.get("decision"), str(r.get("decision_rule"))
+    text = chosen(data)
+    named = {_key(t): name for name, t, _ in titled(data)}
+    option = named.get(_key(text), title(text)) if text else str(decision)
+    because = _BECAUSE.get(rule, f"the rule {rule} decided so")
+    if text is None and status(data) == "proposed":
+        because += "; no option was chosen, and the decision is left to a person"
+    lines = [
+        f'Chosen option: "{md_inline(option)}", because {md_inline(because)} '
+        f"(decision {md_code(decision)}, rule {md_code(rule)}, "
+        f"decided by {md_inline(r.get('decided_by'))}"
+        + (f", relayed via {md_code(r['decided_via'])}" if r.get("decided_via") else "")
+        + ")."
+    ]
+    tally = {k: v for k, v in _table(r.get("vote_tally")).items() if v}
+    if tally:
+        lines += [
+            "",
+            "Votes: " + ", ".join(f"{md_code(k)} {md_inline(v)}" for k, v in tally.items()) + ".",
+        ]
+    if r.get("rationale"):
+        lines += ["", "Operator's rationale:", "", *_quote(r["rationale"])]
+    if r.get("budget_exhausted"):
+        lines += [
+            "",
+            f"The budget {md_code(r['budget_exhausted'])} was reached "
+            f"({md_inline(r.get('budget_spent'))} of {md_inline(r.get('budget_cap'))}).",
+        ]
+    return lines
+
+
+def answer(data: SessionData, critique: Turn) -> str:
+    """The later turn that answered a critique: one written with that critique in view.
+
+    A debater speaking again is not an answer; a revision whose prompt held the
+    critique (its ``saw`` names it) is.
+    """
+    label = f"critique:r{critique.round}:{critique.speaker}"
+    for turn in data.turns[critique.index :]:
+        if turn.kind in _ANSWERS and not turn.invalid and label in turn.saw:
+            return (
+                f"answered by {md_code(turn.speaker)} in turn {turn.index}, "
+                "which revised with this critique in view"
+            )
+    return "not answered"
+
+
+def _reason(text: object) -> str:
+    """Model text after "because": one line, its first word lowercased unless an acronym."""
+    line = md_inline(text)
+    if line[:1].isupper() and line[1:2].islower():
+        return line[:1].lower() + line[1:]
+    return line
+
+
+def _good(data: SessionData) -> list[str]:
+    """The arguments for the decision: its backers' reasons, the judges', the operator's."""
+    r = data.result or {}
+    decision = r.get("decision")
+    lines: list[str] = []
+    if r.get("decided_by") == DecidedBy.OPERATOR and r.get("rationale"):
+        lines.append(f"- Good, because {_reason(r['rationale'])} (the operator's rationale)")
+    handoff = data.spec.protocol_class.handoff(r, data.turns) if r else None
+    for argument in _listed((handoff or {}).get("key_arguments")):
+        lines.append(f"- Good, because {_reason(argument)} (a judge's reason)")
+    reasons: dict[str, Turn] = {}
+    for turn in data.turns:
+        if turn.kind == TurnKind.POSITION and not turn.invalid:
+            reasons[turn.speaker] = turn
+    for who, vote in _table(r.get("final_votes")).items():
+        latest = reasons.get(who)
+        if vote == decision and latest is not None and latest.content.get("rationale"):
+            lines.append(
+                f"- Good, because {_reason(latest.content['rationale'])} "
+                f"({md_code(who)}, voting {md_code(vote)} in turn {latest.index})"
+            )
+    for c in _listed(r.get("challenges")):
+        if isinstance(c, dict) and c.get("status") == "addressed":
+            lines.append(
+                f"- Good, because {md_inline(c.get('id'))} ({md_inline(c.get('severity'))}) "
+                f"was addressed: {md_inline(c.get('answer') or c.get('concern'))}"
+            )
+    return lines
+
+
+def _bad(data: SessionData) -> list[str]:
+    """The weaknesses and challenges raised, and whether each was answered."""
     lines: list[str] = []
     for turn in data.turns:
         if turn.kind not in _CRITIQUES or turn.invalid:
             continue
+        against = f" against {md_code(turn.target)}" if turn.target else ""
         for weakness in _listed(turn.content.get("weaknesses")):
             lines.append(
-                f"- {md_inline(weakness)} (raised by {md_code(turn.speaker)} in turn "
-                f"{turn.index}; {_answer(data, turn)})"
+                f"- Bad, because {_reason(weakness)} (raised by {md_code(turn.speaker)}"
+                f"{against} in turn {turn.index}; {answer(data, turn)})"
             )
     for c in _listed((data.result or {}).get("challenges")):
-        if not isinstance(c, dict):
+        if not isinstance(c, dict) or c.get("status") == "addressed":
             continue
-        answer = c.get("answer")
-        how = f"{c.get('status')}" + (f": {md_inline(answer)}" if answer else "")
+        said = c.get("answer")
+        how = md_inline(c.get("status")) + (f": {md_inline(said)}" if said else "")
         lines.append(
-            f"- {md_inline(c.get('id'))} ({md_inline(c.get('severity'))}, "
-            f"{md_inline(c.get('category', ''))}): {md_inline(c.get('concern'))} — {how}"
+            f"- Bad, because {md_inline(c.get('id'))} ({md_inline(c.get('severity'))}, "
+            f"{md_inline(c.get('category', ''))}): {md_inline(c.get('concern'))} ({how})"
         )
-    return lines or ["- No weakness or risk was raised."]
+    return lines
+
+
+def consequences(data: SessionData) -> list[str]:
+    """MADR's ``Good, because`` / ``Bad, because`` items."""
+    lines = _good(data) + _bad(data)
+    return lines or ["- Neutral, because no argument, weakness or risk was recorded."]
 
 
 def dissent(data: SessionData) -> list[str]:
@@ -132,7 +333,9 @@ def dissent(data: SessionData) -> list[str]:
         for who, vote in _table(r.get("final_votes")).items()
         if decision not in (None, ESCALATE) and vote != decision
     ]
-    lines += [f"- {md_inline(d)}" for d in _listed(r.get("minority_dissent"))]
+    handoff = data.spec.protocol_class.handoff(r, data.turns) if r else None
+    stated = (handoff or {}).get("minority_dissent", r.get("minority_dissent"))
+    lines += [f"- {md_inline(d)}" for d in _listed(stated)]
     lines += [
         f"- {md_inline(cid)} is still unresolved" for cid in _listed(r.get("unresolved_challenges"))
     ]
@@ -162,15 +365,21 @@ def evidence(turns: Iterable[Turn]) -> list[str]:
 
 def to_adr(data: SessionData) -> str:
     """The decision record as Markdown."""
+    checked = verification(data)
     data = redacted_session(data)
-    d, r = data.spec.debate, data.result or {}
+    d = data.spec.debate
     lines = [
-        f"# {md_inline(d.title)}",
+        *_front_matter(data),
         "",
-        f"* Status: {status(data)}",
-        f"* Deciders: {_deciders(data)}",
-        f"* Date: {md_inline(str(data.meta.get('created', ''))[:10])}",
-        f"* Signed by: {_signers(data)}",
+        f"# {md_inline(d.title, breaks=' ')}",
+        "",
+        f"- Status: {status(data)}",
+        f"- Deciders: {', '.join(map(md_inline, decision_makers(data)))}",
+    ]
+    if day := _date(data):
+        lines.append(f"- Date: {day}")
+    lines += [
+        f"- Signed by: {_signers(data)}",
         "",
         "## Context and Problem Statement",
         "",
@@ -194,38 +403,37 @@ def to_adr(data: SessionData) -> str:
             )
         lines.append("")
     lines += ["## Considered Options", ""]
-    for n, (text, holders) in enumerate(options(data), 1):
-        lines += [f"{n}. Held by {_holders(holders)}:", "", *("   " + q for q in _quote(text)), ""]
-    lines += ["## Decision Outcome", ""]
-    if r:
-        lines.append(
-            f"Decision: **{md_inline(r.get('decision'))}**, by rule "
-            f"{md_code(r.get('decision_rule'))}, decided by {md_inline(r.get('decided_by'))}"
-            + (f" (relayed via {md_code(r['decided_via'])})" if r.get("decided_via") else "")
-            + "."
-        )
-        if r.get("rationale"):
-            lines += ["", "Operator's rationale:", "", *_quote(r["rationale"])]
-        if r.get("budget_exhausted"):
-            lines += [
-                "",
-                f"The budget {md_code(r['budget_exhausted'])} was reached "
-                f"({r.get('budget_spent')} of {r.get('budget_cap')}).",
-            ]
-    else:
-        lines.append("No decision yet: the session has not ended.")
-    lines += ["", "### Consequences", "", *consequences(data), ""]
-    lines += ["### Dissent", "", *dissent(data), ""]
-    lines += ["### Evidence", "", *evidence(data.turns), ""]
+    for name, text, holders in titled(data):
+        lines.append(f'- "{md_inline(name)}", held by {_holders(holders)}')
+        if name != text.strip():  # cut, named or on several lines: the whole text follows
+            lines += ["", *_quote(text, indent="  "), ""]
+    if lines[-1]:
+        lines.append("")
+    lines += ["## Decision Outcome", "", *outcome(data), ""]
+    lines += ["### Consequences", "", *consequences(data), ""]
+    lines += ["### Confirmation", "", *_confirmation(data, checked), ""]
     lines += ["## More Information", "", *_more(data), ""]
+    lines += ["### Dissent", "", *dissent(data), ""]
+    lines += ["### Evidence", "", *evidence(data.turns)]
     return "\n".join(lines)
 
 
-def _deciders(data: SessionData) -> str:
-    r = data.result or {}
-    if r.get("decided_by") == DecidedBy.OPERATOR:
-        return "the operator"
-    return "the debate's rules (" + ", ".join(md_code(x.id) for x in data.spec.debaters) + ")"
+def _confirmation(data: SessionData, checked: dict[str, Any]) -> list[str]:
+    """Whether ``moot verify`` holds: the record is only as good as the file behind it."""
+    name = md_code(f"moot verify {Path(data.path).name}")
+    if checked["ok"]:
+        return [
+            f"{name} re-checks this record from the session file: all {checked['claims']} claims hold."
+        ]
+    return [
+        f"{name} fails: {len(checked['failures'])} of {checked['claims']} claims do not hold; "
+        "the session file was changed after moot wrote it, or is damaged:",
+        "",
+        *(
+            f"- {md_inline(f['where'])}: {md_inline(f['field'])}: {md_inline(f['detail'])}"
+            for f in checked["failures"]
+        ),
+    ]
 
 
 def _signers(data: SessionData) -> str:
@@ -242,23 +450,15 @@ def _signers(data: SessionData) -> str:
 
 
 def _more(data: SessionData) -> list[str]:
-    report = verify(data)
-    held = (
-        f"`moot verify` passes: all {len(report.claims)} claims hold"
-        if report.ok
-        else f"`moot verify` fails: {len(report.failures)} of {len(report.claims)} claims "
-        "do not hold"
-    )
     lines = [
-        f"- Session file: {md_code(str(data.path))} (id {md_code(data.meta.get('id', ''))}), "
+        f"- Session file: {md_code(Path(data.path).name)} (id {md_code(data.meta.get('id', ''))}), "
         f"{len(data.turns)} turns, {len(data.actions)} operator actions.",
-        f"- {held}.",
     ]
     lines += [f"- Signer's public key: {md_code(span.public)}." for span in data.signatures.spans]
     fork = data.meta.get("forked_from")
     if isinstance(fork, dict):
         lines.append(
-            f"- Forked from {md_code(fork.get('id', ''))} ({md_code(fork.get('path', ''))}) "
-            f"after turn {fork.get('at')}."
+            f"- Forked from {md_code(fork.get('id', ''))} "
+            f"({md_code(Path(str(fork.get('path', ''))).name)}) after turn {fork.get('at')}."
         )
     return lines

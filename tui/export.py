@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from tui.engine.records import Turn
-from tui.engine.redact import redacted_session
+from tui.engine.redact import Redactor, redacted_session
 from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
+from tui.engine.verify import verify
 from tui.engine.vocab import is_deferral
 from tui.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
 from tui.textsafe import json_text, md_code, md_inline, md_text
@@ -18,11 +19,35 @@ from tui.textsafe import json_text, md_code, md_inline, md_text
 # or md_code (ids and model names), so no model or spec text can add structure.
 
 
+# The version of the JSON document; docs/schemas/ holds its JSON Schema under this name.
+EXPORT_SCHEMA = "moot.export/2"
+
+
+def verification(data: SessionData) -> dict[str, Any]:
+    """``moot verify``'s outcome for the file as loaded, for the document itself to carry.
+
+    An export of a tampered file must say so where it is read, not only on stderr.
+    """
+    report = verify(data)
+    return Redactor.for_spec(data.spec).tree(
+        {
+            "ok": report.ok,
+            "claims": len(report.claims),
+            "failures": [
+                {"where": c.where, "field": c.field, "detail": c.detail} for c in report.failures
+            ],
+            "notes": report.notes,
+        }
+    )
+
+
 def to_json(data: SessionData) -> str:
     """Machine-readable: spec, result (with protocol reports), turns and operator actions."""
+    checked = verification(data)
     data = redacted_session(data)
     doc: dict[str, Any] = {
-        "schema": "moot.export/1",
+        "schema": EXPORT_SCHEMA,
+        "verification": checked,
         "session": data.meta,
         "title": data.spec.debate.title,
         "motion": data.spec.debate.motion,
@@ -34,15 +59,28 @@ def to_json(data: SessionData) -> str:
             {k: v for k, v in doc.record().items() if k != "text"} for doc in data.spec.documents
         ],
     }
-    handoff = data.spec.protocol_class.handoff(data.result) if data.result else None
+    handoff = _handoff(data)
     if handoff is not None:
         doc["handoff"] = handoff
     return json_text(doc)
 
 
+def _handoff(data: SessionData) -> dict[str, Any] | None:
+    """The protocol's handoff document, if it has one and the session has ended."""
+    if not data.result:
+        return None
+    return data.spec.protocol_class.handoff(data.result, data.turns)
+
+
 def _md(text: Any) -> str:
-    """Untrusted text inside a quote: escaped (:func:`md_text`), each line kept quoted."""
-    return md_text(text).replace("\n", "\n> ")
+    """Untrusted text inside a quote: escaped (:func:`md_text`), each line kept quoted.
+
+    No line ends in spaces: a blank line stays inside the quote as a bare ``>``.
+    """
+    return "\n".join(
+        ("> " + line).rstrip() if n else line.rstrip()
+        for n, line in enumerate(md_text(text).split("\n"))
+    )
 
 
 def _title(label: str) -> str:
@@ -78,7 +116,10 @@ def _turn_md(t: Turn) -> list[str]:
         head += " · **invalid**"
     lines = [head, ""]
     for section in present(t):
-        lines += _section_md(section)
+        quoted = _section_md(section)
+        if lines[-2:-1] and lines[-2].startswith(">") and quoted[0].startswith(">"):
+            lines[-1] = ">"  # one quote, not two quotes a blank line apart
+        lines += quoted
     saw = ", ".join(map(md_inline, t.saw)) or "nothing"
     meta = f"model {md_code(t.model)} ({md_inline(t.family)}), saw: {saw}"
     if t.vote:
@@ -126,9 +167,10 @@ def _protocol_md(r: dict[str, Any]) -> list[str]:
     if r.get("winning_candidate"):
         lines += ["", "Winning candidate:", "", f"> {_md(r['winning_candidate'])}"]
     if r.get("key_arguments"):
-        lines += ["", "Key arguments:"] + [f"- {md_inline(k)}" for k in r["key_arguments"]]
+        lines += ["", "Key arguments:", ""] + [f"- {md_inline(k)}" for k in r["key_arguments"]]
     if r.get("minority_dissent"):
-        lines += ["", "Minority dissent:"] + [f"- {md_inline(k)}" for k in r["minority_dissent"]]
+        lines += ["", "Minority dissent:", ""]
+        lines += [f"- {md_inline(k)}" for k in r["minority_dissent"]]
     if r.get("rubric"):
         lines += ["", "Rubric (last assessed turn):", "", *map(_item_md, rubric_items(r["rubric"]))]
     return lines
@@ -152,12 +194,32 @@ def _result_md(r: dict[str, Any]) -> list[str]:
     return lines + _protocol_md(r)
 
 
+def _verification_md(checked: dict[str, Any]) -> list[str]:
+    """The verify outcome as Markdown lines: one when every claim holds, else each failure."""
+    if checked["ok"]:
+        return [f"`moot verify` passes: all {checked['claims']} claims hold."]
+    failures = checked["failures"]
+    return [
+        f"**`moot verify` fails: {len(failures)} of {checked['claims']} claims do not hold.** "
+        "The session file was changed after moot wrote it, or is damaged; do not rely on "
+        "what follows without checking:",
+        "",
+        *(
+            f"- {md_inline(f['where'])}: {md_inline(f['field'])}: {md_inline(f['detail'])}"
+            for f in failures
+        ),
+    ]
+
+
 def to_markdown(data: SessionData) -> str:
+    checked = verification(data)
     data = redacted_session(data)
     d = data.spec.debate
     r = data.result or {}
     lines = [
         f"# {md_inline(d.title, breaks=' ')}",
+        "",
+        *_verification_md(checked),
         "",
         f"**Motion:** {_md(d.motion)}",
         "",
@@ -178,8 +240,11 @@ def to_markdown(data: SessionData) -> str:
         lines.append("")
     lines += ["## Result", ""]
     if r:
-        try:
-            lines += _result_md(r)
+        try:  # the handoff's arguments name what a judge saw as X or Y
+            handoff = _handoff(data) or {}
+            lines += _result_md(
+                r | {k: handoff[k] for k in ("key_arguments", "minority_dissent") if k in handoff}
+            )
         except SHAPE_ERRORS:  # a damaged file: say so, and show the table as stored
             lines += [
                 "_The stored result does not have its shape (`moot verify` says where); "
@@ -203,7 +268,7 @@ def to_markdown(data: SessionData) -> str:
             when = f"{md_inline(a['at'])} after turn {md_inline(a['after_turn'])}"
             lines.append(f"- {when}: **{md_inline(a['action'])}** {extra}")
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines).rstrip("\n")  # the writer ends the file with one newline
 
 
 def write_beside(session: str | Path, fmt: str) -> Path:

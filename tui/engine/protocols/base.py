@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
@@ -78,8 +79,8 @@ class Protocol(ABC):
         return {}
 
     @classmethod
-    def handoff(cls, result: dict[str, Any]) -> dict[str, Any] | None:
-        """What a next step needs from a finished ``[result]``; None: no handoff document."""
+    def handoff(cls, result: dict[str, Any], turns: Sequence[Turn]) -> dict[str, Any] | None:
+        """What a next step needs from a finished ``[result]`` and its turns; None: no handoff."""
         return None
 
     # ------------------------------------------------------------ the run

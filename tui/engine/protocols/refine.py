@@ -8,8 +8,10 @@ the engine maps their picks back, counts them and keeps the streak.
 from __future__ import annotations
 
 import random
+import re
 import secrets
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tui.engine.events import Slot
@@ -42,6 +44,48 @@ def resolve_pick(pick: str, order: str) -> str:
     """X/Y back to incumbent/challenger for the order the judge was shown."""
     x_is_incumbent = order == INCUMBENT_FIRST
     return "incumbent" if (pick == "X") == x_is_incumbent else "challenger"
+
+
+# A blinded label in a judge's reason: "X", "Y", "candidate X", "option Y" (not "X-ray").
+_LABEL = re.compile(r"(?<![\w-])(?:(?:[Cc]andidate|[Oo]ption)\s+)?([XY])(?![\w-])")
+
+
+def unblinded(reason: str, order: str, incumbent: str, challenger: str) -> str:
+    """A judge's reason with X and Y named as the candidates the judge was shown.
+
+    The labels were drawn per judge, so once exported they mean nothing on their own.
+    """
+    x_is_incumbent = order == INCUMBENT_FIRST
+
+    def name(m: re.Match[str]) -> str:
+        named = incumbent if (m.group(1) == "X") == x_is_incumbent else challenger
+        return named[:1].upper() + named[1:] if m.start() == 0 else named
+
+    return _LABEL.sub(name, reason)
+
+
+def _unblinded_reasons(result: dict[str, Any], turns: Sequence[Turn]) -> dict[str, str] | None:
+    """Each judge's reasons in the last judged round, unblinded; None if there is no round."""
+    rounds = result.get("judge_rounds")
+    if not isinstance(rounds, list) or not rounds or not isinstance(rounds[-1], dict):
+        return None
+    last = rounds[-1]
+    by_index = {t.index: t for t in turns}
+
+    def named(role: str, index: object) -> str:
+        turn = by_index.get(index) if isinstance(index, int) else None
+        return f"the {role} (turn {index}, {turn.speaker})" if turn else f"the {role}"
+
+    incumbent = named("incumbent", last.get("incumbent_turn"))
+    challenger = named("challenger", last.get("challenger_turn"))
+    reasons: dict[str, list[str]] = {}
+    for t in turns:
+        if t.kind == TurnKind.JUDGMENT and t.round == last.get("round") and not t.invalid:
+            text = unblinded(
+                str(t.content.get("reason", "")), t.variant or "", incumbent, challenger
+            )
+            reasons.setdefault(t.speaker, []).append(text)
+    return {judge: " / ".join(texts) for judge, texts in reasons.items()}
 
 
 # The commented starting spec ``moot new --protocol refine`` writes; it validates as written.
@@ -106,14 +150,33 @@ class RefineProtocol(Protocol):
         return {"seed": secrets.randbelow(2**31)} if spec.debate.seed is None else {}
 
     @classmethod
-    def handoff(cls, result: dict[str, Any]) -> dict[str, Any] | None:
-        """The refine handoff document: what a next step needs, nothing else."""
+    def handoff(cls, result: dict[str, Any], turns: Sequence[Turn]) -> dict[str, Any] | None:
+        """The refine handoff document: what a next step needs, nothing else.
+
+        The judges' arguments name the candidates, not the X and Y each judge was shown.
+        """
+        key_arguments = result.get("key_arguments", [])
+        minority_dissent = result.get("minority_dissent", [])
+        reasons = _unblinded_reasons(result, turns)
+        if reasons is not None:
+            last = result["judge_rounds"][-1]
+            majority = last.get("winner") if last.get("winner") != "tie" else None
+            picks = last.get("judges") if isinstance(last.get("judges"), dict) else {}
+            chose = {j: p.get("pick") if isinstance(p, dict) else None for j, p in picks.items()}
+            key_arguments = [
+                reasons.get(j, "") for j, pick in chose.items() if majority and pick == majority
+            ]
+            minority_dissent = [
+                f"{j}: {reasons.get(j, '')}"
+                for j, pick in chose.items()
+                if not majority or pick != majority
+            ]
         return {
             "winning_candidate": result.get("winning_candidate"),
             "convergence_round": result.get("convergence_round"),
             "judge_agreement": result.get("judge_agreement"),
-            "key_arguments": result.get("key_arguments", []),
-            "minority_dissent": result.get("minority_dissent", []),
+            "key_arguments": key_arguments,
+            "minority_dissent": minority_dissent,
             "decision": result.get("decision"),
             "decision_rule": result.get("decision_rule"),
         }

@@ -1,0 +1,155 @@
+"""moot's records as other tools read them: log4brains parses a folder of moot ADRs,
+and markdownlint passes the Markdown and ADR exports (long lines aside).
+
+Both tools come from the npm registry at the versions tests/node/package-lock.json
+holds, installed by ``npm ci`` in the fixture below when the lock changes. Where
+``node`` or ``npm`` is missing these tests skip and say so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES, REPO
+from tests.helpers import SCRIPTED, debate_raw
+from tui.adr import to_adr
+from tui.cli import main
+from tui.engine import validate_spec
+from tui.engine.live import LiveSession
+from tui.engine.session import load_session
+from tui.export import to_markdown
+
+NODE_DIR = REPO / "tests" / "node"
+INSTALL_TIMEOUT = 600  # seconds for `npm ci` on a cold cache
+RUN_TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def node_tools() -> Path:
+    """tests/node with its packages installed from the lock (again only when it changed)."""
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(
+            f"{' and '.join(missing)} not on PATH: log4brains and markdownlint need Node.js"
+        )
+    lock = (NODE_DIR / "package-lock.json").read_bytes()
+    stamp = NODE_DIR / "node_modules" / ".moot-lock-sha256"
+    digest = hashlib.sha256(lock).hexdigest()
+    if not stamp.is_file() or stamp.read_text("utf-8") != digest:
+        subprocess.run(
+            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
+            cwd=NODE_DIR,
+            check=True,
+            capture_output=True,
+            timeout=INSTALL_TIMEOUT,
+        )
+        stamp.write_text(digest, "utf-8")
+    return NODE_DIR
+
+
+def _node(tools: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, cwd=tools, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False
+    )
+
+
+def _run(example: str, out: Path) -> Path:
+    main(["run", str(EXAMPLES / example), "--headless", "--out", str(out)])
+    return out
+
+
+def _operator_decision(out: Path, stance: str) -> Path:
+    """A debate the rules escalate and the operator decides, with multi-line model text."""
+    raw = debate_raw({"a": ["release"], "b": ["revise"]}, max_rounds=1)
+    raw["debaters"][0]["script"]["stances"] = [stance]
+    session = LiveSession.start(validate_spec(raw), raw, lambda d: SCRIPTED, out=out)
+    try:
+        assert asyncio.run(session.engine.run()).decision == "escalate"
+        session.engine.decide("revise", "The rollback is untested.")
+    finally:
+        session.close()
+    return out
+
+
+def _tampered(out: Path) -> Path:
+    _run("scripted-exhausted.toml", out)
+    said = tomllib.loads(out.read_text("utf-8"))["turns"][3]["content"]["weaknesses"][0]
+    out.write_text(out.read_text("utf-8").replace(said, said + " (edited)", 1), "utf-8")
+    return out
+
+
+def _sessions(tmp_path: Path) -> dict[str, Path]:
+    made = {
+        name: _run(f"scripted-{name}.toml", tmp_path / f"{name}.toml")
+        for name in ("consensus", "exhausted", "adversary", "challenge", "refine", "rubric")
+    }
+    made["operator"] = _operator_decision(
+        tmp_path / "operator.toml", "Ship now.\n\nKeep the flag   \n\n\n- and roll back fast"
+    )
+    made["tampered"] = _tampered(tmp_path / "tampered.toml")
+    return made
+
+
+# What log4brains must read from each ADR: MADR's status word and the decision-makers.
+EXPECTED: dict[str, tuple[str, list[str]]] = {
+    "consensus": ("rejected", ["planner", "critic", "sre"]),  # decided `revise`
+    "exhausted": ("proposed", ["builder", "keeper", "skeptic"]),  # escalated: a person decides
+    "adversary": ("accepted", ["author", "red-team"]),
+    "challenge": ("accepted", ["red-team"]),
+    "refine": ("accepted", ["judge-1", "judge-2", "judge-3"]),
+    "rubric": ("accepted", ["author", "verifier"]),
+    "operator": ("rejected", ["operator"]),
+    "tampered": ("proposed", ["builder", "keeper", "skeptic"]),
+}
+
+
+def test_log4brains_reads_each_records_status_and_deciders(
+    node_tools: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    adrs = project / "docs" / "adr"
+    adrs.mkdir(parents=True)
+    (project / ".log4brains.yml").write_text(
+        "project:\n  name: moot\n  tz: Etc/UTC\n  adrFolder: ./docs/adr\n", "utf-8"
+    )
+    titles = {}
+    for name, path in _sessions(tmp_path).items():
+        data = load_session(path)
+        titles[name] = data.spec.debate.title
+        (adrs / f"{name}.md").write_text(to_adr(data) + "\n", "utf-8")
+    done = _node(node_tools, "node", "check-adrs.mjs", str(project))
+    assert done.returncode == 0, done.stderr
+    read: dict[str, dict[str, Any]] = {adr["slug"]: adr for adr in json.loads(done.stdout)}
+    assert set(read) == set(EXPECTED)
+    for name, (status, deciders) in EXPECTED.items():
+        got = read[name]
+        assert (got["status"], got["deciders"]) == (status, deciders), name
+        assert got["title"] == titles[name]
+        assert got["publicationDate"] is not None  # the date parsed
+
+
+def test_markdownlint_passes_the_markdown_and_adr_exports(node_tools: Path, tmp_path: Path) -> None:
+    out = tmp_path / "exports"
+    out.mkdir()
+    for name, path in _sessions(tmp_path).items():
+        data = load_session(path)
+        (out / f"{name}.md").write_text(to_markdown(data) + "\n", "utf-8")
+        (out / f"{name}-adr.md").write_text(to_adr(data) + "\n", "utf-8")
+    linted = _node(
+        node_tools,
+        str(node_tools / "node_modules" / ".bin" / "markdownlint-cli2"),
+        "--config",
+        str(node_tools / ".markdownlint-cli2.jsonc"),
+        f"{out}/*.md",
+    )
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+    assert "Linting: 16 file(s)" in linted.stdout + linted.stderr
