@@ -162,9 +162,15 @@ async def test_a_sentence_typed_at_the_console_fires_neither_cut_nor_escalate(tm
         await wait_until(pilot, lambda: pilot.app.debate_screen())
         screen = live_screen(app)
         await wait_until(pilot, lambda: screen.engine.player.speaking)
-        for key in ["e", *"they say yes", "enter", "x", *"next key", "y", "enter"]:
-            await tap(pilot, "space" if key == " " else key)
-        await wait_until(pilot, lambda: app.screen is screen)  # Enter pressed Keep running
+        for guarded, typed in (("e", "they say yes"), ("x", "next key y")):
+            await tap(pilot, guarded)
+            # The question is up before the sentence goes on (a loaded machine pushes it late).
+            await wait_until(pilot, lambda: isinstance(app.screen, GuardModal))
+            for key in typed:
+                await tap(pilot, "space" if key == " " else key)
+            assert isinstance(app.screen, GuardModal)  # letters neither answer nor close it
+            await tap(pilot, "enter")
+            await wait_until(pilot, lambda: app.screen is screen)  # Enter keeps it running
         assert screen.engine.status == "LIVE" and not screen.engine.awaiting_cut
         await tap(pilot, "e")
         await wait_until(pilot, lambda: isinstance(app.screen, GuardModal))

@@ -66,7 +66,7 @@ class Tmux:
     def styled(self) -> str:
         return self.run("capture-pane", "-p", "-e", "-t", self.target, check=False)
 
-    def key_acted(self, key: str, timeout: float = 2.0) -> None:
+    def key_acted(self, key: str, timeout: float = 10.0) -> None:
         """Send one key and poll until the screen (with its colours) shows its effect.
 
         Keys sent back to back can reach the app as one burst of escape sequences;
@@ -78,7 +78,7 @@ class Tmux:
         while time.monotonic() < deadline and self.styled() == before:
             time.sleep(0.02)
 
-    def wait_for(self, what: str | Callable[[str], bool], timeout: float = 20.0) -> str:
+    def wait_for(self, what: str | Callable[[str], bool], timeout: float = 60.0) -> str:
         check = what if callable(what) else (lambda text: what in text)
         deadline = time.monotonic() + timeout
         text = ""

@@ -118,7 +118,8 @@ async def test_below_the_minimum_a_clear_message_until_the_terminal_grows(tmp_pa
         assert "terminal too small" in text and f"need at least {MIN_WIDTH}×{MIN_HEIGHT}" in text
         assert "have 40×12" in text
         await wait_until(pilot, lambda: app.debate_screen())  # the debate starts beneath
-        assert isinstance(app.screen, TooSmallScreen)
+        # ...and the message goes back over it (a loaded machine may show it a moment late)
+        await wait_until(pilot, lambda: isinstance(app.screen, TooSmallScreen))
         await pilot.resize_terminal(80, 24)
         await wait_until(pilot, lambda: app.screen is app.debate_screen())
         await pilot.resize_terminal(MIN_WIDTH - 1, 30)
