@@ -41,6 +41,7 @@ from tui.engine.roster import Roster
 from tui.engine.runner import Engine
 from tui.engine.session import SessionData, load_session
 from tui.engine.signing import Span
+from tui.engine.signing import check as check_signatures
 from tui.engine.spec import SECRET_SHAPES, Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.turns import NOT_ARTIFACT, FailureAction, FailureChoice
@@ -163,6 +164,8 @@ def verify(data: SessionData, trust: Trust | None = None) -> Verification:
     With ``trust``, each signer is named as the user knows it, and with
     ``trust.required`` the file must be signed, every record of it, by keys in it.
     """
+    if not data.signatures.every:  # loading checked each span's last signature: verify checks all
+        data = replace(data, signatures=check_signatures(data.records))
     out = Verification(str(data.path), turns=len(data.turns), records=len(data.records))
     out.signers, out.unsigned = data.signatures.spans, data.signatures.unsigned
     if trust is not None:
