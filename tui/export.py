@@ -10,7 +10,7 @@ from tui.engine.redact import redacted_session
 from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
 from tui.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
-from tui.textsafe import json_text, md_code, md_inline, md_text
+from tui.textsafe import json_rows, md_code, md_inline, md_text
 
 # Every value below that is not this module's own literal text goes through
 # tui.textsafe's Markdown sanitiser: md_text (quoted blocks), md_inline (one line)
@@ -36,7 +36,7 @@ def to_json(data: SessionData) -> str:
     handoff = data.spec.protocol_class.handoff(data.result) if data.result else None
     if handoff is not None:
         doc["handoff"] = handoff
-    return json_text(doc)
+    return json_rows(doc)
 
 
 def _md(text: Any) -> str:

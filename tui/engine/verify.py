@@ -114,6 +114,8 @@ class Verification:
 
     def same(self, where: str, name: str, recorded: Any, recomputed: Any, how: str) -> bool:
         """A claim that a recorded value equals the value ``how`` gives."""
+        if recorded == recomputed:  # equal as they are, so equal as the file holds them
+            return self.check(where, name, True, f"matches {how}")
         a, b = _plain(recorded), _plain(recomputed)
         if a == b:
             return self.check(where, name, True, f"matches {how}")
@@ -386,10 +388,13 @@ class _PhaseView:
     def context(self, protocol: Protocol, slot: Slot, saw: list[str]) -> list[ContextItem]:
         """The view (among those the notes allow) that gives ``saw``; else the latest."""
         notes = self.state.notes
-        views = [
-            replace(self.state, notes=notes[:given])
-            for given in range(len(notes), self.surely_before - 1, -1)
-        ]
+        views = (
+            [self.state]
+            + [  # every note given so far, then fewer: the state as it is, then copies
+                replace(self.state, notes=notes[:given])
+                for given in range(len(notes) - 1, self.surely_before - 1, -1)
+            ]
+        )
         contexts = [slot_context(self.state.spec, protocol, v, slot) for v in views]
         return next((c for c in contexts if [i[0] for i in c] == saw), contexts[0])
 
