@@ -119,17 +119,27 @@ READS: dict[str, Callable[[Path], None]] = {
 
 
 def peak_rss(path: Path, read: str) -> int:
-    """Peak RSS (kB) of a fresh process doing one read, less one that only imports."""
+    """Peak RSS (kB) of a fresh process doing one read, less its RSS after the imports.
+
+    From ``/proc`` (VmHWM starts afresh at exec; ``ru_maxrss`` keeps the parent's peak).
+    """
     code = (
-        "import sys, resource; "
+        "import sys; "
         f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import long_session as b; "
         "from tui.engine import verify, session; import tui.export; "
-        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
+        "base = b.status_kb('VmRSS'); "
         f"b.READS[{read!r}](__import__('pathlib').Path({str(path)!r})); "
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base)"
+        "print(b.status_kb('VmHWM') - base)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return int(out.stdout.split()[-1])
+
+
+def status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
 
 
 def main() -> None:
@@ -160,7 +170,10 @@ def main() -> None:
         print(f"bytes at {args.turns // 10:,} turns vs {size:,} at {args.turns:,}:")
         for name in READS:
             a, b = peak_rss(small, name), peak_rss(path, name)
-            print(f"{name:<16} {a / 1024:>7.1f} MB {b / 1024:>7.1f} MB")
+            print(
+                f"{name:<16} {a / 1024:>7.1f} MB {b / 1024:>7.1f} MB  "
+                f"{a / (args.turns // 10):>5.1f} vs {b / args.turns:>5.1f} kB/turn"
+            )
 
 
 if __name__ == "__main__":
