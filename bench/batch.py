@@ -131,6 +131,45 @@ def one_size(n: int, base: str | None, root: str | None) -> dict[str, Any]:
     }
 
 
+def bare_waves(base: str, calls: int, waves: int) -> dict[str, Any]:
+    """The anchor: the same calls through a bare ``openai.AsyncOpenAI``, ``calls`` at a time.
+
+    Each wave streams ``calls`` chat completions at once with the system prompt's
+    speaker rotating as in the debates, and the next wave starts when all are done:
+    the wall a client that does nothing but call would take, and its CPU per call.
+    """
+    import openai
+
+    async def run() -> None:
+        client = openai.AsyncOpenAI(base_url=base, api_key="bench", max_retries=0)
+
+        async def one(i: int) -> None:
+            who = ("ada", "brook", "cyrus")[i % 3]
+            stream = await client.chat.completions.create(
+                model="bench",
+                messages=[
+                    {"role": "system", "content": f"You are {who}, a debater."},
+                    {"role": "user", "content": "Adopt trunk-based development? " * 40},
+                ],
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            text = [c.choices[0].delta.content or "" async for c in stream if c.choices]
+            json.loads("".join(text))
+
+        for _ in range(waves):
+            await asyncio.gather(*(one(i) for i in range(calls)))
+        await client.close()
+
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    started = time.perf_counter()
+    asyncio.run(run())
+    wall = time.perf_counter() - started
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    return {"wall_s": wall, "cpu_ms_per_call": 1000 * cpu / (calls * waves)}
+
+
 def _child(n: int, root: str | None, base: str | None = None) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--one", str(n)] + (["--base", base] if base else [])
     cmd += ["--root", root] if root else []
@@ -205,7 +244,11 @@ def latency_run() -> dict[str, Any]:
                     raise SystemExit("the slow server did not start")
                 time.sleep(0.05)
             base = f"http://127.0.0.1:{port_file.read_text()}/v1"
-            return _child(LATENCY_DEBATES, TMPFS, base)
+            moot = _child(LATENCY_DEBATES, TMPFS, base)
+            calls = moot["turns"] // max(1, moot["phases"])
+            cmd = [sys.executable, __file__, "--bare", f"{base},{calls},{moot['phases']}"]
+            done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            return {**moot, "bare": json.loads(done.stdout.strip().splitlines()[-1])}
         finally:
             server.terminate()
             server.wait(10)
@@ -239,7 +282,12 @@ def main() -> None:
     parser.add_argument("--base", help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
     parser.add_argument("--serve", help=argparse.SUPPRESS)
+    parser.add_argument("--bare", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.bare:
+        base, calls, waves = args.bare.rsplit(",", 2)
+        print(json.dumps(bare_waves(base, int(calls), int(waves))))
+        return
     if args.serve:
         serve(args.serve, LATENCY_S)
         return
@@ -271,6 +319,14 @@ def main() -> None:
         f"wall {r['wall_s']:.2f} s, ideal {ideal:.2f} s ({r['phases']} phases back to back): "
         f"{r['wall_s'] / ideal:.1f}x; {r['turns_per_s']:.0f} turns/s; "
         f"{r['cpu_ms_per_debate'] * r['debates'] / r['turns']:.0f} ms client CPU per call"
+    )
+    bare = r["bare"]
+    per_call = r["cpu_ms_per_debate"] * r["debates"] / r["turns"]
+    print(
+        f"anchor, bare openai.AsyncOpenAI, the same {r['turns']} calls in {r['phases']} waves: "
+        f"wall {bare['wall_s']:.2f} s (moot {r['wall_s'] / bare['wall_s']:.1f}x, target <= 2x); "
+        f"{bare['cpu_ms_per_call']:.1f} ms client CPU per call "
+        f"(moot {per_call / bare['cpu_ms_per_call']:.1f}x, target <= 2x)"
     )
     print(f"load average over the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 

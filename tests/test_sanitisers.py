@@ -26,7 +26,7 @@ from markdown_it.token import Token
 
 from tests.conftest import EXAMPLES
 from tui.engine.session import load_session
-from tui.textsafe import clean, clean_line, json_text, md_code, md_inline, md_text
+from tui.textsafe import clean, clean_line, json_rows, json_text, md_code, md_inline, md_text
 
 ESCAPES = {
     "osc52": "\x1b]52;c;ZXZpbA==\x07",
@@ -269,3 +269,18 @@ def test_validate_and_errors_show_spec_escapes_without_obeying_them(tmp_path: Pa
     missing = moot("export", str(tmp_path / "gone\x9b2J.toml"))
     assert missing.returncode == 2
     assert_clean(missing.stdout + missing.stderr, "missing file")
+
+
+def test_json_rows_is_the_same_document_a_line_per_item_and_escaped_alike() -> None:
+    """The export's fast layout (issue 24): same JSON, one turn a line, nothing unsafe raw."""
+    doc = {
+        "title": "Bidi \u202e and C1 \x9b",
+        "turns": [{"index": i, "text": f"line {i}\u2028next"} for i in range(3)],
+        "empty": [],
+        "result": {"decision": "release", "rounds": [1, 2]},
+    }
+    rows = json_rows(doc)
+    assert json.loads(rows) == json.loads(json_text(doc)) == doc
+    assert not re.search("[\u202e\x9b\u2028]", rows)
+    lines = rows.splitlines()
+    assert [json.loads(line.rstrip(",")) for line in lines[3:6]] == doc["turns"]

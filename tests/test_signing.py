@@ -549,3 +549,46 @@ def test_watch_shows_records_without_their_signatures(written: dict[str, Path]) 
     assert shown and result == shown[-1]
     for body in shown:
         assert not {chain.HASH, chain.SIGNATURE, signing.SIGNER} & set(body)
+
+
+def test_loading_checks_each_spans_last_signature_and_verify_checks_every_one(
+    written: dict[str, Path], tmp_path: Path, as_author: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Loading a long session costs one Ed25519 check per key, not per record (issue 24)."""
+    doc = tomllib.loads(written["consensus"].read_text("utf-8"))
+    turns = doc["turns"]
+    turns[1][chain.SIGNATURE] = turns[2][chain.SIGNATURE]  # well formed, chain intact, wrong
+    path = tmp_path / "swapped.toml"
+    write(path, doc)
+    checked: list[str] = []
+    real = signing.holds
+
+    def counting(public: str, chain_hash: str, signature: object) -> bool:
+        checked.append(chain_hash)
+        return real(public, chain_hash, signature)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(signing, "holds", counting)
+        data = load_session(path)
+    assert not data.chain and not data.signatures.every
+    assert checked == [data.records[-1].body[chain.HASH]]  # the one that vouches for the rest
+    assert not data.warnings  # what the file claims of who wrote it holds
+    code, report = verify(path, capsys)
+    assert code == ExitCode.VERIFY_FAILED
+    assert failed(report) == {("turn 2", "signature")}
+    assert main(["export", str(path), "--format", "adr"]) == ExitCode.DECIDED
+    assert "but 1 signatures do not hold" in capsys.readouterr().out  # the ADR checks each too
+
+
+def test_a_bad_last_signature_on_load_names_the_first_record_it_fails_at(
+    written: dict[str, Path], tmp_path: Path, as_author: Path
+) -> None:
+    doc = tomllib.loads(written["consensus"].read_text("utf-8"))
+    doc["turns"][2]["content"]["stance"] = "Ship it."
+    rechain(doc, "kept")  # every signature after turn 2 now signs a hash it never saw
+    path = tmp_path / "forged.toml"
+    write(path, doc)
+    data = load_session(path)
+    assert data.signatures.every
+    assert data.signatures.problems[0][0] == "turn 3"
+    assert "signature does not hold at turn 3" in data.warnings[-1]

@@ -26,6 +26,7 @@ from typing import Any
 from tui.engine.records import Turn
 from tui.engine.redact import redacted_session
 from tui.engine.session import SessionData
+from tui.engine.signing import check as check_signatures
 from tui.engine.vocab import ESCALATE, DecidedBy, TurnKind
 from tui.export import verification
 from tui.textsafe import md_code, md_inline, md_text
@@ -438,7 +439,7 @@ def _confirmation(data: SessionData, checked: dict[str, Any]) -> list[str]:
 
 def _signers(data: SessionData) -> str:
     """Whose keys signed the file (their fingerprints), and whether the signatures hold."""
-    found = data.signatures
+    found = data.signatures if data.signatures.every else check_signatures(data.records)
     if not found.spans:
         return "nobody (unsigned)" + (
             f"; {len(found.problems)} signature(s) do not hold" if found.problems else ""

@@ -12,7 +12,7 @@ from tui.engine.session import SessionData, load_session
 from tui.engine.verify import verify
 from tui.engine.vocab import is_deferral
 from tui.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
-from tui.textsafe import json_text, md_code, md_inline, md_text
+from tui.textsafe import json_rows, md_code, md_inline, md_text
 
 # Every value below that is not this module's own literal text goes through
 # tui.textsafe's Markdown sanitiser: md_text (quoted blocks), md_inline (one line)
@@ -62,7 +62,7 @@ def to_json(data: SessionData) -> str:
     handoff = _handoff(data)
     if handoff is not None:
         doc["handoff"] = handoff
-    return json_text(doc)
+    return json_rows(doc)
 
 
 def _handoff(data: SessionData) -> dict[str, Any] | None:

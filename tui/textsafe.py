@@ -139,7 +139,30 @@ def md_code(text: object) -> str:
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
+def json_rows(doc: dict[str, Any]) -> str:
+    """``doc`` as JSON a line per key and per item of a list, escaped as :func:`json_text`.
+
+    As readable as an indented dump for a long session (a turn a line) and several
+    times faster: each line is one call of ``json``'s C encoder, which indenting turns off.
+    """
+    lines = []
+    for key, value in doc.items():
+        if isinstance(value, list) and value:
+            items = ",\n    ".join(_compact(v) for v in value)
+            lines.append(f"  {_compact(key)}: [\n    {items}\n  ]")
+        else:
+            lines.append(f"  {_compact(key)}: {_compact(value)}")
+    return _escaped("{\n" + ",\n".join(lines) + "\n}")
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _escaped(text: str) -> str:
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def json_text(doc: Any, indent: int | None = 2) -> str:
     """``doc`` as JSON, readable non-ASCII kept, every control or bidi character escaped."""
-    out = json.dumps(doc, indent=indent, ensure_ascii=False)
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+    return _escaped(json.dumps(doc, indent=indent, ensure_ascii=False))

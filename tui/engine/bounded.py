@@ -34,6 +34,7 @@ _JSON_STRINGS = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _LONG_NUMBER = re.compile(rf"[0-9_]{{{MAX_DIGITS + 1}}}")
 _DEEP_KEY = re.compile(rf"\.(?:[ \t]*[\w-]*[ \t]*\.){{{MAX_KEY_PARTS - 1}}}")
+_DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}:\d{2}")  # every TOML date, time, datetime
 _DEPTH = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
@@ -52,7 +53,15 @@ def _nesting(skeleton: str) -> int:
 
 def toml_limit(text: str) -> str | None:
     """The first limit the TOML text exceeds, in words; None when it is within all."""
-    skeleton = _TOML_STRINGS.sub(_string_or_comment, text)
+    return _skeleton_limit(_skeleton(text))
+
+
+def _skeleton(text: str) -> str:
+    """TOML text with its strings and comments taken out: keys, brackets and bare values."""
+    return _TOML_STRINGS.sub(_string_or_comment, text)
+
+
+def _skeleton_limit(skeleton: str) -> str | None:
     if _LONG_NUMBER.search(skeleton):
         return f"a number longer than {MAX_DIGITS} digits (limit)"
     if _DEEP_KEY.search(skeleton):
@@ -84,13 +93,15 @@ def toml_document(data: bytes) -> dict[str, Any]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise TomlRefused(f"not UTF-8 text at byte {err.start}") from None
-    if limit := toml_limit(text):
+    skeleton = _skeleton(text)
+    if limit := _skeleton_limit(skeleton):
         raise TomlRefused(f"refused before parsing: {limit}")
     try:
         doc = tomllib.loads(text)
     except ValueError as err:  # TOMLDecodeError, or a number tomllib cannot convert
         raise TomlRefused(f"not valid TOML: {err}") from None
-    if dated := _dated_keys(doc):
+    # A date or time is bare text outside strings: with none of their shape there, no walk.
+    if _DATE_OR_TIME.search(skeleton) and (dated := _dated_keys(doc)):
         raise TomlRefused(
             f"{', '.join(dated[:5])}: a TOML date or time; moot files hold times as quoted text"
         )

@@ -6,7 +6,7 @@ providers that support structured output, so the two can never drift apart.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -223,9 +223,15 @@ class Turn:
     derived: dict[str, Any] = field(default_factory=dict)  # engine-owned facts about the turn
 
     def to_record(self) -> dict[str, Any]:
-        """A TOML-ready dict: no None values (TOML has no null), no empty tables."""
-        return {k: v for k, v in asdict(self).items() if v is not None and v != {}}
+        """A TOML-ready dict: no None values (TOML has no null), no empty tables.
 
+        Its lists and tables are the turn's own, not copies (a deep copy was most
+        of a long session's export): the session store and exports only read them.
+        """
+        return {k: v for k in _TURN_FIELDS if (v := getattr(self, k)) is not None and v != {}}
+
+
+_TURN_FIELDS = tuple(f.name for f in fields(Turn))
 
 # Loading a session validates stored turns against this same dataclass.
 Turn.__pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[attr-defined]

@@ -41,6 +41,7 @@ from tui.engine.roster import Roster
 from tui.engine.runner import Engine
 from tui.engine.session import SessionData, load_session
 from tui.engine.signing import Span
+from tui.engine.signing import check as check_signatures
 from tui.engine.spec import SECRET_SHAPES, Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.turns import NOT_ARTIFACT, FailureAction, FailureChoice
@@ -114,6 +115,8 @@ class Verification:
 
     def same(self, where: str, name: str, recorded: Any, recomputed: Any, how: str) -> bool:
         """A claim that a recorded value equals the value ``how`` gives."""
+        if recorded == recomputed:  # equal as they are, so equal as the file holds them
+            return self.check(where, name, True, f"matches {how}")
         a, b = _plain(recorded), _plain(recomputed)
         if a == b:
             return self.check(where, name, True, f"matches {how}")
@@ -164,6 +167,8 @@ def verify(data: SessionData, trust: Trust | None = None) -> Verification:
     With ``trust``, each signer is named as the user knows it, and with
     ``trust.required`` the file must be signed, every record of it, by keys in it.
     """
+    if not data.signatures.every:  # loading checked each span's last signature: verify checks all
+        data = replace(data, signatures=check_signatures(data.records))
     out = Verification(str(data.path), turns=len(data.turns), records=len(data.records))
     out.signers, out.unsigned = data.signatures.spans, data.signatures.unsigned
     if trust is not None:
@@ -384,10 +389,13 @@ class _PhaseView:
     def context(self, protocol: Protocol, slot: Slot, saw: list[str]) -> list[ContextItem]:
         """The view (among those the notes allow) that gives ``saw``; else the latest."""
         notes = self.state.notes
-        views = [
-            replace(self.state, notes=notes[:given])
-            for given in range(len(notes), self.surely_before - 1, -1)
-        ]
+        views = (
+            [self.state]
+            + [  # every note given so far, then fewer: the state as it is, then copies
+                replace(self.state, notes=notes[:given])
+                for given in range(len(notes) - 1, self.surely_before - 1, -1)
+            ]
+        )
         contexts = [slot_context(self.state.spec, protocol, v, slot) for v in views]
         return next((c for c in contexts if [i[0] for i in c] == saw), contexts[0])
 
