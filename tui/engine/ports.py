@@ -79,6 +79,10 @@ class ToolBox(Protocol):
     only runs the calls it is given and returns their text.
     """
 
+    async def start(self) -> None:
+        """Open every tool (idempotent); ToolFailure names one that cannot be opened."""
+        ...
+
     def calls(self, tool: str) -> tuple[str, ...]:
         """The call names ``tool`` offers (empty for a tool that is not running)."""
         ...

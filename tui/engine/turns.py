@@ -41,6 +41,7 @@ from tui.engine.ports import (
     ProviderError,
     TokenSink,
     ToolBox,
+    ToolFailure,
     TurnReply,
     TurnRequest,
 )
@@ -213,6 +214,11 @@ class TurnPlayer:
         if self.operator.stop is not None:
             return None
         debater = self.roster[slot.speaker]
+        if self._tools is not None and tools_of(self.spec, slot.speaker):
+            try:
+                await self._tools.start()  # once; a tool that cannot start refuses its lookups
+            except ToolFailure:
+                pass
         items = slot_context(self.spec, self.protocol, self.state if view is None else view, slot)
         prompt_schema, schema = self._with_lookups(
             slot, self._slot_schemas(slot, debater.max_tokens)

@@ -1,11 +1,14 @@
 """One stdio MCP server as a tool, through the official ``mcp`` SDK (extra moot[mcp]).
 
 Started once per run and stopped at its end; its tools' names are the calls a
-role may use, and a call's text content is the lookup's result.
+role may use, and a call's text content is the lookup's result. The SDK's client
+lives in one task of its own, so turns in any task may call it and the run may
+stop it from any other.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from pathlib import Path
 from typing import Any
@@ -15,12 +18,8 @@ from tui.engine.ports import ToolFailure
 START_TIMEOUT_S = 30.0
 
 
-class McpUnavailable(Exception):
-    """The ``mcp`` extra is not installed."""
-
-
 class McpTool:
-    """A running stdio server: ``start`` lists its tools, ``run`` calls one."""
+    """A stdio server: ``start`` launches it and lists its tools, ``run`` calls one."""
 
     def __init__(self, name: str, command: list[str], cwd: Path) -> None:
         self.name = name
@@ -28,33 +27,70 @@ class McpTool:
         self.cwd = cwd
         self.calls: tuple[str, ...] = ()
         self._client: Any = None
+        self._stop = asyncio.Event()
+        self._owner: asyncio.Task[None] | None = None
 
-    async def start(self, stack: contextlib.AsyncExitStack) -> None:
+    async def start(self) -> None:
+        """Launch the server and list its tools; ToolFailure naming the tool if it cannot."""
         try:
             from mcp import Client, StdioServerParameters
         except ImportError:
-            raise McpUnavailable(
+            raise ToolFailure(
                 f"tool {self.name!r} is an MCP server; install moot[mcp] to use it"
             ) from None
         params = StdioServerParameters(
             command=self.command[0], args=self.command[1:], cwd=str(self.cwd)
         )
-        self._client = await stack.enter_async_context(
-            Client(params, read_timeout_seconds=START_TIMEOUT_S)
-        )
-        listed = await self._client.list_tools()
-        self.calls = tuple(t.name for t in listed.tools)
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        async def own() -> None:
+            try:
+                async with Client(params, read_timeout_seconds=START_TIMEOUT_S) as client:
+                    listed = await client.list_tools()
+                    self.calls = tuple(t.name for t in listed.tools)
+                    self._client = client
+                    ready.set_result(None)
+                    await self._stop.wait()
+            except BaseException as err:
+                if not ready.done():
+                    ready.set_exception(err)
+            finally:
+                self._client = None
+
+        self._owner = asyncio.create_task(own(), name=f"mcp tool {self.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), START_TIMEOUT_S)
+        except Exception as err:
+            await self.aclose()
+            raise ToolFailure(
+                f"tool {self.name!r}: the MCP server {self.command[0]!r} did not start: {_why(err)}"
+            ) from None
 
     async def run(self, call: str, args: dict[str, Any]) -> str:
+        client = self._client
+        if client is None:
+            raise ToolFailure(f"the MCP server of tool {self.name!r} is not running")
         try:
-            result = await self._client.call_tool(call, args)
-        except Exception as err:  # a dead server or garbage on its stdout
-            raise ToolFailure(
-                f"MCP server {self.name!r} failed: {type(err).__name__}: {err}"
-            ) from None
+            result = await client.call_tool(call, args)
+        except Exception as err:  # a dead server, or garbage on its stdout
+            raise ToolFailure(f"the MCP server of tool {self.name!r} failed: {_why(err)}") from None
         text = "\n".join(
-            str(getattr(block, "text", "")) for block in getattr(result, "content", []) or []
+            str(getattr(block, "text", "")) for block in getattr(result, "content", None) or []
         )
-        if getattr(result, "is_error", False) or getattr(result, "isError", False):
+        if getattr(result, "is_error", False):
             raise ToolFailure(f"{self.name}.{call} failed: {text[:500]}")
         return text
+
+    async def aclose(self) -> None:
+        self._stop.set()
+        if self._owner is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._owner, 10)
+
+
+def _why(err: BaseException) -> str:
+    """One line for an error, the first of a group's (the SDK raises ExceptionGroups)."""
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0] if text else ''}".rstrip(": ")

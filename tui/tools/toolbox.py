@@ -1,13 +1,13 @@
-"""The tools of one run, as the engine's ``ToolBox`` port: started before the first turn.
+"""The tools of one run, as the engine's ``ToolBox`` port.
 
-A spec's files root must lie inside the spec's folder (or a ``--allow-read``
-path); an MCP server that will not start is a clear error naming its tool.
+A files root must lie inside the spec's folder (or a ``--allow-read`` path); an
+MCP server is launched on ``start`` (before the first turn) and stopped on
+``aclose``; one that will not start is a clear error naming its tool.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,47 +18,37 @@ from tui.engine.readroots import ReadRoots
 from tui.engine.safeio import FileRefused
 from tui.engine.spec import Spec
 from tui.tools.files import CALLS, FilesTool
-from tui.tools.mcp_client import McpTool, McpUnavailable
-
-
-class ToolStartError(Exception):
-    """A tool that could not be started; the message names it and says why."""
+from tui.tools.mcp_client import McpTool
 
 
 class RunTools:
     """Implements ``tui.engine.ports.ToolBox`` for the ``[[tools]]`` of one spec."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, spec: Spec, spec_folder: str | Path, allow_read: Iterable[str | Path] = ()
+    ) -> None:
+        self._spec = spec
+        self._roots = ReadRoots.of(spec_folder, allow_read)
         self._files: dict[str, FilesTool] = {}
         self._mcp: dict[str, McpTool] = {}
-        self._stack = contextlib.AsyncExitStack()
+        self._lock = asyncio.Lock()
+        self._started = False
 
-    @classmethod
-    async def start(
-        cls, spec: Spec, spec_folder: str | Path, allow_read: Iterable[str | Path] = ()
-    ) -> RunTools:
-        box = cls()
-        roots = ReadRoots.of(spec_folder, allow_read)
-        try:
-            for tool in spec.tools:
+    async def start(self) -> None:
+        """Open every tool once; ToolFailure names the first that cannot be opened."""
+        async with self._lock:
+            if self._started:
+                return
+            self._started = True
+            for tool in self._spec.tools:
                 if tool.builtin == "files" and tool.root is not None:
-                    box._files[tool.name] = FilesTool(_files_root(roots, tool.name, tool.root))
+                    self._files[tool.name] = FilesTool(
+                        _files_root(self._roots, tool.name, tool.root)
+                    )
                 elif tool.mcp is not None:
-                    server = McpTool(tool.name, tool.mcp, roots.spec_folder)
-                    try:
-                        await asyncio.wait_for(server.start(box._stack), tool.timeout_s + 30)
-                    except McpUnavailable as err:
-                        raise ToolStartError(str(err)) from None
-                    except Exception as err:
-                        raise ToolStartError(
-                            f"tool {tool.name!r}: the MCP server {tool.mcp[0]!r} did not start: "
-                            f"{type(err).__name__}: {err}"
-                        ) from None
-                    box._mcp[tool.name] = server
-        except BaseException:
-            await box.aclose()
-            raise
-        return box
+                    server = McpTool(tool.name, tool.mcp, self._roots.spec_folder)
+                    await server.start()
+                    self._mcp[tool.name] = server
 
     def calls(self, tool: str) -> tuple[str, ...]:
         if tool in self._files:
@@ -75,24 +65,25 @@ class RunTools:
         return await server.run(call, args)
 
     async def aclose(self) -> None:
-        with contextlib.suppress(Exception):
-            await self._stack.aclose()
+        for server in self._mcp.values():
+            await server.aclose()
+        self._mcp.clear()
 
 
 def _files_root(roots: ReadRoots, name: str, root: str) -> Path:
     try:
         real = roots.resolve(roots.spec_folder / root)
     except FileRefused as err:
-        raise ToolStartError(f"tool {name!r}: root {root!r} is {err}") from None
+        raise ToolFailure(f"tool {name!r}: root {root!r} is {err}") from None
     if not real.is_dir():
-        raise ToolStartError(f"tool {name!r}: root {root!r} is not a folder")
+        raise ToolFailure(f"tool {name!r}: root {root!r} is not a folder")
     return real
 
 
 def missing_commands(spec: Spec) -> list[str]:
-    """Preflight: each MCP tool whose command is not found on PATH, named."""
+    """Preflight: each MCP tool whose command is not found, named."""
     return [
-        f"tool {t.name!r}: command {t.mcp[0]!r} not found"
+        f"tools: {t.name!r}: command {t.mcp[0]!r} not found on PATH"
         for t in spec.tools
         if t.mcp is not None and shutil.which(t.mcp[0]) is None
     ]
