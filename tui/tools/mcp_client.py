@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +30,14 @@ class McpTool:
         self._client: Any = None
         self._stop = asyncio.Event()
         self._owner: asyncio.Task[None] | None = None
+        # The server's stderr: kept off the screen, its last line named when it fails.
+        self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
 
     async def start(self) -> None:
         """Launch the server and list its tools; ToolFailure naming the tool if it cannot."""
         try:
             from mcp import Client, StdioServerParameters
+            from mcp.client.stdio import stdio_client
         except ImportError:
             raise ToolFailure(
                 f"tool {self.name!r} is an MCP server; install moot[mcp] to use it"
@@ -45,7 +49,8 @@ class McpTool:
 
         async def own() -> None:
             try:
-                async with Client(params, read_timeout_seconds=START_TIMEOUT_S) as client:
+                transport = stdio_client(params, errlog=self._errlog)
+                async with Client(transport, read_timeout_seconds=START_TIMEOUT_S) as client:
                     listed = await client.list_tools()
                     self.calls = tuple(t.name for t in listed.tools)
                     self._client = client
@@ -61,10 +66,23 @@ class McpTool:
         try:
             await asyncio.wait_for(asyncio.shield(ready), START_TIMEOUT_S)
         except Exception as err:
-            await self.aclose()
+            await self._stop_owner()  # waits for the process, so its last words are in the log
+            said = self._said()
+            self._errlog.close()
             raise ToolFailure(
-                f"tool {self.name!r}: the MCP server {self.command[0]!r} did not start: {_why(err)}"
+                f"tool {self.name!r}: the MCP server {self.command[0]!r} did not start: "
+                f"{_why(err)}{said}"
             ) from None
+
+    def _said(self) -> str:
+        """The last line the server wrote to stderr, if any."""
+        try:
+            self._errlog.seek(0)
+            lines = [line.strip() for line in self._errlog.read()[-4000:].splitlines()]
+        except (OSError, ValueError):
+            return ""
+        last = next((line for line in reversed(lines) if line), "")
+        return f" (it said: {last[:300]})" if last else ""
 
     async def run(self, call: str, args: dict[str, Any]) -> str:
         client = self._client
@@ -73,7 +91,9 @@ class McpTool:
         try:
             result = await client.call_tool(call, args)
         except Exception as err:  # a dead server, or garbage on its stdout
-            raise ToolFailure(f"the MCP server of tool {self.name!r} failed: {_why(err)}") from None
+            raise ToolFailure(
+                f"the MCP server of tool {self.name!r} failed: {_why(err)}{self._said()}"
+            ) from None
         text = "\n".join(
             str(getattr(block, "text", "")) for block in getattr(result, "content", None) or []
         )
@@ -82,6 +102,10 @@ class McpTool:
         return text
 
     async def aclose(self) -> None:
+        await self._stop_owner()
+        self._errlog.close()
+
+    async def _stop_owner(self) -> None:
         self._stop.set()
         if self._owner is not None:
             with contextlib.suppress(BaseException):
