@@ -340,3 +340,34 @@ def test_spec_toml_round_trip_keeps_tools(folder: Path) -> None:
 
     spec, _ = read_spec_file(str(folder / "spec.toml"))
     assert spec.tools[0].max_calls_per_turn == 4 and spec.tools[0].max_result_bytes == 65536
+
+
+def test_the_grounded_example_runs_headless_and_verifies(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "grounded.toml"
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tui",
+            "run",
+            "sessions/examples/scripted-grounded-review.toml",
+            "--headless",
+            "--out",
+            str(out),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "lookup L1 files.read(path=orders-outbox-design.md) ok, 1,368 bytes" in done.stdout
+    assert "failed: tool 'files' is not given to owner" in done.stdout
+    turns = turns_of(out)
+    first = turns[0].derived["rubric"]["properties"][0]["evidence"]
+    assert [e["admitted"] for e in first] == [True, True, False]
+    assert verify_file(out).ok

@@ -20,7 +20,8 @@ from tests.test_lookups import DESIGN, challenge_raw, reviewer_turn, run, turns_
 from tui.engine import validate_spec
 from tui.engine.ports import ToolFailure
 from tui.engine.verify import verify_file
-from tui.tools.toolbox import RunTools, missing_commands
+from tui.providers.preflight import missing_commands
+from tui.tools.toolbox import RunTools
 
 SERVER = [sys.executable, str(Path(__file__).resolve().parent / "mcp_tools" / "notes_server.py")]
 FS = Path(__file__).resolve().parent / "mcp_filesystem"

@@ -77,6 +77,7 @@ class LiveSession:
         self.spec = spec
         self.store = store
         self.resumed_from = data
+        self.tools = tools  # started and closed by the front end that runs the session
         self.engine = Engine(
             spec,
             provider_for,

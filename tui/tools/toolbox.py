@@ -8,7 +8,6 @@ MCP server is launched on ``start`` (before the first turn) and stopped on
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -80,10 +79,14 @@ def _files_root(roots: ReadRoots, name: str, root: str) -> Path:
     return real
 
 
-def missing_commands(spec: Spec) -> list[str]:
-    """Preflight: each MCP tool whose command is not found, named."""
-    return [
-        f"tools: {t.name!r}: command {t.mcp[0]!r} not found on PATH"
-        for t in spec.tools
-        if t.mcp is not None and shutil.which(t.mcp[0]) is None
-    ]
+def run_tools(
+    spec: Spec, spec_source: str | Path | None, allow_read: Iterable[str | Path] = ()
+) -> RunTools | None:
+    """The tools for a run of ``spec`` read from ``spec_source``; None when it names none.
+
+    Without the spec's path (a spec given as text) there is no folder to root the
+    files tool in, so no tool runs and every lookup is refused on record.
+    """
+    if not spec.tools or spec_source is None or not Path(spec_source).is_file():
+        return None
+    return RunTools(spec, Path(spec_source).resolve().parent, allow_read)
