@@ -371,3 +371,29 @@ def test_the_grounded_example_runs_headless_and_verifies(tmp_path: Path) -> None
     first = turns[0].derived["rubric"]["properties"][0]["evidence"]
     assert [e["admitted"] for e in first] == [True, True, False]
     assert verify_file(out).ok
+
+
+def test_moot_batch_runs_the_spec_tools(tmp_path: Path) -> None:
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    folder = tmp_path / "specs"
+    shutil.copytree(root / "sessions" / "examples" / "architecture", folder / "architecture")
+    shutil.copy(root / "sessions" / "examples" / "scripted-grounded-review.toml", folder)
+    summary = tmp_path / "summary.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "tui", "batch", str(folder), "--summary", str(summary)],
+        cwd=tmp_path,
+        env={**os.environ, "MOOT_SESSIONS_DIR": str(tmp_path / "sessions")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    [entry] = json.loads(summary.read_text())["specs"]
+    turns = turns_of(Path(entry["session"]))
+    assert [lk["ok"] for lk in turns[0].lookups or []] == [True, True]
+    assert verify_file(entry["session"]).ok
