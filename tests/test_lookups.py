@@ -401,3 +401,42 @@ def test_moot_batch_runs_the_spec_tools(tmp_path: Path) -> None:
     turns = turns_of(Path(entry["session"]))
     assert [lk["ok"] for lk in turns[0].lookups or []] == [True, True]
     assert verify_file(entry["session"]).ok
+
+
+def test_a_required_tool_makes_the_first_call_ask_for_a_lookup(folder: Path) -> None:
+    from tui.engine.ports import TokenSink, TurnReply, TurnRequest
+
+    schemas: list[dict[str, Any]] = []
+
+    class Recording:
+        async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+            if request.debater.id == "reviewer":
+                schemas.append(request.json_schema)
+            return await SCRIPTED.complete(request, on_token)
+
+        async def aclose(self) -> None:
+            return None
+
+    raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))
+    raw["tools"][0]["required"] = True
+    out = folder / "s.toml"
+    tools = RunTools(validate_spec(raw), folder)
+
+    async def go() -> None:
+        try:
+            await run_live(raw, lambda d: Recording(), out, tools=tools)
+        finally:
+            await tools.aclose()
+
+    asyncio.run(go())
+    first, second = schemas
+    shape = first.get("anyOf", [first])[0]
+    assert "lookups" in shape["required"] and shape["properties"]["lookups"]["minItems"] == 1
+    assert shape["properties"]["lookups"]["items"]["properties"]["call"]["enum"] == [
+        "grep",
+        "list",
+        "read",
+    ]
+    later = second.get("anyOf", [second])[0]
+    assert "lookups" not in later.get("required", []) and "lookups" in later["properties"]
+    assert verify_file(out).ok

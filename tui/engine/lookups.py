@@ -99,13 +99,25 @@ def lookup_schema(
     }
 
 
-def with_lookups(schema: dict[str, Any], lookups: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a turn schema whose every shape may carry ``lookups``."""
+def with_lookups(
+    schema: dict[str, Any], lookups: dict[str, Any], *, required: bool = False
+) -> dict[str, Any]:
+    """A copy of a turn schema whose every shape may carry ``lookups`` (must, ``required``)."""
     out = dict(schema)
     if "anyOf" in out:
-        out["anyOf"] = [with_lookups(s, lookups) for s in out["anyOf"]]
+        out["anyOf"] = [with_lookups(s, lookups, required=required) for s in out["anyOf"]]
     if isinstance(out.get("properties"), dict):
-        out["properties"] = {**out["properties"], "lookups": lookups}
+        if required:
+            lookups = {**lookups, "minItems": 1}
+            out["required"] = ["lookups", *[k for k in out.get("required", []) if k != "lookups"]]
+        out["properties"] = (
+            {"lookups": lookups, **out["properties"]}
+            if required
+            else {
+                **out["properties"],
+                "lookups": lookups,
+            }
+        )
     return out
 
 

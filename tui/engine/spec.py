@@ -145,6 +145,8 @@ class ToolEntry(_Strict):
     max_calls_per_turn: int = Field(default=4, ge=1, le=32)
     max_result_bytes: int = Field(default=64 * 1024, ge=256, le=1024 * 1024)
     timeout_s: float = Field(default=20.0, gt=0, le=600)
+    # The first call of each turn must ask for a lookup (a small model skips an optional one).
+    required: bool = False
 
     @model_validator(mode="after")
     def _one_kind(self) -> ToolEntry:

@@ -194,13 +194,21 @@ class TurnPlayer:
 
     def _with_lookups(
         self, slot: Slot, pair: tuple[dict[str, Any], dict[str, Any]]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The slot's schemas with ``lookups`` when its speaker is given a tool."""
-        if not tools_of(self.spec, slot.speaker):
-            return pair
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """The slot's schemas with ``lookups`` when its speaker is given a tool, and the
+        one its first call is held to (a lookup required when a tool of its says so)."""
+        given = tools_of(self.spec, slot.speaker)
+        if not given:
+            return (*pair, pair[1])
         tools = self._tools
         prop = lookup_schema(self.spec, slot.speaker, tools.calls if tools else lambda _: ())
-        return with_lookups(pair[0], prop), with_lookups(pair[1], prop)
+        schema = with_lookups(pair[1], prop)
+        first = (
+            with_lookups(pair[1], prop, required=True)
+            if any(t.required for t in given) and tools is not None
+            else schema
+        )
+        return with_lookups(pair[0], prop), schema, first
 
     async def play(self, slot: Slot, view: DebateState | None = None) -> Turn | Decision | None:
         """The turn for ``slot``; None when the run was stopped before it finished, or the
@@ -220,7 +228,7 @@ class TurnPlayer:
             except ToolFailure:
                 pass
         items = slot_context(self.spec, self.protocol, self.state if view is None else view, slot)
-        prompt_schema, schema = self._with_lookups(
+        prompt_schema, schema, first_schema = self._with_lookups(
             slot, self._slot_schemas(slot, debater.max_tokens)
         )
         votes = list(self.spec.debate.votes)
@@ -243,7 +251,7 @@ class TurnPlayer:
                 slot=slot,
                 messages=messages,
                 schema_name=content_model.__name__,
-                json_schema=schema,
+                json_schema=first_schema if lookups is None and attempts == 1 else schema,
                 votes=votes,
                 attempt=attempts,
                 speaker_turn=self.state.speaker_turns.get(slot.speaker, 0) + 1,
