@@ -85,6 +85,12 @@ def lookup_schema(
             "Optional. Lookups to run before you answer: you will be asked again with "
             "their results. Quote a result as evidence of kind tool_quote, with source "
             "its id (L1, L2, ...)."
+            + "".join(
+                f" Tool {t.name}: list {{path}}, read {{path}}, grep {{pattern, path}};"
+                " paths are relative to its root."
+                for t in tools
+                if t.builtin == "files"
+            )
         ),
         "maxItems": sum(t.max_calls_per_turn for t in tools),
         "items": {
