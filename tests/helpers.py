@@ -11,7 +11,7 @@ from typing import Any
 from tui.engine import Engine, Spec, validate_spec
 from tui.engine.events import Event
 from tui.engine.live import LiveSession
-from tui.engine.ports import Provider
+from tui.engine.ports import Provider, ToolBox
 from tui.engine.records import Turn
 from tui.engine.spec import Debater
 from tui.providers.registry import close_all
@@ -116,10 +116,11 @@ async def run_live(
     provider_for: Callable[[Debater], Provider],
     out: Path,
     on_event: Callable[[Event], None] | None = None,
+    tools: ToolBox | None = None,
 ) -> LiveSession:
     """Run a spec to its end into the session file ``out``, then close every provider
     client the registry handed out (the embedded model is left running)."""
-    live = LiveSession.start(validate_spec(raw), raw, provider_for, out=out)
+    live = LiveSession.start(validate_spec(raw), raw, provider_for, out=out, tools=tools)
     if on_event is not None:
         live.engine.subscribe(on_event)
     try:

@@ -249,3 +249,29 @@ def test_local_examples_run_headless_with_every_turn_judged(tmp_path, example: s
     assert_judged(data.turns, data.spec, data.result["decision_rule"])
     voted = {t.speaker: t.vote for t in data.turns if t.vote}
     assert data.result["final_votes"] == voted
+
+
+def test_the_embedded_model_makes_a_lookup_on_record(tmp_path) -> None:  # noqa: ANN001
+    """local-lookup.toml: the reviewer's first call must ask for a lookup; whatever it
+    asks is run or refused by code, recorded with its hash, and verify re-checks it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tui.engine.session import load_session
+    from tui.engine.verify import verify_file
+
+    spec = Path(__file__).resolve().parents[1] / "sessions" / "examples" / "local-lookup.toml"
+    out = tmp_path / "session.toml"
+    r = subprocess.run(
+        [sys.executable, "-m", "tui", "run", str(spec), "--headless", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert r.returncode in (0, 3), r.stdout[-2000:] + r.stderr[-2000:]
+    assert "Traceback" not in r.stdout + r.stderr
+    review = next(t for t in load_session(out).turns if t.speaker == "reviewer")
+    assert review.lookups, "the required lookup was not asked"
+    assert all(lk["tool"] == "files" for lk in review.lookups if lk["ok"])
+    assert verify_file(out).ok

@@ -344,9 +344,11 @@ def dissent(data: SessionData) -> list[str]:
 
 
 def evidence(turns: Iterable[Turn]) -> list[str]:
-    """Every admitted rubric evidence item, with its source and lines where located."""
+    """Every admitted rubric evidence item, with its source and lines where located; a
+    tool_quote also names the lookup behind it (tool, call, args and the result's sha256)."""
     lines = []
     for turn in turns:
+        lookups = {lk.get("id"): lk for lk in _listed(turn.lookups) if isinstance(lk, dict)}
         for prop in _listed(_table(turn.derived.get("rubric")).get("properties")):
             for e in _listed(_table(prop).get("evidence")):
                 if not isinstance(e, dict) or not e.get("admitted"):
@@ -360,8 +362,22 @@ def evidence(turns: Iterable[Turn]) -> list[str]:
                     f"- {md_code(prop.get('property'))}, turn {turn.index} "
                     f"({md_code(turn.speaker)}), {md_code(e.get('kind'))} from {where}: "
                     f"“{md_inline(e.get('quote'))}”"
+                    + _lookup_behind(
+                        lookups.get(e.get("source")) if e.get("kind") == "tool_quote" else None
+                    )
                 )
     return lines or ["- No evidence was admitted (the spec has no rubric, or none held)."]
+
+
+def _lookup_behind(lookup: dict[str, Any] | None) -> str:
+    if lookup is None:
+        return ""
+    args = ", ".join(f"{k}={v}" for k, v in _table(lookup.get("args")).items())
+    call = f"{lookup.get('tool')}.{lookup.get('call')}"
+    return (
+        f" (lookup {md_code(call)}"
+        f"({md_inline(args)}), result sha256 {md_code(str(lookup.get('sha256', ''))[:16])}…)"
+    )
 
 
 def to_adr(data: SessionData) -> str:

@@ -46,6 +46,7 @@ from tui.exitcodes import ExitCode
 from tui.filekind import refuse_wrong_kind
 from tui.telemetry import batch_trace, flush, trace_session
 from tui.textsafe import clean_line, shorten
+from tui.tools.toolbox import run_tools
 
 DEFAULT_CONCURRENCY = 4
 PREFLIGHTS_AT_ONCE = 8
@@ -249,7 +250,12 @@ async def _run_one(
     started = time.monotonic()
     try:
         session = LiveSession.start(
-            item.spec, item.raw, provider_for, directory=directory, spec_source=item.spec_path
+            item.spec,
+            item.raw,
+            provider_for,
+            directory=directory,
+            spec_source=item.spec_path,
+            tools=run_tools(item.spec, item.spec_path),  # started at the first lookup
         )
     except MootInputError as err:  # the sessions folder or file cannot be used
         item.status, item.problems = Status.BAD, list(err.problems)
@@ -276,6 +282,8 @@ async def _run_one(
     finally:
         if finish is not None:
             finish()
+        if session.tools is not None:
+            await session.tools.aclose()
         session.close()
         item.seconds = time.monotonic() - started
     reporter.finished(item)

@@ -674,11 +674,18 @@ def _run_headless(args: argparse.Namespace) -> int:
     from tui.engine.live import LiveSession
     from tui.engine.spec import read_spec_file
     from tui.providers.registry import provider_for
+    from tui.tools.toolbox import run_tools
 
     spec, raw = read_spec_file(args.spec, _allowed(args))
     _checked_start(spec, args)
     session = LiveSession.start(  # the name is chosen again here, so one taken since is passed
-        spec, raw, provider_for, out=args.out, directory=args.sessions_dir, spec_source=args.spec
+        spec,
+        raw,
+        provider_for,
+        out=args.out,
+        directory=args.sessions_dir,
+        spec_source=args.spec,
+        tools=run_tools(spec, args.spec, _allowed(args)),
     )
     try:
         return _headless(session, args)

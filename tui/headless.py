@@ -15,19 +15,22 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tui.engine.errors import MootInputError
 from tui.engine.events import (
     DecisionReached,
     Event,
+    LookupsRan,
     ProviderFailed,
     StatusChanged,
     TurnCompleted,
 )
 from tui.engine.live import LiveSession
+from tui.engine.ports import ToolFailure
 from tui.engine.records import Turn
 from tui.engine.spec import spec_warnings
 from tui.engine.vocab import ESCALATE, RunStatus
 from tui.exitcodes import ExitCode
-from tui.present import Emphasis, Section, Tone, present
+from tui.present import Emphasis, Section, Tone, lookup_item, present
 from tui.telemetry import flush, trace_session
 from tui.textsafe import bound, clean, clean_line, json_text
 
@@ -146,6 +149,13 @@ class HeadlessPrinter:
         if isinstance(event, TurnCompleted):
             prefix = "(resumed) " if event.replayed else ""
             self.console.print(Text(prefix, style="dim") + turn_text(event.turn))
+        elif isinstance(event, LookupsRan):
+            for lookup in event.lookups:
+                item = lookup_item(lookup)
+                shown = Text(f"  lookup {clean_line(item.tag)} ", style="dim")
+                shown.append(printable(item.text, 200) + " ")
+                shown.append(clean_line(item.status)[:300], style=TONE_STYLE[item.tone])
+                self.console.print(shown)
         elif isinstance(event, ProviderFailed):
             self.console.print(
                 Text(
@@ -305,11 +315,18 @@ def run_headless(
 
     async def main() -> None:
         try:
+            if session.tools is not None:  # a tool that cannot start stops the run at once
+                try:
+                    await session.tools.start()
+                except ToolFailure as err:
+                    raise MootInputError(f"{session.path}: tools", [err.message]) from None
             if extend_first:
                 await session.engine.run()
                 session.engine.extend()
             await _drive(session, console, on_unresolved)
         finally:
+            if session.tools is not None:
+                await session.tools.aclose()
             await close_all()
 
     finish = trace_session(session)

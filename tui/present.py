@@ -100,6 +100,7 @@ def present(turn: Turn) -> tuple[Section, ...]:
         ]
     else:
         sections = _body(turn)
+    sections += lookup_sections(turn.lookups)
     derived = turn.derived if isinstance(turn.derived, dict) else {}
     rubric = derived.get("rubric")
     if isinstance(rubric, dict):
@@ -110,6 +111,42 @@ def present(turn: Turn) -> tuple[Section, ...]:
     elif rubric is not None:
         sections += [_damaged("rubric assessment"), Section("rubric", Emphasis.TEXT, str(rubric))]
     return tuple(sections)
+
+
+def lookup_line(lookup: Any) -> str:
+    """One lookup in a line: tool, call and short args (the status is the item's own)."""
+    if not isinstance(lookup, dict):
+        return "(damaged lookup record)"
+    args = lookup.get("args")
+    shown = ", ".join(f"{k}={v}" for k, v in args.items()) if isinstance(args, dict) else ""
+    if len(shown) > 60:
+        shown = shown[:59] + "…"
+    return f"{lookup.get('tool')}.{lookup.get('call')}({shown})"
+
+
+def lookup_item(lookup: Any) -> Item:
+    """A lookup as a list item: its id, ok with its bytes or failed with its reason."""
+    record = lookup if isinstance(lookup, dict) else {}
+    if record.get("ok"):
+        status, tone = f"ok, {record.get('bytes', 0):,} bytes", Tone.GOOD
+        if record.get("cut"):
+            status += " (cut)"
+    else:
+        status, tone = f"failed: {record.get('reason', '')}", Tone.BAD
+    return Item(lookup_line(lookup), str(record.get("id", "")), status, tone)
+
+
+def lookup_sections(lookups: object) -> list[Section]:
+    """A turn's lookups, and (for the full view) each result as the model was given it."""
+    if not isinstance(lookups, list) or not lookups:
+        return []
+    sections = [Section("lookups", Emphasis.LIST, items=tuple(map(lookup_item, lookups)))]
+    for lookup in lookups:
+        if isinstance(lookup, dict) and lookup.get("ok"):
+            label = f"{lookup.get('id')} result"
+            result = str(lookup.get("result", ""))
+            sections.append(Section(label, Emphasis.TEXT, result, Tone.MUTED, full_only=True))
+    return sections
 
 
 # What a field of the wrong type raises in a presenter (a list where text was, a number

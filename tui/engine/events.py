@@ -54,6 +54,14 @@ class TurnCompleted:
 
 
 @dataclass(slots=True, frozen=True)
+class LookupsRan:
+    """A turn's lookups, run and recorded before the model is asked again with their results."""
+
+    slot: Slot
+    lookups: tuple[dict[str, Any], ...]
+
+
+@dataclass(slots=True, frozen=True)
 class PhaseCompleted:
     round: int
     phase: str
@@ -106,6 +114,7 @@ Event = (
     | TurnStarted
     | TokenReceived
     | TurnCompleted
+    | LookupsRan
     | PhaseCompleted
     | TallyChanged
     | DecisionReached

@@ -24,7 +24,10 @@ _SPACE = re.compile(r"\s+")
 class EvidenceItem(BaseModel):
     kind: str = Field(description="artifact_quote, context_quote, transcript_quote, ...")
     quote: str = Field(description="The exact words quoted, or the result cited.")
-    source: str = Field(default="", description="For context_quote: the document's label.")
+    source: str = Field(
+        default="",
+        description="For context_quote: the document's label; for tool_quote: the lookup's id.",
+    )
 
     @model_serializer(mode="wrap")
     def _without_empty_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -115,14 +118,16 @@ def assess(
     artifacts: Sequence[tuple[str, str]],
     transcript_contents: Iterable[Any],
     documents: Mapping[str, str] | None = None,
+    lookups: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Per property: evidence with admitted/why, rationale, claimed and final verdict.
 
     ``artifacts`` are (label, text) of the work under assessment as the role saw
-    it; ``documents`` the context documents it saw, by label. An admitted quote
-    of either records where it was found: its source and line numbers.
+    it; ``documents`` the context documents it saw, by label; ``lookups`` the results
+    of this turn's lookups, by id. An admitted quote of any of them records where
+    it was found: its source and line numbers.
     """
-    places = _Places(artifacts, documents or {})
+    places = _Places(artifacts, documents or {}, lookups or {})
     transcript = _norm("\n".join(t for c in transcript_contents for t in _texts(c)))
     by_id: dict[str, dict[str, Any]] = {}
     for ans in answers:
@@ -165,20 +170,35 @@ def assess(
     }
 
 
-_LOCATED = ("artifact_quote", "context_quote")
+_LOCATED = ("artifact_quote", "context_quote", "tool_quote")
 
 
 class _Places:
     """Where located quotes must be found: the artifact as shown, or one named document."""
 
-    def __init__(self, artifacts: Sequence[tuple[str, str]], documents: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        artifacts: Sequence[tuple[str, str]],
+        documents: Mapping[str, str],
+        lookups: Mapping[str, str],
+    ) -> None:
         self.artifacts = artifacts
         self.documents = documents
+        self.lookups = lookups
 
     def find(
         self, kind: str, quote: str, source: str
     ) -> tuple[bool, str, tuple[str, tuple[int, int]] | None]:
         """(admitted, why, (source, lines) where found)."""
+        if kind == "tool_quote":
+            if not source:
+                return False, "a tool_quote names its lookup in source (L1, L2, ...)", None
+            if source not in self.lookups:
+                return False, f"no lookup {source!r} of this turn returned a result", None
+            lines = locate(quote, self.lookups[source])
+            if lines is None:
+                return False, f"not found verbatim in the result of {source}", None
+            return True, "found verbatim", (source, lines)
         if kind == "context_quote":
             if not source:
                 return False, "a context_quote names its document in source", None

@@ -13,7 +13,7 @@ from typing import Any
 
 from tui.engine.errors import SessionError, SessionExistsError
 from tui.engine.events import DecisionReached, Event, OperatorActed
-from tui.engine.ports import Provider
+from tui.engine.ports import Provider, ToolBox
 from tui.engine.redact import redact
 from tui.engine.runner import Engine
 from tui.engine.safeio import describe
@@ -72,10 +72,12 @@ class LiveSession:
         *,
         data: SessionData | None = None,
         on_failure: FailureHandler = escalate_on_failure,
+        tools: ToolBox | None = None,
     ) -> None:
         self.spec = spec
         self.store = store
         self.resumed_from = data
+        self.tools = tools  # started and closed by the front end that runs the session
         self.engine = Engine(
             spec,
             provider_for,
@@ -83,6 +85,7 @@ class LiveSession:
             recorded_turns=data.turns if data else (),
             recorded_actions=data.actions if data else (),
             on_failure=on_failure,
+            tools=tools,
         )
         self.engine.subscribe(self._on_event)
 
@@ -110,6 +113,7 @@ class LiveSession:
         directory: str | Path | None = None,
         spec_source: str | None = None,
         on_failure: FailureHandler = escalate_on_failure,
+        tools: ToolBox | None = None,
     ) -> LiveSession:
         drawn = spec.protocol_class.drawn_at_start(spec)  # recorded, so a replay draws alike
         if drawn:
@@ -123,7 +127,7 @@ class LiveSession:
                 if out:  # the name the person gave: never another
                     raise
                 continue  # taken since it was chosen (planted, or a run in the same second)
-            return cls(spec, store, provider_for, on_failure=on_failure)
+            return cls(spec, store, provider_for, on_failure=on_failure, tools=tools)
         raise SessionError(str(sessions_dir(directory)), ["no free session file name; try again"])
 
     @classmethod
@@ -134,10 +138,11 @@ class LiveSession:
         *,
         on_failure: FailureHandler = escalate_on_failure,
         force: bool = False,
+        tools: ToolBox | None = None,
     ) -> LiveSession:
         """Continue a saved session; a broken hash chain is refused unless ``force``."""
         store, data = SessionStore.open_existing(path, force=force)
-        return cls(data.spec, store, provider_for, data=data, on_failure=on_failure)
+        return cls(data.spec, store, provider_for, data=data, on_failure=on_failure, tools=tools)
 
     def close(self) -> None:
         self.store.close()

@@ -62,3 +62,35 @@ class Provider(Protocol):
     async def aclose(self) -> None:
         """Release anything held (servers, clients)."""
         ...
+
+
+class ToolFailure(Exception):
+    """A lookup that failed in its tool (a server error, a refused path); safe to store."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)
+
+
+class ToolBox(Protocol):
+    """The tools of one run, started before its first turn (``[[tools]]``).
+
+    The engine decides who may call what and records every lookup; a tool box
+    only runs the calls it is given and returns their text.
+    """
+
+    async def start(self) -> None:
+        """Open every tool (idempotent); ToolFailure names one that cannot be opened."""
+        ...
+
+    def calls(self, tool: str) -> tuple[str, ...]:
+        """The call names ``tool`` offers (empty for a tool that is not running)."""
+        ...
+
+    async def run(self, tool: str, call: str, args: dict[str, Any]) -> str:
+        """The text one call returns; ToolFailure when the tool says it failed."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop every server the box started."""
+        ...

@@ -221,6 +221,7 @@ class Turn:
     structured: str | None = None  # how the provider asked for JSON, when it says (json_schema ...)
     clamped: list[str] | None = None  # counts a provider reported out of range (tui.engine.usage)
     derived: dict[str, Any] = field(default_factory=dict)  # engine-owned facts about the turn
+    lookups: list[dict[str, Any]] | None = None  # every lookup asked, as run (lookups.py)
 
     def to_record(self) -> dict[str, Any]:
         """A TOML-ready dict: no None values (TOML has no null), no empty tables.

@@ -25,7 +25,7 @@ from tui.engine.events import (
     TurnCompleted,
 )
 from tui.engine.operator import OperatorLog, TurnSink
-from tui.engine.ports import Provider
+from tui.engine.ports import Provider, ToolBox
 from tui.engine.protocols import protocol_for
 from tui.engine.records import Turn
 from tui.engine.report import ResultRecord, result_record
@@ -49,6 +49,7 @@ class Engine:
         recorded_actions: Iterable[dict[str, Any]] = (),
         on_failure: FailureHandler = escalate_on_failure,
         max_parallel: int = 8,
+        tools: ToolBox | None = None,
     ) -> None:
         self.spec = spec
         self.protocol = protocol_for(spec)
@@ -75,6 +76,7 @@ class Engine:
             self._bus,
             provider_for,
             on_failure,
+            tools,
         )
         self._sink = sink
         self._recorded = list(recorded_turns)

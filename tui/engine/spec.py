@@ -13,12 +13,20 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
 from tui.engine.context import ARTIFACT, Document, context_problems, read_documents
 from tui.engine.errors import SpecError
 from tui.engine.family import family_of
+from tui.engine.lookups import tool_problems
 from tui.engine.openvotes import OPEN, Normaliser, normalise
 from tui.engine.protocols import PROTOCOLS
 from tui.engine.protocols.base import Protocol
@@ -30,6 +38,7 @@ EvidenceKind = Literal[
     "artifact_quote",
     "transcript_quote",
     "context_quote",
+    "tool_quote",
     "test_result",
     "external_source",
     "assertion",
@@ -37,7 +46,12 @@ EvidenceKind = Literal[
     "summary",
     "final_answer",
 ]
-CHECKABLE: tuple[EvidenceKind, ...] = ("artifact_quote", "transcript_quote", "context_quote")
+CHECKABLE: tuple[EvidenceKind, ...] = (
+    "artifact_quote",
+    "transcript_quote",
+    "context_quote",
+    "tool_quote",
+)
 UNCHECKABLE: tuple[EvidenceKind, ...] = ("assertion", "reasoning", "summary", "final_answer")
 RubricRole = Literal["critic", "adversary", "judges"]
 Structured = Literal["json_schema", "json_object", "prompt"]
@@ -115,6 +129,37 @@ class ContextEntry(_Strict):
     glob: str | None = Field(default=None, min_length=1)
     text: str | None = Field(default=None, min_length=1)
     roles: list[str] | None = Field(default=None, min_length=1)
+
+
+class ToolEntry(_Strict):
+    """One ``[[tools]]`` entry: a stdio MCP server or the built-in read-only files tool.
+
+    ``roles`` (role keys or debater ids) are the only speakers who may call it; the
+    bounds hold for each turn, whatever the model asks.
+    """
+
+    name: str = Field(pattern=ID_PATTERN)
+    mcp: list[str] | None = Field(default=None, min_length=1)
+    builtin: Literal["files"] | None = None
+    root: str | None = Field(default=None, min_length=1)
+    roles: list[str] = Field(min_length=1)
+    max_calls_per_turn: int = Field(default=4, ge=1, le=32)
+    max_result_bytes: int = Field(default=64 * 1024, ge=256, le=1024 * 1024)
+    timeout_s: float = Field(default=20.0, gt=0, le=600)
+    # The first call of each turn must ask for a lookup (a small model skips an optional one).
+    required: bool = False
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ToolEntry:
+        if (self.mcp is None) == (self.builtin is None):
+            raise ValueError("give exactly one of mcp (a command) or builtin")
+        if self.builtin is not None and self.root is None:
+            raise ValueError("the files tool needs a root (a folder relative to the spec)")
+        if self.mcp is not None and self.root is not None:
+            raise ValueError('root goes with builtin = "files" only')
+        if self.mcp is not None and not all(part.strip() for part in self.mcp):
+            raise ValueError("mcp: the command and its arguments must not be blank")
+        return self
 
 
 class Debater(_Strict):
@@ -239,6 +284,7 @@ class Spec(_Strict):
     rubric: Rubric | None = None
     context: list[ContextEntry] = Field(default_factory=list)
     budget: Budget | None = None
+    tools: list[ToolEntry] = Field(default_factory=list, max_length=16)
     _documents: tuple[Document, ...] = PrivateAttr(default=())
 
     @property
@@ -373,6 +419,7 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
         problems += protocol.spec_problems(rs)
     problems += _rubric_problems(raw.get("rubric"))
     problems += context_problems(raw, protocol.role_keys if protocol is not None else ())
+    problems += tool_problems(raw, protocol.role_keys if protocol is not None else ())
 
     threshold = rs.debate.get("consensus_threshold")
     voters = protocol.voter_count(rs) if protocol is not None else len(rs.entries)

@@ -18,15 +18,33 @@ from tui.engine.context import SAW_PREFIX, seen_documents, slot_context
 from tui.engine.events import (
     EventBus,
     LedgerChanged,
+    LookupsRan,
     ProviderFailed,
     Slot,
     TokenReceived,
     TurnStarted,
 )
 from tui.engine.evidence import assess, with_rubric
+from tui.engine.lookups import (
+    asked,
+    lookup_schema,
+    results,
+    results_message,
+    run_lookups,
+    tools_of,
+    with_lookups,
+)
 from tui.engine.operator import OperatorLog, now
-from tui.engine.parsing import TurnParseError, as_text, parse_turn
-from tui.engine.ports import Provider, ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.parsing import TurnParseError, as_text, extract_json_object, parse_turn
+from tui.engine.ports import (
+    Provider,
+    ProviderError,
+    TokenSink,
+    ToolBox,
+    ToolFailure,
+    TurnReply,
+    TurnRequest,
+)
 from tui.engine.prompts import build_messages, reask_message
 from tui.engine.protocols.base import Protocol
 from tui.engine.rawtext import kept
@@ -112,8 +130,10 @@ class TurnPlayer:
         bus: EventBus,
         provider_for: Callable[[Debater], Provider],
         on_failure: FailureHandler,
+        tools: ToolBox | None = None,
     ) -> None:
         self.spec = spec
+        self._tools = tools
         self.protocol = protocol
         self.state = state
         self.roster = roster
@@ -172,6 +192,24 @@ class TurnPlayer:
             self._fitted[key] = pair
         return pair
 
+    def _with_lookups(
+        self, slot: Slot, pair: tuple[dict[str, Any], dict[str, Any]]
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """The slot's schemas with ``lookups`` when its speaker is given a tool, and the
+        one its first call is held to (a lookup required when a tool of its says so)."""
+        given = tools_of(self.spec, slot.speaker)
+        if not given:
+            return (*pair, pair[1])
+        tools = self._tools
+        prop = lookup_schema(self.spec, slot.speaker, tools.calls if tools else lambda _: ())
+        schema = with_lookups(pair[1], prop)
+        first = (
+            with_lookups(pair[1], prop, required=True)
+            if any(t.required for t in given) and tools is not None
+            else schema
+        )
+        return with_lookups(pair[0], prop), schema, first
+
     async def play(self, slot: Slot, view: DebateState | None = None) -> Turn | Decision | None:
         """The turn for ``slot``; None when the run was stopped before it finished, or the
         decision that ends the run at this slot (a provider failure, escalated).
@@ -184,8 +222,15 @@ class TurnPlayer:
         if self.operator.stop is not None:
             return None
         debater = self.roster[slot.speaker]
+        if self._tools is not None and tools_of(self.spec, slot.speaker):
+            try:
+                await self._tools.start()  # once; a tool that cannot start refuses its lookups
+            except ToolFailure:
+                pass
         items = slot_context(self.spec, self.protocol, self.state if view is None else view, slot)
-        prompt_schema, schema = self._slot_schemas(slot, debater.max_tokens)
+        prompt_schema, schema, first_schema = self._with_lookups(
+            slot, self._slot_schemas(slot, debater.max_tokens)
+        )
         votes = self.spec.debate.vote_options
         messages = build_messages(self.spec, debater, slot, items, prompt_schema, votes)
         content_model = self._models[slot.kind]
@@ -198,14 +243,15 @@ class TurnPlayer:
         last_text, last_error = "", ""
         content = None
         on_token = self._token_sink(slot)
-        while attempts <= self.spec.debate.retries:
+        lookups: list[dict[str, Any]] | None = None
+        while attempts <= self.spec.debate.retries + (lookups is not None):
             attempts += 1
             request = TurnRequest(
                 debater=debater,
                 slot=slot,
                 messages=messages,
                 schema_name=content_model.__name__,
-                json_schema=schema,
+                json_schema=first_schema if lookups is None and attempts == 1 else schema,
                 votes=votes,
                 attempt=attempts,
                 speaker_turn=self.state.speaker_turns.get(slot.speaker, 0) + 1,
@@ -238,6 +284,18 @@ class TurnPlayer:
             reply.text = self._redact(as_text(reply.text))
             last_text = reply.text
             debater = self.roster[slot.speaker]
+            if lookups is None and (wanted := self._asked(slot, reply.text)):
+                lookups = await run_lookups(
+                    self.spec, slot.speaker, wanted, self._tools, self._redact
+                )
+                if self._bus.active:
+                    self._bus.emit(LookupsRan(slot, tuple(lookups)))
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": reply.text},
+                    results_message(lookups),
+                ]
+                continue
             try:
                 content = parse_turn(reply.text, content_model, votes)
                 self.protocol.check(self.state, slot, content)
@@ -257,6 +315,7 @@ class TurnPlayer:
         turn.tokens_in, turn.tokens_out, turn.cost = tokens_in, tokens_out, cost
         turn.structured = structured
         turn.clamped = sorted(clamped) or None
+        turn.lookups = lookups
         if content is None:
             turn.invalid = True
             turn.raw, turn.raw_cut = kept(last_text)
@@ -280,9 +339,19 @@ class TurnPlayer:
                     ],
                     (t.content for t in self.state.turns),
                     seen_documents(items),
+                    results(lookups),
                 )
             self.protocol.annotate(self.state, slot, turn)
         return turn
+
+    def _asked(self, slot: Slot, text: str) -> list[dict[str, Any]]:
+        """The lookups a reply asks for, when the spec has tools; none from broken JSON."""
+        if not self.spec.tools:
+            return []
+        try:
+            return asked(extract_json_object(text))
+        except TurnParseError:
+            return []
 
     def _charge(self, slot: Slot, reply: TurnReply, called: float) -> None:
         """Put one call on the speaker's ledger, and show it."""

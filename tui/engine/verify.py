@@ -29,6 +29,8 @@ from tui.engine.errors import SessionError
 from tui.engine.events import Slot
 from tui.engine.evidence import assess, with_rubric
 from tui.engine.keys import YOU
+from tui.engine.lookups import lookup_problems
+from tui.engine.lookups import results as lookup_results
 from tui.engine.parsing import TurnParseError, parse_turn
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.protocols import protocol_for
@@ -346,7 +348,9 @@ def _turn_claims(data: SessionData, out: Verification) -> None:
             view = _PhaseView(state.frozen_turns(), surely_before) if parallel else None
             actions.at_phase_start = actions.models()
         slot = slots[len(group)] if len(group) < len(slots) else None
-        _usage_claim(out, turn, spec.debate.retries + 1)
+        _usage_claim(out, turn, spec.debate.retries + 1 + bool(turn.lookups))
+        if turn.lookups is not None:
+            _lookup_claim(data, out, turn)
         if turn.raw_cut is not None:
             problem = cut_problem(turn.raw, turn.raw_cut)
             out.check(where, "raw_cut", problem is None, problem or "the cut text as kept")
@@ -454,6 +458,19 @@ class _Actions:
             "the critic's model family against the author's"
             + ("" if turn.cross_family_held in possible else ": the families say otherwise"),
         )
+
+
+def _lookup_claim(data: SessionData, out: Verification, turn: Turn) -> None:
+    """Each lookup's result hashes to its sha256, was the speaker's to make, within bounds."""
+    problems = lookup_problems(data.spec, turn.speaker, turn.lookups or [])
+    out.check(
+        f"turn {turn.index}",
+        "lookups",
+        not problems,
+        "; ".join(problems)
+        if problems
+        else f"{len(turn.lookups or [])} lookup(s): hashes, permissions and bounds hold",
+    )
 
 
 def _usage_claim(out: Verification, turn: Turn, most_calls: int) -> None:
@@ -602,6 +619,7 @@ def _derived_claims(out: Verification, at: _AtSlot) -> None:
             [(label, text) for label, _, text in context if not label.startswith(NOT_ARTIFACT)],
             (t.content for t in at.data.turns[: turn.index - 1]),
             seen_documents(context),
+            lookup_results(turn.lookups),
         )
         _unlocated(turn.derived.get("rubric"), fresh.derived["rubric"])
     at.protocol.annotate(at.state, at.slot, fresh)

@@ -14,6 +14,7 @@ moot sees what leaves the machine before anything does.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -40,7 +41,16 @@ def preflight(spec: Spec) -> list[str]:
         reasons += [r for b in _bases(d) if (r := refused[b]) is not None]
         if reasons:
             lines.append(f"{d.id}: {'; '.join(reasons)}")
-    return lines
+    return lines + missing_commands(spec)
+
+
+def missing_commands(spec: Spec) -> list[str]:
+    """Each MCP tool whose command is not found (on PATH, or from the spec's folder)."""
+    return [
+        f"tools: {t.name!r}: command {t.mcp[0]!r} not found on PATH"
+        for t in spec.tools
+        if t.mcp is not None and shutil.which(t.mcp[0]) is None
+    ]
 
 
 def document_routes(spec: Spec) -> list[str]:

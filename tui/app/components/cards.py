@@ -42,9 +42,12 @@ def turn_heading(turn: Turn) -> list[Part]:
     return parts
 
 
-def turn_body(turn: Turn, limit: int = CARD_LIMIT) -> list[Part]:
-    """The readable parts of a turn, as (text, style) pairs; never markup."""
-    shown = [s for s in present(turn) if not s.full_only]
+def turn_body(turn: Turn, limit: int = CARD_LIMIT, *, full: bool = False) -> list[Part]:
+    """The readable parts of a turn, as (text, style) pairs; never markup.
+
+    ``full`` (the transcript) adds what the card leaves out, such as lookup results.
+    """
+    shown = [s for s in present(turn) if full or not s.full_only]
     parts: list[Part] = []
     for section in shown:
         parts += _section(section, limit)

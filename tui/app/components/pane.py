@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.cells import cell_len
 from textual.app import ComposeResult
@@ -16,10 +17,11 @@ from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui.app.components.cards import TurnCard
+from tui.app.components.cards import TONE_STYLE, TurnCard
 from tui.engine.budget import Ledger
 from tui.engine.events import Slot
 from tui.engine.records import Turn
+from tui.present import lookup_item
 from tui.streamfields import FieldStream
 from tui.textsafe import clean_line, shorten
 
@@ -127,12 +129,20 @@ class StreamingTurn(Vertical):
     DEFAULT_CSS = """
     StreamingTurn { height: auto; padding: 0 1; background: $boost; border-left: outer $accent; }
     StreamingTurn > .live { height: 1; color: $text-muted; }
+    StreamingTurn > .lookups { height: auto; max-height: 6; }
     """
 
-    def __init__(self, slot: Slot, attempt: int, redact: Callable[[str], str] = str) -> None:
+    def __init__(
+        self,
+        slot: Slot,
+        attempt: int,
+        redact: Callable[[str], str] = str,
+        lookups: tuple[dict[str, Any], ...] = (),
+    ) -> None:
         super().__init__()
         self.slot = slot
         self.attempt = attempt
+        self.lookups = lookups
         self.redact = redact  # a streamed reply can echo a key before the engine stores it
         self.reader = FieldStream()
         self.text = ""
@@ -142,8 +152,27 @@ class StreamingTurn(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self._heading(), markup=False, classes="heading")
+        yield Static(self._lookups(), markup=False, classes="lookups")
         yield Static(self._live(), markup=False, classes="live")
         yield TailText(classes="body")
+
+    def _lookups(self) -> Content:
+        """One line per lookup of this turn: tool, call, short args, ok and bytes or failed."""
+        parts: list[tuple[str, str] | str] = []
+        for lookup in self.lookups:
+            item = lookup_item(lookup)
+            parts.append(
+                (f"\n{clean_line(item.tag)} ", "bold")
+                if parts
+                else (f"{clean_line(item.tag)} ", "bold")
+            )
+            parts.append(clean_line(item.text) + " ")
+            parts.append((shorten(clean_line(item.status), 80), TONE_STYLE[item.tone]))
+        return Content.assemble(*parts)
+
+    def show_lookups(self, lookups: tuple[dict[str, Any], ...]) -> None:
+        self.lookups = lookups
+        self.query_one(".lookups", Static).update(self._lookups())
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._show_progress)  # the clock moves while a model thinks
@@ -264,6 +293,7 @@ class DebaterPane(Vertical):
         self.role = role
         self.color: str | None = None
         self.streaming: StreamingTurn | None = None
+        self._lookups: dict[int, tuple[dict[str, Any], ...]] = {}  # by slot, while it speaks
         self.border_title = Content(debater_id)
 
     def compose(self) -> ComposeResult:
@@ -348,13 +378,19 @@ class DebaterPane(Vertical):
         await self.stop_streaming()
         self.failure = None
         self.speaking = True
-        streaming = StreamingTurn(slot, attempt, self.redact)
+        streaming = StreamingTurn(slot, attempt, self.redact, self._lookups.get(slot.index, ()))
         await self.turns.mount(streaming)
         if not streaming.children:  # the app is closing: mounted, never composed
             return
         # Only a composed box is the pane's: a resize while it mounted must not reach it.
         self.streaming = streaming
         self._fit_streaming()  # a capped box: once full, tokens repaint it without a layout
+
+    def show_lookups(self, slot: Slot, lookups: tuple[dict[str, Any], ...]) -> None:
+        """A turn's lookups as they ran; they stay shown when the model is asked again."""
+        self._lookups[slot.index] = lookups
+        if self.streaming is not None and self.streaming.slot.index == slot.index:
+            self.streaming.show_lookups(lookups)
 
     def feed(self, text: str, tokens: int) -> None:
         """``tokens`` chunks arrived, together ``text``."""
@@ -368,6 +404,7 @@ class DebaterPane(Vertical):
         self.speaking = False
 
     async def finish_turn(self, turn: Turn) -> None:
+        self._lookups.pop(turn.index, None)  # the card shows them now
         await self.stop_streaming()
         await self.add_card(turn)
 

@@ -33,6 +33,7 @@ from tui.engine.events import (
     DecisionReached,
     Event,
     LedgerChanged,
+    LookupsRan,
     OperatorActed,
     PhaseCompleted,
     PhaseStarted,
@@ -117,6 +118,8 @@ class LiveScreen(DebateScreen):
 
     # -------------------------------------------------------------- start-up
     def on_mount(self) -> None:
+        from tui.tools.toolbox import run_tools
+
         try:
             if self.resume_path is not None:
                 self.session = LiveSession.resume(
@@ -134,6 +137,7 @@ class LiveScreen(DebateScreen):
                     directory=self.sessions_dir,
                     spec_source=self.spec_source,
                     on_failure=self._on_failure,
+                    tools=run_tools(self.spec, self.spec_source, self.moot.allow_read),
                 )
         except (SessionError, SpecError, OSError) as err:
             self.moot.fail_start(_error_text(err))
@@ -216,6 +220,8 @@ class LiveScreen(DebateScreen):
                 await self._turn_started(event)
             case TurnCompleted() as event:
                 await self._turn_completed(event)
+            case LookupsRan() as event:
+                self.pane(event.slot.speaker).show_lookups(event.slot, event.lookups)
             case PhaseCompleted():
                 self._refresh_verify()  # the protocol has closed the phase by now
             case TallyChanged() as event:
@@ -608,6 +614,8 @@ class LiveScreen(DebateScreen):
             self._finish_trace()
             self._finish_trace = None
         if self.session is not None:
+            if self.session.tools is not None:  # stops the MCP servers the run started
+                asyncio.get_running_loop().create_task(self.session.tools.aclose())
             self.session.close()
             self.session = None
 

@@ -74,7 +74,7 @@ class TranscriptScreen(Screen[None]):
                         (clean_line(turn.speaker), "bold $accent"),
                         (f" ({shorten(turn.model, 30)})  ", "$text-muted"),
                         *turn_heading(turn),
-                        *turn_body(turn, SCREEN_LIMIT),
+                        *turn_body(turn, SCREEN_LIMIT, full=True),
                     ),
                     "entry",
                 )

@@ -1,0 +1,43 @@
+"""The console shows a turn's lookups in its pane as they run, and their results in `t`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app_support import live_screen, make_app, plain, wait_until, write_spec
+
+from tests.test_lookups import DESIGN, challenge_raw, reviewer_turn
+
+
+async def test_the_pane_shows_lookups_and_the_transcript_their_results(
+    tmp_path: Path, moot_dirs: dict[str, Path]
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "design.md").write_text(DESIGN)
+    raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))
+    raw["debaters"][1]["script"]["turn_delay_ms"] = 400  # room to see the pane before the answer
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, raw)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        pane = live_screen(app).pane("reviewer")
+
+        def shown() -> str:
+            streaming = pane.streaming
+            return plain(streaming.query_one(".lookups")) if streaming is not None else ""
+
+        line = await wait_until(pilot, lambda: "L1" in shown() and shown())
+        assert f"L1 files.read(path=design.md) ok, {len(DESIGN)} bytes" in line
+        await wait_until(pilot, lambda: screen.decision is not None)
+        from tui.app.screens.modals import DecideModal
+
+        if isinstance(app.screen, DecideModal):  # the run escalates: the person decides later
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: app.screen is screen)
+        await pilot.press("t")
+        from tui.app.screens.transcript import TranscriptScreen
+
+        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        text = "\n".join(plain(w) for w in app.screen.query(".entry"))
+        assert "L1 result" in text and "Payments deduplicates on the event id for 24 hours." in text
+        await pilot.press("escape")
+        await pilot.press("q")

@@ -1,0 +1,147 @@
+"""Lookups through real stdio MCP servers: one written with the SDK here, and the
+reference filesystem server from the npm registry (locked in
+``tests/mcp_filesystem/package-lock.json``, installed there with ``npm ci``;
+skipped, saying why, where ``npx`` is not installed)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import SCRIPTED, run_live
+from tests.mcp_tools.notes_server import NOTE
+from tests.test_lookups import DESIGN, challenge_raw, reviewer_turn, run, turns_of
+from tui.engine import validate_spec
+from tui.engine.ports import ToolFailure
+from tui.engine.verify import verify_file
+from tui.providers.preflight import missing_commands
+from tui.tools.toolbox import RunTools
+
+SERVER = [sys.executable, str(Path(__file__).resolve().parent / "mcp_tools" / "notes_server.py")]
+FS = Path(__file__).resolve().parent / "mcp_filesystem"
+FS_BIN = FS / "node_modules" / ".bin" / "mcp-server-filesystem"
+
+
+def notes_raw(lookups: list[dict[str, Any]], quote: str) -> dict[str, Any]:
+    raw = challenge_raw(reviewer_turn(quote, lookups))
+    raw["tools"] = [{"name": "notes", "mcp": SERVER, "roles": ["reviewer"], "timeout_s": 30}]
+    return raw
+
+
+def test_an_sdk_server_answers_a_lookup_on_record(tmp_path: Path) -> None:
+    lookups = [
+        {"tool": "notes", "call": "note", "args": {"topic": "capture"}},
+        {"tool": "notes", "call": "fail", "args": {"reason": "no such note"}},
+        {"tool": "notes", "call": "crash", "args": {}},
+        {"tool": "notes", "call": "note", "args": {"topic": "after the crash"}},
+    ]
+    path = run(notes_raw(lookups, "deduplicated for 24 hours"), tmp_path)
+    review = next(t for t in turns_of(path) if t.speaker == "reviewer")
+    first, failed, crashed, after = review.lookups or []
+    assert first["ok"] and first["result"] == f"capture: {NOTE}"
+    assert not failed["ok"] and "no such note" in failed["reason"]
+    assert not crashed["ok"] and "notes" in crashed["reason"]
+    assert not after["ok"] and "notes" in after["reason"]  # a dead server fails on record
+    assert review.derived["rubric"]["properties"][0]["evidence"][0]["admitted"] is True
+    assert [t.speaker for t in turns_of(path)] == ["reviewer", "owner"]  # the debate went on
+    assert verify_file(path).ok
+
+
+def test_a_server_that_will_not_start_is_named(tmp_path: Path) -> None:
+    raw = notes_raw([], "x")
+    raw["tools"][0]["mcp"] = [sys.executable, "-c", "import sys; sys.stdout.write('garbage\\n')"]
+    box = RunTools(validate_spec(raw), tmp_path)
+    with pytest.raises(ToolFailure, match="tool 'notes': the MCP server .* did not start"):
+        asyncio.run(box.start())
+
+
+def test_preflight_names_a_missing_command() -> None:
+    raw = notes_raw([], "x")
+    raw["tools"][0]["mcp"] = ["no-such-mcp-server-anywhere", "--flag"]
+    assert missing_commands(validate_spec(raw)) == [
+        "tools: 'notes': command 'no-such-mcp-server-anywhere' not found on PATH"
+    ]
+    assert missing_commands(validate_spec(notes_raw([], "x"))) == []
+
+
+@pytest.fixture(scope="module")
+def filesystem_server() -> Path:
+    """The locked reference server, installed with ``npm ci`` when the lock is newer."""
+    if shutil.which("npx") is None or shutil.which("npm") is None:
+        pytest.skip("npx is not installed: the reference filesystem server is an npm package")
+    installed = FS / "node_modules" / ".package-lock.json"
+    lock = FS / "package-lock.json"
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
+        done = subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund"],
+            cwd=FS,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, f"npm ci in {FS} failed:\n{done.stderr[-2000:]}"
+    return FS_BIN
+
+
+def test_the_reference_filesystem_server_and_the_files_tool_ground_a_challenge(
+    filesystem_server: Path, tmp_path: Path
+) -> None:
+    """The issue's done-when: the adversary reads the design through both tools, its
+    quotes are admitted only verbatim, the defender is refused on record, verify passes
+    and catches an edited result."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "design.md").write_text(DESIGN)
+    lookups = [
+        {"tool": "fs", "call": "read_text_file", "args": {"path": str(docs / "design.md")}},
+        {"tool": "files", "call": "grep", "args": {"pattern": "at least once"}},
+        {"tool": "fs", "call": "read_text_file", "args": {"path": "/etc/hostname"}},
+    ]
+    turn = reviewer_turn("deduplicates on the event id for 24 hours", lookups)
+    turn["rubric"][0]["evidence"].append(
+        {"kind": "tool_quote", "source": "L2", "quote": "The relay publishes exactly once."}
+    )
+    owner = {
+        "lookups": [{"tool": "fs", "call": "read_text_file", "args": {"path": "design.md"}}],
+        "revised_artifact": "Key captures on the order id.",
+    }
+    raw = challenge_raw(turn, owner)
+    raw["tools"].append(
+        {"name": "fs", "mcp": [str(filesystem_server), str(docs)], "roles": ["adversary"]}
+    )
+    path = run(raw, tmp_path)
+    review, defense = turns_of(path)
+    fs_read, grep, outside = review.lookups or []
+    assert fs_read["ok"] and fs_read["result"] == DESIGN
+    assert grep["ok"] and grep["result"] == "design.md:1: The relay publishes at least once."
+    assert not outside["ok"]  # the server refuses a path outside its allowed folder
+    evidence = review.derived["rubric"]["properties"][0]["evidence"]
+    assert [e["admitted"] for e in evidence] == [True, False]
+    [refused] = defense.lookups or []
+    assert not refused["ok"] and refused["reason"] == "tool 'fs' is not given to owner"
+    assert verify_file(path).ok
+    text = path.read_text()
+    path.write_text(text.replace("for 24 hours.", "for 48 hours.", 1))
+    failures = {(c.where, c.field): c.detail for c in verify_file(path).failures}
+    assert "does not hash to its sha256" in failures[("turn 1", "lookups")]
+
+
+def test_run_live_closes_the_server(tmp_path: Path) -> None:
+    """The server process is gone once the run's tools are closed."""
+    raw = notes_raw([{"tool": "notes", "call": "note", "args": {"topic": "a"}}], "keyed")
+    box = RunTools(validate_spec(raw), tmp_path)
+
+    async def go() -> int:
+        try:
+            await run_live(raw, lambda d: SCRIPTED, tmp_path / "s.toml", tools=box)
+        finally:
+            await box.aclose()
+        return len(asyncio.all_tasks())
+
+    assert asyncio.run(go()) == 1  # only the test's own task is left: the server's is done

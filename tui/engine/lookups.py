@@ -1,0 +1,301 @@
+"""Lookups: what a debater asked its tools, and what came back, all on record.
+
+The model may look things up; code decides who may call which tool, how often
+and how much of a result counts. Every lookup a turn asks for is recorded in the
+turn, refused and failed ones included, with its result's hash and size, so
+``moot verify`` can check each quote against the very text the tool returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tui.engine.context import ROLE_KEYS
+from tui.engine.ports import ToolBox, ToolFailure
+
+if TYPE_CHECKING:
+    from tui.engine.spec import Spec, ToolEntry
+
+MAX_ASKED = 32  # lookups one reply may ask for that are recorded; the rest are not read
+CUT_MARK = "\n[… cut by moot at {kept} of {full} bytes]"
+MAX_REASON = 500
+
+
+def tool_problems(raw: dict[str, Any], protocol_keys: Iterable[str]) -> list[str]:
+    """Unique tool names; ``roles`` naming debaters or the protocol's role keys."""
+    tools = raw.get("tools")
+    debaters = raw.get("debaters")
+    ids = (
+        {d.get("id") for d in debaters if isinstance(d, dict)}
+        if isinstance(debaters, list)
+        else set()
+    )
+    roles_ok = ids | (set(ROLE_KEYS) & set(protocol_keys))
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(tools if isinstance(tools, list) else []):
+        if not isinstance(entry, dict):
+            continue
+        name = entry.get("name")
+        if isinstance(name, str):
+            if name in seen:
+                problems.append(
+                    f"tools[{i}].name: duplicate tool {name!r} (also tools[{seen[name]}])"
+                )
+            seen.setdefault(name, i)
+        roles = entry.get("roles")
+        for j, role in enumerate(roles if isinstance(roles, list) else []):
+            if isinstance(role, str) and role not in roles_ok:
+                problems.append(
+                    f"tools[{i}].roles[{j}]: {role!r} is neither a debater id nor a role "
+                    f"of this protocol ({', '.join(sorted(map(str, roles_ok)))})"
+                )
+    return problems
+
+
+def may_call(spec: Spec, tool: ToolEntry, speaker: str) -> bool:
+    """Whether ``speaker`` is given ``tool``: by id, or by a [debate] role it holds."""
+    for role in tool.roles:
+        if role == speaker:
+            return True
+        held = getattr(spec.debate, role, None) if role in ROLE_KEYS else None
+        if held == speaker or (isinstance(held, list) and speaker in held):
+            return True
+    return False
+
+
+def tools_of(spec: Spec, speaker: str) -> list[ToolEntry]:
+    return [t for t in spec.tools if may_call(spec, t, speaker)]
+
+
+def lookup_schema(
+    spec: Spec, speaker: str, calls: Callable[[str], Sequence[str]]
+) -> dict[str, Any]:
+    """The ``lookups`` property for a speaker's schema: its tools and their calls as enums."""
+    tools = tools_of(spec, speaker)
+    names = sorted({c for t in tools for c in calls(t.name)})
+    return {
+        "type": "array",
+        "description": (
+            "Optional. Lookups to run before you answer: you will be asked again with "
+            "their results. Quote a result as evidence of kind tool_quote, with source "
+            "its id (L1, L2, ...)."
+            + "".join(
+                f" Tool {t.name}: list {{path}}, read {{path}}, grep {{pattern, path}};"
+                " paths are relative to its root."
+                for t in tools
+                if t.builtin == "files"
+            )
+        ),
+        "maxItems": sum(t.max_calls_per_turn for t in tools),
+        "items": {
+            "type": "object",
+            "properties": {
+                "tool": {"type": "string", "enum": [t.name for t in tools]},
+                "call": {"type": "string", "enum": names},
+                "args": {"type": "object"},
+            },
+            "required": ["tool", "call", "args"],
+        },
+    }
+
+
+def with_lookups(
+    schema: dict[str, Any], lookups: dict[str, Any], *, required: bool = False
+) -> dict[str, Any]:
+    """A copy of a turn schema whose every shape may carry ``lookups`` (must, ``required``)."""
+    out = dict(schema)
+    if "anyOf" in out:
+        out["anyOf"] = [with_lookups(s, lookups, required=required) for s in out["anyOf"]]
+    if isinstance(out.get("properties"), dict):
+        if required:
+            lookups = {**lookups, "minItems": 1}
+            out["required"] = ["lookups", *[k for k in out.get("required", []) if k != "lookups"]]
+        out["properties"] = (
+            {"lookups": lookups, **out["properties"]}
+            if required
+            else {
+                **out["properties"],
+                "lookups": lookups,
+            }
+        )
+    return out
+
+
+def asked(data: Any) -> list[dict[str, Any]]:
+    """The lookups a reply's JSON object asks for (at most MAX_ASKED), as plain data."""
+    items = data.get("lookups") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return []
+    out = []
+    for item in items[:MAX_ASKED]:
+        item = item if isinstance(item, dict) else {}
+        args = item.get("args")
+        out.append(
+            {
+                "tool": str(item.get("tool", ""))[:100],
+                "call": str(item.get("call", ""))[:100],
+                "args": _plain(args) if isinstance(args, dict) else {},
+            }
+        )
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """JSON args as TOML can hold them: no nulls, bounded strings."""
+    if isinstance(value, dict):
+        return {str(k)[:100]: _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_plain(v) for v in value if v is not None]
+    if isinstance(value, str):
+        return value[:2000]
+    return value
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def cut(text: str, limit: int) -> tuple[str, bool]:
+    """``text`` cut to ``limit`` UTF-8 bytes, the mark included, on a character boundary."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text, False
+    mark = CUT_MARK.format(kept="{kept}", full=len(data))
+    room = limit - len(mark.encode("utf-8")) - 16
+    head = data[: max(room, 0)].decode("utf-8", errors="ignore")
+    return head + mark.format(kept=len(head.encode("utf-8"))), True
+
+
+async def run_lookups(
+    spec: Spec,
+    speaker: str,
+    requests: list[dict[str, Any]],
+    tools: ToolBox | None,
+    redact: Callable[[str], str],
+    first_id: int = 1,
+) -> list[dict[str, Any]]:
+    """Each request checked, run when allowed, and recorded whatever happens to it."""
+    used: dict[str, int] = {}
+    records = []
+    for n, req in enumerate(requests, start=first_id):
+        record: dict[str, Any] = {"id": f"L{n}", **req}
+        entry = next((t for t in spec.tools if t.name == req["tool"]), None)
+        reason = _refusal(spec, speaker, entry, req, tools, used)
+        if reason is None and entry is not None and tools is not None:
+            used[entry.name] = used.get(entry.name, 0) + 1
+            t0 = time.perf_counter()
+            try:
+                text = await asyncio.wait_for(
+                    tools.run(entry.name, req["call"], req["args"]), entry.timeout_s
+                )
+                result, was_cut = cut(redact(str(text)), entry.max_result_bytes)
+                record.update(ok=True, result=result)
+                if was_cut:
+                    record["cut"] = True
+            except TimeoutError:
+                reason = f"timed out after {entry.timeout_s:g} s"
+            except ToolFailure as err:
+                reason = err.message
+            except Exception as err:  # a tool's bug is its failure, never the debate's
+                reason = f"{type(err).__name__}: {err}"
+            record["ms"] = round((time.perf_counter() - t0) * 1000, 3)
+        if reason is not None:
+            record.update(ok=False, reason=redact(reason)[:MAX_REASON], result="")
+        record["sha256"] = digest(record["result"])
+        record["bytes"] = len(record["result"].encode("utf-8"))
+        records.append(record)
+    return records
+
+
+def _refusal(
+    spec: Spec,
+    speaker: str,
+    entry: ToolEntry | None,
+    req: dict[str, Any],
+    tools: ToolBox | None,
+    used: dict[str, int],
+) -> str | None:
+    if entry is None:
+        return f"no tool {req['tool']!r} in this spec"
+    if not may_call(spec, entry, speaker):
+        return f"tool {entry.name!r} is not given to {speaker}"
+    if tools is None:
+        return f"tool {entry.name!r} is not running in this run"
+    if req["call"] not in tools.calls(entry.name):
+        return f"tool {entry.name!r} has no call {req['call']!r}"
+    if used.get(entry.name, 0) >= entry.max_calls_per_turn:
+        return f"over the budget of {entry.max_calls_per_turn} calls of {entry.name!r} per turn"
+    return None
+
+
+def results_message(records: list[dict[str, Any]]) -> dict[str, str]:
+    """The user message that gives a model its lookups' results and asks for the answer."""
+    parts = []
+    for r in records:
+        head = f"{r['id']}: {r['tool']}.{r['call']} {json.dumps(r['args'], ensure_ascii=False)}"
+        body = r["result"] if r["ok"] else f"(refused or failed: {r['reason']})"
+        parts.append(f"=== {head}\n{body}\n=== end of {r['id']}")
+    return {
+        "role": "user",
+        "content": (
+            "The results of your lookups:\n\n"
+            + "\n\n".join(parts)
+            + "\n\nNow give your whole answer in the required JSON. Further lookups are not "
+            "run in this turn. Quote a result verbatim as evidence of kind tool_quote with "
+            "source its id."
+        ),
+    }
+
+
+def results(records: Iterable[dict[str, Any]] | None) -> dict[str, str]:
+    """Id to result text of the lookups that succeeded: where a tool_quote must be found."""
+    return {str(r.get("id")): str(r.get("result", "")) for r in records or () if r.get("ok")}
+
+
+def lookup_problems(spec: Spec, speaker: str, records: Sequence[Any]) -> list[str]:
+    """What ``moot verify`` finds wrong with a turn's recorded lookups (empty: all hold)."""
+    problems: list[str] = []
+    used: dict[str, int] = {}
+    if len(records) > MAX_ASKED:
+        problems.append(f"{len(records)} lookups, more than the {MAX_ASKED} a turn may record")
+    for n, r in enumerate(records, start=1):
+        if not isinstance(r, dict):
+            problems.append(f"lookup {n} is not a table")
+            continue
+        rid = r.get("id")
+        where = f"lookup {rid}"
+        if rid != f"L{n}":
+            problems.append(f"{where}: ids run L1, L2, ... in order; expected L{n}")
+        result = r.get("result", "")
+        if not isinstance(result, str):
+            problems.append(f"{where}: result is not text")
+            continue
+        if r.get("sha256") != digest(result):
+            problems.append(f"{where}: the result does not hash to its sha256")
+        if r.get("bytes") != len(result.encode("utf-8")):
+            problems.append(f"{where}: bytes is not the result's size")
+        if not r.get("ok"):
+            if result:
+                problems.append(f"{where}: a refused or failed lookup has no result")
+            continue
+        entry = next((t for t in spec.tools if t.name == r.get("tool")), None)
+        if entry is None:
+            problems.append(f"{where}: no tool {r.get('tool')!r} in the spec")
+            continue
+        if not may_call(spec, entry, speaker):
+            problems.append(f"{where}: tool {entry.name!r} was not given to {speaker}")
+        used[entry.name] = used.get(entry.name, 0) + 1
+        if used[entry.name] > entry.max_calls_per_turn:
+            problems.append(
+                f"{where}: over the budget of {entry.max_calls_per_turn} calls of "
+                f"{entry.name!r} per turn"
+            )
+        if len(result.encode("utf-8")) > entry.max_result_bytes:
+            problems.append(f"{where}: result over the bound of {entry.max_result_bytes} bytes")
+    return problems

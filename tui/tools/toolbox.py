@@ -1,0 +1,92 @@
+"""The tools of one run, as the engine's ``ToolBox`` port.
+
+A files root must lie inside the spec's folder (or a ``--allow-read`` path); an
+MCP server is launched on ``start`` (before the first turn) and stopped on
+``aclose``; one that will not start is a clear error naming its tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from tui.engine.ports import ToolFailure
+from tui.engine.readroots import ReadRoots
+from tui.engine.safeio import FileRefused
+from tui.engine.spec import Spec
+from tui.tools.files import CALLS, FilesTool
+from tui.tools.mcp_client import McpTool
+
+
+class RunTools:
+    """Implements ``tui.engine.ports.ToolBox`` for the ``[[tools]]`` of one spec."""
+
+    def __init__(
+        self, spec: Spec, spec_folder: str | Path, allow_read: Iterable[str | Path] = ()
+    ) -> None:
+        self._spec = spec
+        self._roots = ReadRoots.of(spec_folder, allow_read)
+        self._files: dict[str, FilesTool] = {}
+        self._mcp: dict[str, McpTool] = {}
+        self._lock = asyncio.Lock()
+        self._started = False
+
+    async def start(self) -> None:
+        """Open every tool once; ToolFailure names the first that cannot be opened."""
+        async with self._lock:
+            if self._started:
+                return
+            self._started = True
+            for tool in self._spec.tools:
+                if tool.builtin == "files" and tool.root is not None:
+                    self._files[tool.name] = FilesTool(
+                        _files_root(self._roots, tool.name, tool.root)
+                    )
+                elif tool.mcp is not None:
+                    server = McpTool(tool.name, tool.mcp, self._roots.spec_folder)
+                    await server.start()
+                    self._mcp[tool.name] = server
+
+    def calls(self, tool: str) -> tuple[str, ...]:
+        if tool in self._files:
+            return CALLS
+        server = self._mcp.get(tool)
+        return server.calls if server is not None else ()
+
+    async def run(self, tool: str, call: str, args: dict[str, Any]) -> str:
+        if tool in self._files:
+            return await asyncio.to_thread(self._files[tool].run, call, args)
+        server = self._mcp.get(tool)
+        if server is None:
+            raise ToolFailure(f"tool {tool!r} is not running")
+        return await server.run(call, args)
+
+    async def aclose(self) -> None:
+        for server in self._mcp.values():
+            await server.aclose()
+        self._mcp.clear()
+
+
+def _files_root(roots: ReadRoots, name: str, root: str) -> Path:
+    try:
+        real = roots.resolve(roots.spec_folder / root)
+    except FileRefused as err:
+        raise ToolFailure(f"tool {name!r}: root {root!r} is {err}") from None
+    if not real.is_dir():
+        raise ToolFailure(f"tool {name!r}: root {root!r} is not a folder")
+    return real
+
+
+def run_tools(
+    spec: Spec, spec_source: str | Path | None, allow_read: Iterable[str | Path] = ()
+) -> RunTools | None:
+    """The tools for a run of ``spec`` read from ``spec_source``; None when it names none.
+
+    Without the spec's path (a spec given as text) there is no folder to root the
+    files tool in, so no tool runs and every lookup is refused on record.
+    """
+    if not spec.tools or spec_source is None or not Path(spec_source).is_file():
+        return None
+    return RunTools(spec, Path(spec_source).resolve().parent, allow_read)
