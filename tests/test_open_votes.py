@@ -178,3 +178,20 @@ def test_an_open_vote_session_verifies_and_a_forged_vote_is_named(
     assert main(["verify", str(path), "--json"]) != ExitCode.DECIDED
     report = json.loads(capsys.readouterr().out)
     assert failed(report) == {("turn 3", "vote"), ("turn 6", "vote")}
+
+
+def test_the_adr_of_an_open_vote_session_chooses_the_answer_reached(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Open votes are answers, not a list: the record must not read ``"open"`` as the options
+    (a substring test would take the answer ``"o"`` for a vote and ``votes[0]`` for ``"o"``)."""
+    path = tmp_path / "open.toml"
+    raw = open_raw({"a": ["It is 1,200."], "b": ["1200"], "c": ["7"]})
+    asyncio.run(run_live(raw, lambda d: SCRIPTED, path))
+    assert main(["export", str(path), "--format", "adr"]) == 0
+    adr = capsys.readouterr().out
+    assert "status: accepted" in adr
+    chosen = next(line for line in adr.splitlines() if line.startswith("Chosen option:"))
+    # the position of a debater who answered 1200 (a or b), with the answer it reached
+    assert chosen.startswith(('Chosen option: "a: position', 'Chosen option: "b: position'))
+    assert "decision `1200`" in chosen, chosen

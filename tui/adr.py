@@ -184,7 +184,8 @@ def chosen(data: SessionData) -> str | None:
     """
     r = data.result or {}
     decision = r.get("decision")
-    if not r or decision == ESCALATE or decision not in data.spec.debate.votes:
+    options = data.spec.debate.vote_options  # empty when votes are open answers
+    if not r or decision == ESCALATE or (options and decision not in options):
         return None
     if isinstance(r.get("winning_candidate"), str):
         return str(r["winning_candidate"])
@@ -198,7 +199,7 @@ def chosen(data: SessionData) -> str | None:
     ]
     if backers:
         return Counter(map(_key, backers)).most_common(1)[0][0]
-    if decision == data.spec.debate.votes[0]:
+    if options and decision == options[0]:
         positions = [text for t in data.turns if (text := _position(t))]
         return positions[-1] if positions else data.spec.debate.artifact
     return None
