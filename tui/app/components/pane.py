@@ -348,6 +348,8 @@ class DebaterPane(Vertical):
         await self.stop_streaming()
         self.failure = None
         self.speaking = True
+        if not self.turns.is_attached:  # the app is closing: the pane is already taken down
+            return
         streaming = StreamingTurn(slot, attempt, self.redact)
         await self.turns.mount(streaming)
         if not streaming.children:  # the app is closing: mounted, never composed
