@@ -375,6 +375,9 @@ class DebaterPane(Vertical):
 
     async def add_card(self, turn: Turn) -> None:
         scroll = self.turns
+        if not scroll.is_attached:  # the app is closing: the pane is already taken down
+            self.count(turn)
+            return
         await scroll.mount(TurnCard(turn), before=self.streaming)
         cards = list(scroll.query(TurnCard))
         if len(cards) > MAX_CARDS:
