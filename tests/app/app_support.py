@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -91,6 +92,18 @@ async def wait_until(pilot: Any, predicate: Callable[[], Any], timeout: float = 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {predicate}")
         await pilot.pause(0.01)
+
+
+async def run_until_exit(
+    app: Any, size: tuple[int, int] = (120, 30), timeout: float = 60.0
+) -> None:
+    """Run an app that quits by itself (a refused start) to its end, with no pilot.
+
+    A pilot's wait for the screen to settle never returns if the app exits under
+    it (Textual drops the queued callbacks), so a start that is refused fast would
+    fail the test 30 s later instead of passing.
+    """
+    await asyncio.wait_for(app.run_async(headless=True, size=size), timeout)
 
 
 def make_app(tmp: Path, **kwargs: Any) -> Any:

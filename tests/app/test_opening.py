@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from app_support import debate_spec, make_app, plain, wait_until, write_spec
+from app_support import debate_spec, make_app, plain, run_until_exit, wait_until, write_spec
 
 import tui.providers.preflight as preflight_module
 from tui.app.screens.live import LiveScreen
@@ -37,8 +37,7 @@ async def test_a_failed_preflight_exits_2_before_any_session_file(tmp_path, moot
     monkeypatch.setattr(preflight_module, "preflight", lambda spec: ["planner: no key set"])
     spec_path = write_spec(tmp_path, debate_spec())
     app = make_app(tmp_path, spec_path=str(spec_path), preflight=True)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await wait_until(pilot, lambda: app.return_code is not None)
+    await run_until_exit(app)
     assert app.return_value == ExitCode.BAD_INPUT
     assert "preflight" in app.startup_error and "planner: no key set" in app.startup_error
     assert not list((tmp_path / "sessions").glob("*.toml"))
@@ -71,8 +70,7 @@ async def test_console_run_refuses_a_bomb_like_headless_does(tmp_path, moot_dirs
         spec_path = tmp_path / "bomb.toml"
         spec_path.write_text(text)
         app = make_app(tmp_path, spec_path=str(spec_path), preflight=False)
-        async with app.run_test(size=(120, 30)) as pilot:
-            await wait_until(pilot, lambda app=app: app.return_code is not None, timeout=60)
+        await run_until_exit(app)
         assert app.return_value == ExitCode.BAD_INPUT, name
         assert "refused before parsing" in app.startup_error, name
         assert not list((tmp_path / "sessions").glob("*.toml"))
@@ -92,8 +90,7 @@ async def test_console_run_reads_outside_the_spec_folder_only_when_allowed(
     spec["context"] = [{"label": "notes", "file": "../private.txt"}]
     spec_path = write_spec(folder, spec)
     app = make_app(tmp_path, spec_path=str(spec_path), preflight=True)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await wait_until(pilot, lambda: app.return_code is not None, timeout=60)
+    await run_until_exit(app)
     assert app.return_value == ExitCode.BAD_INPUT
     assert "context[0].file" in app.startup_error
     assert "outside the spec's folder" in app.startup_error

@@ -378,6 +378,8 @@ class DebaterPane(Vertical):
         await self.stop_streaming()
         self.failure = None
         self.speaking = True
+        if not self.turns.is_attached:  # the app is closing: the pane is already taken down
+            return
         streaming = StreamingTurn(slot, attempt, self.redact, self._lookups.get(slot.index, ()))
         await self.turns.mount(streaming)
         if not streaming.children:  # the app is closing: mounted, never composed
@@ -410,6 +412,9 @@ class DebaterPane(Vertical):
 
     async def add_card(self, turn: Turn) -> None:
         scroll = self.turns
+        if not scroll.is_attached:  # the app is closing: the pane is already taken down
+            self.count(turn)
+            return
         await scroll.mount(TurnCard(turn), before=self.streaming)
         cards = list(scroll.query(TurnCard))
         if len(cards) > MAX_CARDS:
