@@ -152,7 +152,9 @@ class StreamingTurn(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self._heading(), markup=False, classes="heading")
-        yield Static(self._lookups(), markup=False, classes="lookups")
+        lookups = Static(self._lookups(), markup=False, classes="lookups")
+        lookups.display = bool(self.lookups)  # no lookups: no blank line above the words
+        yield lookups
         yield Static(self._live(), markup=False, classes="live")
         yield TailText(classes="body")
 
@@ -172,7 +174,9 @@ class StreamingTurn(Vertical):
 
     def show_lookups(self, lookups: tuple[dict[str, Any], ...]) -> None:
         self.lookups = lookups
-        self.query_one(".lookups", Static).update(self._lookups())
+        shown = self.query_one(".lookups", Static)
+        shown.update(self._lookups())
+        shown.display = bool(lookups)
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._show_progress)  # the clock moves while a model thinks
