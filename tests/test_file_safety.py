@@ -226,7 +226,7 @@ def test_session_list_survives_a_fifo_and_a_depth_bomb(tmp_path: Path) -> None:
 def test_config_save_ignores_a_planted_temp_link(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tui.app.themes import load_config, save_config
+    from tui.config import load_config, save_config
 
     monkeypatch.setenv("MOOT_CONFIG_DIR", str(tmp_path))
     victim = tmp_path / "victim.txt"

@@ -176,6 +176,7 @@ class Collector:
     def __init__(self) -> None:
         self.requests: list[ExportTraceServiceRequest] = []
         self.paths: list[str] = []
+        self.headers: list[dict[str, str]] = []
         collector = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -185,6 +186,7 @@ class Collector:
                 request.ParseFromString(body)
                 collector.requests.append(request)
                 collector.paths.append(self.path)
+                collector.headers.append({k.lower(): v for k, v in self.headers.items()})
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.end_headers()

@@ -775,6 +775,10 @@ def _console(args: argparse.Namespace) -> int:
 
     cmd = args.command
     theme = getattr(args, "theme", None)
+    if cmd != "replay":  # a mistake in [telemetry] is said before the console takes the screen
+        from tui.telemetry import settings
+
+        settings()
     if cmd == "run":  # the console reads and preflights the spec after its first frame
         return launch(
             spec_path=args.spec,

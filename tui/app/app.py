@@ -27,11 +27,10 @@ from tui.app.themes import (
     DEFAULT_THEME,
     FALLBACK_COLORS,
     LoadedTheme,
-    load_config,
     load_themes,
     resolve_theme_name,
-    save_config,
 )
+from tui.config import load_config, save_config
 from tui.exitcodes import ExitCode
 from tui.textsafe import shorten
 

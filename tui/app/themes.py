@@ -1,8 +1,8 @@
 """Theme files (TOML) → Textual themes plus a debater colour cycle; the user config.
 
 Shipped themes live in ``themes/``; a user may add more in
-``<config dir>/themes/``. The chosen theme is remembered in
-``<config dir>/config.toml`` (``MOOT_CONFIG_DIR`` overrides the config dir).
+``<config dir>/themes/``. The chosen theme is remembered in the config file
+(``tui.config``; ``MOOT_CONFIG_DIR`` overrides the config dir).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
-from tui.engine.safeio import FileRefused, read_regular, replace_file
+from tui.engine.safeio import FileRefused, read_regular
 from tui.paths import config_dir, themes_dir
 
 DEFAULT_THEME = "moot-dark"
@@ -144,30 +144,3 @@ def resolve_theme_name(name: str, themes: dict[str, LoadedTheme], known: set[str
         if loaded.stem == name or loaded.theme.name == f"moot-{name}":
             return loaded.theme.name
     return None
-
-
-# ---------------------------------------------------------------- user config
-def config_path() -> Path:
-    return config_dir() / "config.toml"
-
-
-def load_config() -> dict[str, Any]:
-    try:
-        data = toml_document(read_regular(config_path(), SPEC_BYTES))
-    except (FileRefused, TomlRefused):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def save_config(updates: dict[str, Any]) -> None:
-    """Merge ``updates`` into the config file (written atomically)."""
-    path = config_path()
-    import tomli_w
-
-    data = load_config()
-    data.update(updates)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        replace_file(path, tomli_w.dumps(data).encode("utf-8"))  # fresh temp, no link followed
-    except OSError:
-        pass  # a read-only config dir must not break the console

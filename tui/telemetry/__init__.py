@@ -1,8 +1,10 @@
-"""OpenTelemetry GenAI traces of debates, on only when an OTLP endpoint is set.
+"""OpenTelemetry GenAI traces of debates, on only when the person running moot asks.
 
-Nothing here imports OpenTelemetry until ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or
-``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) is set: off, a run pays one lookup of the
-environment. On, each debate is one trace (``tui.telemetry.spans``) sent in
+Tracing is on when an OTLP endpoint is set in the environment
+(``OTEL_EXPORTER_OTLP_ENDPOINT``) or in ``[telemetry]`` of moot's config file
+(``tui.telemetry.settings``: the environment wins). Nothing here imports
+OpenTelemetry until then: off, a run pays one look at the environment and the
+config file. On, each debate is one trace (``tui.telemetry.spans``) sent in
 batches over OTLP/HTTP (``tui.telemetry.export``, the optional extra
 ``moot[otel]``); a slow or dead collector never holds a debate up.
 """
@@ -13,41 +15,62 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tui.engine.live import LiveSession
+from tui.config import ConfigRefused, config_path, read_config
+from tui.telemetry.settings import Settings, resolve
 
-ENDPOINT_ENVS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+if TYPE_CHECKING:
+    from tui.engine.live import LiveSession
+
 MISSING = (
-    "moot: warning: OTEL_EXPORTER_OTLP_ENDPOINT is set but the otel extra is not installed "
+    "moot: warning: tracing is configured but the otel extra is not installed "
     "(pip install 'moot[otel]'); no traces are sent"
 )
 
 Finish = Callable[[], None]
-_missing_said = False
+_said: set[str] = set()
+
+
+def _warn(message: str) -> None:
+    """Each warning once per process (a batch of a thousand debates says it once)."""
+    if message not in _said:
+        _said.add(message)
+        print(message, file=sys.stderr)
+
+
+def settings() -> Settings | None:
+    """The tracing settings in force, None when off; a bad config file is one warning."""
+    path = config_path()
+    try:
+        config = read_config()
+    except ConfigRefused as err:
+        config = {}
+        _warn(f"moot: warning: {err}; no [telemetry] settings are read from it")
+    found, problems = resolve(os.environ, config, str(path))
+    if problems:
+        listed = "; ".join(problems)
+        _warn(f"moot: warning: {path}: {listed}; the config file sends no traces until fixed")
+    return found
 
 
 def enabled() -> bool:
-    return any(os.environ.get(name) for name in ENDPOINT_ENVS)
-
-
-def capture_content() -> bool:
-    """Message content goes into spans only when asked for, and redacted even then."""
-    return os.environ.get(CAPTURE_ENV, "").strip().lower() == "true"
+    return settings() is not None
 
 
 def _available() -> bool:
     """The extra is installed (else one warning per process, and no traces)."""
-    global _missing_said
     try:
         import tui.telemetry.export  # noqa: F401
     except ImportError:
-        if not _missing_said:
-            _missing_said = True
-            print(MISSING, file=sys.stderr)
+        _warn(MISSING)
         return False
     return True
+
+
+def _on() -> Settings | None:
+    found = settings()
+    return found if found is not None and _available() else None
 
 
 def trace_session(session: LiveSession, parent: Any = None) -> Finish | None:
@@ -55,12 +78,13 @@ def trace_session(session: LiveSession, parent: Any = None) -> Finish | None:
 
     ``parent`` is what :func:`batch_trace` yields, so a batch's debates share its trace.
     """
-    if not enabled() or not _available():
+    found = _on()
+    if found is None:
         return None
     from tui.telemetry.export import tracer
     from tui.telemetry.spans import DebateTrace
 
-    trace = DebateTrace(tracer(), session, capture=capture_content(), parent=parent)
+    trace = DebateTrace(tracer(found), session, capture=found.capture, parent=parent)
     session.engine.subscribe(trace)
     return trace.end
 
@@ -68,7 +92,8 @@ def trace_session(session: LiveSession, parent: Any = None) -> Finish | None:
 @contextmanager
 def batch_trace(specs: int) -> Iterator[Any]:
     """One trace for a batch: yields the parent for its debates (None when tracing is off)."""
-    if not enabled() or not _available():
+    found = _on()
+    if found is None:
         yield None
         return
     from opentelemetry.trace import set_span_in_context
@@ -76,7 +101,7 @@ def batch_trace(specs: int) -> Iterator[Any]:
     from tui.telemetry.export import tracer
     from tui.telemetry.spans import OPERATION
 
-    span = tracer().start_span(
+    span = tracer(found).start_span(
         "invoke_workflow moot batch", attributes={OPERATION: "invoke_workflow", "moot.specs": specs}
     )
     try:
@@ -87,7 +112,7 @@ def batch_trace(specs: int) -> Iterator[Any]:
 
 def flush() -> None:
     """Send what is batched before the process ends (bounded: a dead collector waits not)."""
-    if not enabled() or "tui.telemetry.export" not in sys.modules:
+    if "tui.telemetry.export" not in sys.modules:
         return
     from tui.telemetry.export import shutdown
 

@@ -1,7 +1,8 @@
 """The tracer provider: spans batched and sent over OTLP/HTTP, failures said once.
 
-The endpoint, headers and timeout come from the standard ``OTEL_EXPORTER_OTLP_*``
-variables, read by the exporter itself. Export runs on the batch processor's
+The endpoint, headers and timeout come from ``tui.telemetry.settings``: what it
+leaves open (None) the exporter reads from the standard ``OTEL_EXPORTER_OTLP_*``
+variables itself. Export runs on the batch processor's
 thread, so the debate never waits for it; a collector that cannot be reached is
 one warning on stderr, then silence, and the exporter's own retry logging is
 kept off the console.
@@ -22,12 +23,12 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from opentelemetry.trace import Tracer
 
 from tui import __version__
+from tui.telemetry.settings import TIMEOUT_ENVS, Settings
 
 SHUTDOWN_WAIT_S = 5.0  # at exit, at most this long for the last batch
 # Unless OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT says otherwise: short enough that a dead
 # collector is known (and said) before the process ends, its retries included.
 DEFAULT_TIMEOUT_S = 3.0
-TIMEOUT_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
 SCOPE = "moot"
 
 
@@ -66,8 +67,13 @@ _provider: TracerProvider | None = None
 _lock = threading.Lock()
 
 
-def provider(exporter: SpanExporter | None = None) -> TracerProvider:
-    """This process's tracer provider (made once), batching into ``exporter`` (OTLP/HTTP)."""
+def provider(
+    settings: Settings | None = None, exporter: SpanExporter | None = None
+) -> TracerProvider:
+    """This process's tracer provider (made once), batching into ``exporter`` or OTLP/HTTP.
+
+    The first call's ``settings`` hold for the process: one provider, one collector.
+    """
     global _provider
     with _lock:
         if _provider is None:
@@ -76,14 +82,20 @@ def provider(exporter: SpanExporter | None = None) -> TracerProvider:
                 resource=Resource.create({SERVICE_NAME: "moot", "service.version": __version__})
             )
             if exporter is None:
-                timeout = None if any(map(os.environ.get, TIMEOUT_ENVS)) else DEFAULT_TIMEOUT_S
-                exporter = OTLPSpanExporter(timeout=timeout)
+                exporter = _otlp(settings or Settings("environment"))
             _provider.add_span_processor(BatchSpanProcessor(WarnOnce(exporter)))
         return _provider
 
 
-def tracer() -> Tracer:
-    return provider().get_tracer(SCOPE, __version__)
+def _otlp(settings: Settings) -> OTLPSpanExporter:
+    timeout = settings.timeout
+    if timeout is None and not any(map(os.environ.get, TIMEOUT_ENVS)):
+        timeout = DEFAULT_TIMEOUT_S
+    return OTLPSpanExporter(endpoint=settings.endpoint, headers=settings.headers, timeout=timeout)
+
+
+def tracer(settings: Settings | None = None) -> Tracer:
+    return provider(settings).get_tracer(SCOPE, __version__)
 
 
 def shutdown() -> None:
