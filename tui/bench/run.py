@@ -27,6 +27,7 @@ from tui.engine.errors import MootInputError
 from tui.engine.ports import Provider, TokenSink, TurnReply, TurnRequest
 from tui.engine.spec import Debater, validate_spec
 from tui.exitcodes import ExitCode
+from tui.telemetry import bench_trace, flush
 from tui.textsafe import clean_line
 
 MAX_ITEMS = 100_000  # the records of a run are held in memory for the report
@@ -156,7 +157,11 @@ def run_bench(
         async with gate:
             item = task.item(index)
             session = store.session(index) if store is not None and arm == "debate" else None
+            if trace is not None:
+                trace.run(index, arm, item.question)
             record = await play(setup, arm, item, providers(item), session)
+            if trace is not None:
+                trace.ran(record)
             records[(index, arm)] = record
             if store is not None:
                 store.add(record)
@@ -172,26 +177,33 @@ def run_bench(
 
                 await close_all()
 
+    about = {**options.config(), "items": options.items, "arms": list(options.arms)}
     try:
-        if isinstance(progress, _Bar):
-            with progress.progress:
-                asyncio.run(main())
-        else:
-            asyncio.run(main())
-    except KeyboardInterrupt:
-        if store is not None:
-            errors.print(
-                Text(
-                    f"moot bench: interrupted; finished items are kept in {clean_line(options.out)}"
-                    " (the same command goes on from there)"
-                ),
-                soft_wrap=True,
-            )
-        raise
-    finally:
-        if store is not None:
-            store.close()
-    result = summary(records.values(), list(options.arms), options.items, calls.made)
+        with bench_trace(about, options.model) as trace:  # one trace, when tracing is on
+            try:
+                if isinstance(progress, _Bar):
+                    with progress.progress:
+                        asyncio.run(main())
+                else:
+                    asyncio.run(main())
+            except KeyboardInterrupt:
+                if store is not None:
+                    errors.print(
+                        Text(
+                            f"moot bench: interrupted; finished items are kept in {clean_line(options.out)}"
+                            " (the same command goes on from there)"
+                        ),
+                        soft_wrap=True,
+                    )
+                raise
+            finally:
+                if store is not None:
+                    store.close()
+            result = summary(records.values(), list(options.arms), options.items, calls.made)
+            if trace is not None:
+                trace.report(result)
+    finally:  # what was traced is sent, an interrupted bench's included
+        flush()
     _report(options, result, store, console)
     return ExitCode.DECIDED
 

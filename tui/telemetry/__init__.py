@@ -22,6 +22,7 @@ from tui.telemetry.settings import Settings, resolve
 
 if TYPE_CHECKING:
     from tui.engine.live import LiveSession
+    from tui.telemetry.bench import BenchTrace
 
 MISSING = (
     "moot: warning: tracing is configured but the otel extra is not installed "
@@ -117,3 +118,20 @@ def flush() -> None:
     from tui.telemetry.export import shutdown
 
     shutdown()
+
+
+@contextmanager
+def bench_trace(about: dict[str, Any], model: str) -> Iterator[BenchTrace | None]:
+    """One trace for a ``moot bench`` run (None when tracing is off); ended on the way out."""
+    found = _on()
+    if found is None:
+        yield None
+        return
+    from tui.telemetry.bench import BenchTrace
+    from tui.telemetry.export import tracer
+
+    trace = BenchTrace(tracer(found), about, capture=found.capture, model=model)
+    try:
+        yield trace
+    finally:
+        trace.end()
