@@ -3,8 +3,11 @@
 The root span is the debate (``invoke_workflow``); each turn played is a child
 ``invoke_agent`` span naming its debater, with the round, phase, kind, vote,
 validity and the record's hash in the session file; each model call under a turn
-is a ``chat`` span with the model, the provider and the tokens. Operator actions
-and the decision are events on the root. Message content (the motion, what each
+is a ``chat`` span with the model, the provider and the tokens, and each lookup
+an ``execute_tool`` span with the tool, the call, ok or not, the result's size and
+the time it took as the session file records them (never the result, the tool's
+words nor the arguments, unless capture is asked for). Operator actions and the
+decision are events on the root. Message content (the motion, what each
 turn said) is left out unless capture is asked for, and redacted even then.
 Turns replayed on resume were traced when they were played, so they are skipped.
 """
@@ -12,6 +15,7 @@ Turns replayed on resume were traced when they were played, so they are skipped.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from opentelemetry.context import Context
@@ -21,6 +25,7 @@ from tui.engine.events import (
     DecisionReached,
     Event,
     LedgerChanged,
+    LookupsRan,
     OperatorActed,
     ProviderFailed,
     TurnCompleted,
@@ -93,6 +98,8 @@ class DebateTrace:
             self._call_ended(event)
         elif isinstance(event, ProviderFailed):
             self._call_failed(event)
+        elif isinstance(event, LookupsRan):
+            self._lookups(event)
         elif isinstance(event, TurnCompleted) and not event.replayed:
             self._turn_ended(event.turn)
         elif isinstance(event, OperatorActed):
@@ -158,6 +165,53 @@ class DebateTrace:
         span = self.calls.pop(speaker, None)
         if span is not None:
             span.end()
+
+    def _lookups(self, event: LookupsRan) -> None:
+        """The turn's lookups ran one after another, just now: each span is laid back from
+        the present by the recorded times, so its duration is the one in the file."""
+        slot = event.slot
+        agent = self._agent(slot.index, slot.speaker, slot.round, slot.phase, str(slot.kind))
+        parent = set_span_in_context(agent)
+        end = time.time_ns()
+        placed = []
+        for record in reversed(event.lookups):
+            start = end - round(float(record.get("ms", 0.0)) * 1_000_000)
+            placed.append((record, start, end))
+            end = start
+        for record, start, finish in reversed(placed):
+            span = self.tracer.start_span(
+                f"execute_tool {record.get('tool')}",
+                context=parent,
+                start_time=start,
+                attributes=self._lookup_facts(record),
+            )
+            if not record.get("ok"):
+                span.set_status(Status(StatusCode.ERROR, "lookup refused or failed"))
+            span.end(end_time=finish)
+
+    def _lookup_facts(self, record: dict[str, Any]) -> dict[str, Any]:
+        ok = bool(record.get("ok"))
+        facts: dict[str, Any] = {
+            OPERATION: "execute_tool",
+            "gen_ai.tool.name": str(record.get("tool")),
+            "gen_ai.tool.call.id": str(record.get("id")),
+            CONVERSATION: self.conversation,
+            "moot.tool.call": str(record.get("call")),
+            "moot.lookup.ok": ok,
+            "moot.lookup.bytes": int(record.get("bytes", 0)),
+            "moot.lookup.cut": bool(record.get("cut", False)),
+        }
+        if "ms" in record:  # a refused lookup never ran
+            facts["moot.lookup.duration_ms"] = float(record["ms"])
+        if not ok:
+            facts["error.type"] = "failed" if "ms" in record else "refused"
+        if self.capture:
+            facts["gen_ai.tool.call.arguments"] = self.redact(
+                json.dumps(record.get("args", {}), ensure_ascii=False)
+            )
+            if record.get("reason"):
+                facts["moot.lookup.reason"] = self.redact(str(record["reason"]))
+        return facts
 
     def _turn_ended(self, turn: Turn) -> None:
         agent = self.agents.pop(turn.index, None) or self._agent_now(turn)
