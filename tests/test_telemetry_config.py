@@ -8,6 +8,8 @@ an endpoint the environment chose. Mistakes are named by key path, values unshow
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -213,3 +215,47 @@ def test_the_console_names_a_bad_table_before_it_takes_the_screen(
     _config(tmp_path, {"endpoint": "http://127.0.0.1:4318", "capture_message_content": "yes"})
     assert main([]) == 0
     assert shown and "telemetry.capture_message_content: must be true or false" in shown[0]
+
+
+# ------------------------------------------------------- off means never imported
+PROBE = """
+import sys
+from tui.cli import main
+codes = [
+    main(["run", {spec!r}, "--headless"]),
+    main(["batch", {spec!r}, "--no-preflight"]),
+    main(["bench", "--model", "oracle:0.6", "--items", "2", "--json"]),
+]
+loaded = any(m == "opentelemetry" or m.startswith("opentelemetry.") for m in sys.modules)
+print("OTEL" if loaded else "NONE", [int(c) for c in codes], file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    ("table", "env", "imported"),
+    [
+        (None, {}, False),  # no config file
+        ({"endpoint": "http://127.0.0.1:9", "enabled": False}, {}, False),
+        ({"endpoint": "http://127.0.0.1:9"}, {"OTEL_SDK_DISABLED": "true"}, False),
+        ({"endpoint": "http://127.0.0.1:9", "timeout": 1}, {}, True),  # the probe can tell
+    ],
+    ids=["no-config", "enabled-false", "sdk-disabled", "on"],
+)
+def test_run_batch_and_bench_import_no_opentelemetry_unless_tracing_is_on(
+    tmp_path: Path, table: dict[str, Any] | None, env: dict[str, str], imported: bool
+) -> None:
+    if table is not None:
+        _config(tmp_path, table, theme="moot-light")
+    spec = write(tmp_path / "split.toml", unresolved())
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(spec=str(spec))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**clean, **env},
+    )
+    assert done.returncode == 0, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == f"{'OTEL' if imported else 'NONE'} [3, 3, 0]", done.stderr
