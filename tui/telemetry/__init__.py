@@ -55,10 +55,6 @@ def settings() -> Settings | None:
     return found
 
 
-def enabled() -> bool:
-    return settings() is not None
-
-
 def _available() -> bool:
     """The extra is installed (else one warning per process, and no traces)."""
     try:
