@@ -8,7 +8,11 @@ each request with a fresh seed, so validity is a rate, not a fact. This plays
 each ``sessions/examples/local-*.toml`` ``--runs`` times in this process, on the
 embedded model, and prints that rate: model turns played, valid, refused (a turn
 is refused after the engine asked again), the commonest refusal reasons, and how
-the runs ended. It is the figure to watch when a prompt or schema changes.
+the runs ended. A run ends as its protocol intends when its rule is the
+protocol's own (a vote, a gate, judges, the operator's hands), not a refused
+turn, a provider failure or a budget, and it does so within three minutes; each
+example should in at least 4 of 5 runs. It is the figure to watch when a prompt,
+a schema or an example changes.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from tui.engine.spec import read_spec_file  # noqa: E402
 from tui.providers.registry import close_all, provider_for  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "sessions" / "examples"
-DEFAULT = ["local-debate.toml", "local-adversary.toml", "local-challenge.toml", "local-refine.toml"]
+DEFAULT = sorted(p.name for p in EXAMPLES.glob("local-*.toml"))
+FAILED = {"invalid_turn", "provider_failure", "budget_exhausted"}  # not a protocol's ending
+IN_TIME = 180.0  # seconds: the demo's promise on two cores
 
 
 def _reason(error: str) -> str:
@@ -40,12 +46,18 @@ async def _play(example: str, runs: int) -> None:
     played = valid = 0
     reasons: Counter[str] = Counter()
     rules: Counter[str] = Counter()
+    intended = 0
+    slowest = 0.0
     t0 = time.perf_counter()
     for _ in range(runs):
         spec, _raw = read_spec_file(EXAMPLES / example)
         engine = Engine(spec, provider_for)
+        started = time.perf_counter()
         decision = await engine.run()
+        took_run = time.perf_counter() - started
+        slowest = max(slowest, took_run)
         rules[decision.rule] += 1
+        intended += decision.rule not in FAILED and took_run <= IN_TIME
         for turn in engine.state.turns:
             if turn.model == "scripted":
                 continue
@@ -58,6 +70,8 @@ async def _play(example: str, runs: int) -> None:
     took = time.perf_counter() - t0
     print(f"{example}: {valid}/{played} model turns valid ({rate:.0%}), {runs} runs, {took:.0f} s")
     print("  ended: " + ", ".join(f"{rule} ×{n}" for rule, n in rules.most_common()))
+    print(f"  as the protocol intends, within {IN_TIME:.0f} s: {intended} of {runs}")
+    print(f"  slowest run: {slowest:.0f} s")
     for reason, n in reasons.most_common(3):
         print(f"  refused ×{n}: {reason}")
 
