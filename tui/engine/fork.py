@@ -125,6 +125,7 @@ def _write(
         data.meta.get("spec_source"),
         documents=data.spec.documents,
         forked_from=forked_from,
+        spec_folder=data.meta.get("spec_folder"),
     )
     try:
         kept = [a for a in data.actions if a.get("after_turn", 0) < at]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -212,6 +213,17 @@ def _file_claims(data: SessionData, out: Verification) -> None:
             f"forked from {_show(fork.get('id'))} after turn {at}"
             if ok
             else f"{_show(fork)}: names no turn of this file to fork after",
+        )
+    folder = data.meta.get("spec_folder")
+    if folder is not None:  # where a resume roots the tools: only a spec with tools has one
+        ok = isinstance(folder, str) and os.path.isabs(folder) and bool(data.spec.tools)
+        out.check(
+            "session",
+            "spec_folder",
+            ok,
+            f"the tools are rooted in {_show(folder)}"
+            if ok
+            else f"{_show(folder)}: an absolute folder, recorded only for a spec with [[tools]]",
         )
     out.check(
         "file",
