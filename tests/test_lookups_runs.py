@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -95,3 +96,87 @@ def test_the_recorded_spec_folder_is_checked_by_verify(folder: Path) -> None:
     assert load_session(out).meta["spec_folder"] == str(folder.resolve())
     report = verify_file(out)
     assert any(c.field == "spec_folder" and c.ok for c in report.claims), report
+
+
+# ------------------------------------------------- moot mcp and moot batch
+def shared_raw(folder: Path) -> dict[str, Any]:
+    """The review whose files tool is rooted outside the spec's folder, in ``../shared``."""
+    shared = folder.parent / "shared"
+    shared.mkdir(exist_ok=True)
+    (shared / "design.md").write_text(DESIGN)
+    raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))
+    raw["tools"][0]["root"] = "../shared"
+    return raw
+
+
+def server(tmp_path: Path, allow_read: tuple[str, ...] = ()) -> Any:
+    from tui.mcp_server import MootServer
+    from tui.providers.scripted import ScriptedProvider
+
+    provider = ScriptedProvider()
+    return MootServer(tmp_path / "sessions", lambda d: provider, allow_read=allow_read)
+
+
+async def mcp_run(moot_server: Any, spec: Path) -> Any:
+    from mcp import Client
+
+    async with Client(moot_server.mcp) as client:
+        return await client.call_tool("run", {"spec": str(spec), "wait": True})
+
+
+async def test_a_run_over_mcp_runs_the_spec_tools(folder: Path, tmp_path: Path) -> None:
+    spec = spec_file(folder, challenge_raw(reviewer_turn("Payments deduplicates on the event id")))
+    result = await mcp_run(server(tmp_path), spec)
+    assert not result.is_error, result.content
+    session = Path(result.structured_content["session"])
+    [lookup] = next(t for t in turns_of(session) if t.speaker == "reviewer").lookups or []
+    assert lookup["ok"] is True and lookup["result"] == DESIGN, lookup
+    assert (await asyncio.to_thread(verify_file, session)).ok
+
+
+async def test_over_mcp_a_root_outside_the_spec_folder_needs_allow_read(
+    folder: Path, tmp_path: Path
+) -> None:
+    spec = spec_file(folder, shared_raw(folder))
+    refused = await mcp_run(server(tmp_path), spec)
+    assert refused.is_error
+    said = " ".join(getattr(c, "text", "") for c in refused.content)
+    assert "tool 'files': root '../shared' is outside the spec's folder" in said, said
+    assert not list((tmp_path / "sessions").glob("*.toml"))  # refused before any file exists
+    allowed = await mcp_run(server(tmp_path, (str(folder.parent / "shared"),)), spec)
+    assert not allowed.is_error, allowed.content
+    session = Path(allowed.structured_content["session"])
+    [lookup] = next(t for t in turns_of(session) if t.speaker == "reviewer").lookups or []
+    assert lookup["ok"] is True and lookup["result"] == DESIGN, lookup
+
+
+def test_moot_mcp_takes_allow_read_on_its_command_line() -> None:
+    from tui.cli import _parser
+
+    args = _parser().parse_args(["mcp", "--allow-read", "shared"])
+    assert args.allow_read == ["shared"]
+
+
+def test_batch_roots_a_tool_outside_the_spec_folder_only_with_allow_read(
+    folder: Path, tmp_path: Path
+) -> None:
+    from tui.batch import Status, collect, run_items
+    from tui.providers.scripted import ScriptedProvider
+
+    spec = spec_file(folder, shared_raw(folder))
+    provider = ScriptedProvider()
+    refused = collect([str(spec)])
+    allowed = collect([str(spec)], allow_read=[str(folder.parent / "shared")])
+    for items in (refused, allowed):
+        asyncio.run(
+            run_items(items, directory=tmp_path / "sessions", provider_for=lambda d: provider)
+        )
+    [bad], [good] = refused, allowed
+    assert bad.status == Status.BAD and bad.session is None
+    [problem] = bad.problems
+    assert problem.startswith("tools: tool 'files': root '../shared' is outside the spec's folder")
+    assert "--allow-read" in problem
+    assert good.session is not None
+    [lookup] = next(t for t in turns_of(good.session) if t.speaker == "reviewer").lookups or []
+    assert lookup["ok"] is True and lookup["result"] == DESIGN, lookup
+    assert verify_file(good.session).ok

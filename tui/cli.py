@@ -266,6 +266,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip checking each debater's model, key and api_base before a run starts",
     )
+    _allow_read_option(mcp)
 
     srv = sub.add_parser(
         "serve", parents=[common], help="serve the console to a browser (extra: moot[serve])"
@@ -671,6 +672,7 @@ def _mcp(args: argparse.Namespace) -> int:
         sessions_dir(args.sessions_dir),
         provider_for,
         preflight=None if args.no_preflight else preflight,
+        allow_read=_allowed(args),
     )
     asyncio.run(serve_stdio(server))
     return ExitCode.DECIDED
