@@ -19,11 +19,13 @@ from tui.engine.context import ROLE_KEYS
 from tui.engine.ports import ToolBox, ToolFailure
 
 if TYPE_CHECKING:
+    from tui.engine.budget import Budget
     from tui.engine.spec import Spec, ToolEntry
 
 MAX_ASKED = 32  # lookups one reply may ask for that are recorded; the rest are not read
 CUT_MARK = "\n[… cut by moot at {kept} of {full} bytes]"
 MAX_REASON = 500
+MIN_CUT = 256  # a result cut to fewer bytes than this would be all mark: it is refused instead
 
 
 def tool_problems(raw: dict[str, Any], protocol_keys: Iterable[str]) -> list[str]:
@@ -179,25 +181,43 @@ async def run_lookups(
     tools: ToolBox | None,
     redact: Callable[[str], str],
     first_id: int = 1,
+    budget: Budget | None = None,
 ) -> list[dict[str, Any]]:
-    """Each request checked, run when allowed, and recorded whatever happens to it."""
+    """Each request checked, run when allowed, and recorded whatever happens to it.
+
+    ``budget`` holds the debate's lookup caps: asked before each lookup, and a result
+    is cut to the bytes the caps leave.
+    """
     used: dict[str, int] = {}
     records = []
     for n, req in enumerate(requests, start=first_id):
         record: dict[str, Any] = {"id": f"L{n}", **req}
         entry = next((t for t in spec.tools if t.name == req["tool"]), None)
         reason = _refusal(spec, speaker, entry, req, tools, used)
+        if reason is None and budget is not None:
+            reason = budget.lookup_refusal(speaker)
         if reason is None and entry is not None and tools is not None:
             used[entry.name] = used.get(entry.name, 0) + 1
+            if budget is not None:
+                budget.start_lookup(speaker)
             t0 = time.perf_counter()
             try:
                 text = await asyncio.wait_for(
                     tools.run(entry.name, req["call"], req["args"]), entry.timeout_s
                 )
-                result, was_cut = cut(redact(str(text)), entry.max_result_bytes)
+                full = redact(str(text))
+                limit, over = entry.max_result_bytes, None
+                room = budget.lookup_room(speaker) if budget is not None else None
+                if room is not None and room[0] < limit:
+                    limit, over = room
+                if over is not None and limit < MIN_CUT and len(full.encode("utf-8")) > limit:
+                    raise ToolFailure(f"its result would pass the budget of {over}")
+                result, was_cut = cut(full, limit)
                 record.update(ok=True, result=result)
                 if was_cut:
                     record["cut"] = True
+                if budget is not None:
+                    budget.keep_lookup_bytes(speaker, len(result.encode("utf-8")))
             except TimeoutError:
                 reason = f"timed out after {entry.timeout_s:g} s"
             except ToolFailure as err:

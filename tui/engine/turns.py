@@ -286,7 +286,12 @@ class TurnPlayer:
             debater = self.roster[slot.speaker]
             if lookups is None and (wanted := self._asked(slot, reply.text)):
                 lookups = await run_lookups(
-                    self.spec, slot.speaker, wanted, self._tools, self._redact
+                    self.spec,
+                    slot.speaker,
+                    wanted,
+                    self._tools,
+                    self._redact,
+                    budget=self.operator.budget,
                 )
                 if self._bus.active:
                     self._bus.emit(LookupsRan(slot, tuple(lookups)))

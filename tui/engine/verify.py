@@ -24,7 +24,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tui.engine.budget import CAPS, SESSION, Budget, cap_key
+from tui.engine.budget import (
+    CAPS,
+    SESSION,
+    Budget,
+    cap_key,
+    lookup_budget_problems,
+    lookup_caps,
+)
 from tui.engine.context import ARTIFACT, digest, seen_documents, slot_context
 from tui.engine.errors import SessionError
 from tui.engine.events import Slot
@@ -184,6 +191,7 @@ def verify(data: SessionData, trust: Trust | None = None) -> Verification:
         _file_claims,
         _document_claims,
         _turn_claims,
+        _lookup_budget_claim,
         _action_claims,
         _result_claims,
         _replay_claims,
@@ -482,6 +490,19 @@ def _lookup_claim(data: SessionData, out: Verification, turn: Turn) -> None:
         "; ".join(problems)
         if problems
         else f"{len(turn.lookups or [])} lookup(s): hashes, permissions and bounds hold",
+    )
+
+
+def _lookup_budget_claim(data: SessionData, out: Verification) -> None:
+    """The lookups of every turn, counted again, within ``max_lookups`` and ``max_lookup_bytes``."""
+    if not lookup_caps(data.spec):
+        return
+    problems = lookup_budget_problems(data.spec, data.turns)
+    out.check(
+        "session",
+        "lookup budget",
+        not problems,
+        "; ".join(problems) if problems else "the lookups ran and the bytes kept stay within it",
     )
 
 
