@@ -89,3 +89,31 @@ def test_lookup_caps_are_checked_in_the_spec() -> None:
     with pytest.raises(SpecError) as err:
         validate_spec(raw)
     assert "budget.max_lookups" in str(err.value) and "budget.max_lookup_bytes" in str(err.value)
+
+
+def test_a_resumed_run_starts_from_the_lookups_its_file_spent(folder: Path) -> None:
+    import asyncio
+
+    from tests.helpers import SCRIPTED
+    from tests.test_lookups_runs import keep_records
+    from tui.engine.live import LiveSession
+    from tui.tools.toolbox import RunTools
+
+    raw = two_rounds({"max_lookups": 4})
+    path = run(raw, folder)
+    keep_records(path, 3)  # the header and the first round: three lookups spent
+    tools = RunTools(validate_spec(raw), folder)
+    live = LiveSession.resume(path, lambda d: SCRIPTED, tools=tools)
+
+    async def go() -> None:
+        try:
+            await live.engine.run()
+        finally:
+            await tools.aclose()
+
+    try:
+        asyncio.run(go())
+    finally:
+        live.close()
+    assert [lk["ok"] for lk in lookups(path)] == [True, True, True, True, False, False]
+    assert verify_file(path).ok
