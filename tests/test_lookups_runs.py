@@ -180,3 +180,58 @@ def test_batch_roots_a_tool_outside_the_spec_folder_only_with_allow_read(
     [lookup] = next(t for t in turns_of(good.session) if t.speaker == "reviewer").lookups or []
     assert lookup["ok"] is True and lookup["result"] == DESIGN, lookup
     assert verify_file(good.session).ok
+
+
+# -------------------------------------------------------------------- fork
+def test_a_fork_keeps_its_lookups_verifiable_and_its_resume_runs_the_tools(
+    folder: Path, tmp_path: Path
+) -> None:
+    from tui.engine.fork import fork
+    from tui.engine.session import load_session
+
+    raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))
+    raw["debate"]["max_rounds"] = 2
+    raw["debaters"][1]["script"]["turns"] *= 2
+    spec = spec_file(folder, raw)
+    source = tmp_path / "source.toml"
+    assert moot("run", spec.name, "--headless", "--out", str(source), cwd=folder).returncode in DONE
+    forked = fork(source, 2, tmp_path / "fork.toml", ["debate.title=Forked review"])
+    kept = load_session(forked)
+    assert [t.lookups for t in kept.turns] == [t.lookups for t in turns_of(source)[:2]]
+    assert kept.meta["spec_folder"] == str(folder.resolve())
+    assert verify_file(forked).ok
+    done = moot("resume", str(forked), "--headless", cwd=tmp_path)
+    assert done.returncode in DONE, done.stderr[-2000:]
+    reviews = [t for t in turns_of(forked) if t.speaker == "reviewer"]
+    assert [lk["ok"] for t in reviews for lk in t.lookups or []] == [True, True]
+    assert reviews[1].lookups is not None and reviews[1].lookups[0]["result"] == DESIGN
+    assert verify_file(forked).ok
+
+
+def test_a_fork_whose_changes_would_fail_its_kept_lookups_is_refused(
+    folder: Path, tmp_path: Path
+) -> None:
+    import pytest
+
+    from tui.engine.errors import MootInputError
+    from tui.engine.fork import fork
+
+    read = {"tool": "files", "call": "read", "args": {"path": "design.md"}}
+    raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id", [read, read]))
+    raw["budget"] = {"max_lookups": 5}
+    spec = spec_file(folder, raw)
+    source = tmp_path / "source.toml"
+    assert moot("run", spec.name, "--headless", "--out", str(source), cwd=folder).returncode in DONE
+    with pytest.raises(MootInputError) as err:
+        fork(source, 1, tmp_path / "fork.toml", ["budget.max_lookups=1"])
+    assert "2 lookups ran, over budget.max_lookups = 1" in str(err.value), err.value
+    with pytest.raises(MootInputError) as err:
+        fork(
+            source,
+            1,
+            tmp_path / "fork.toml",
+            ["debate.adversary=owner", "debate.defender=reviewer"],
+        )
+    assert "turn 1" in str(err.value) and "not given to reviewer" in str(err.value), err.value
+    assert not (tmp_path / "fork.toml").exists()
+    assert verify_file(fork(source, 1, tmp_path / "fork.toml", ["budget.max_lookups=2"])).ok
