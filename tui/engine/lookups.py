@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tui.engine.context import ROLE_KEYS
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 MAX_ASKED = 32  # lookups one reply may ask for that are recorded; the rest are not read
 CUT_MARK = "\n[… cut by moot at {kept} of {full} bytes]"
 MAX_REASON = 500
+MAX_TOOL_TEXT = 4000  # characters describing one MCP tool's calls to the model
 MIN_CUT = 256  # a result cut to fewer bytes than this would be all mark: it is refused instead
 
 
@@ -76,9 +77,13 @@ def tools_of(spec: Spec, speaker: str) -> list[ToolEntry]:
 
 
 def lookup_schema(
-    spec: Spec, speaker: str, calls: Callable[[str], Sequence[str]]
+    spec: Spec,
+    speaker: str,
+    calls: Callable[[str], Sequence[str]],
+    hints: Callable[[str], Mapping[str, str]] = lambda _: {},
 ) -> dict[str, Any]:
-    """The ``lookups`` property for a speaker's schema: its tools and their calls as enums."""
+    """The ``lookups`` property for a speaker's schema: its tools and their calls as enums,
+    each MCP call described with its arguments (``hints``, from the server's schemas)."""
     tools = tools_of(spec, speaker)
     names = sorted({c for t in tools for c in calls(t.name)})
     return {
@@ -93,6 +98,7 @@ def lookup_schema(
                 for t in tools
                 if t.builtin == "files"
             )
+            + "".join(_described(t.name, calls(t.name), hints(t.name)) for t in tools if t.mcp)
         ),
         "maxItems": sum(t.max_calls_per_turn for t in tools),
         "items": {
@@ -105,6 +111,14 @@ def lookup_schema(
             "required": ["tool", "call", "args"],
         },
     }
+
+
+def _described(tool: str, calls: Sequence[str], hints: Mapping[str, str]) -> str:
+    """`` Tool fs: read(path: string); list(); ...`` bounded to MAX_TOOL_TEXT characters."""
+    if not calls:
+        return ""
+    text = f" Tool {tool}: " + "; ".join(f"{c}({hints.get(c, '')})" for c in calls) + "."
+    return text if len(text) <= MAX_TOOL_TEXT else text[: MAX_TOOL_TEXT - 1] + "…"
 
 
 def with_lookups(

@@ -56,6 +56,10 @@ class RunTools:
         server = self._mcp.get(tool)
         return server.calls if server is not None else ()
 
+    def hints(self, tool: str) -> dict[str, str]:
+        server = self._mcp.get(tool)
+        return server.hints if server is not None else {}  # the files tool is described apart
+
     async def run(self, tool: str, call: str, args: dict[str, Any]) -> str:
         if tool in self._files:
             return await asyncio.to_thread(self._files[tool].run, call, args)
