@@ -91,7 +91,8 @@ def lookup_schema(
         "description": (
             "Optional. Lookups to run before you answer: you will be asked again with "
             "their results. Quote a result as evidence of kind tool_quote, with source "
-            "its id (L1, L2, ...)."
+            "its id (L1, L2, ...); a challenge's evidence may quote one too, with source "
+            "its id."
             + "".join(
                 f" Tool {t.name}: list {{path}}, read {{path}}, grep {{pattern, path}};"
                 " paths are relative to its root."
