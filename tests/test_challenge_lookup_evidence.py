@@ -120,3 +120,25 @@ def test_a_card_says_which_lookup_a_challenge_quotes_and_whether_it_holds(folder
         "evidence (L1: not admitted)",
         "deduplicates on the order id forever (not found verbatim in the result of L1)",
     ) in facts
+
+
+def test_the_adr_lists_a_challenge_quote_with_the_lookup_behind_it(folder: Path) -> None:
+    from tui.adr import to_adr
+
+    path = run(
+        challenge_raw(
+            review(
+                [
+                    challenge("deduplicates on the event id for 24 hours", "L1"),
+                    challenge("deduplicates on the order id forever", "L1", "Orders never expire."),
+                ]
+            )
+        ),
+        folder,
+    )
+    adr = to_adr(load_session(path))
+    assert (
+        "- challenge `C1.1`, turn 1 (`reviewer`), quoted from `L1` line 2: "
+        "“deduplicates on the event id for 24 hours” (lookup `files.read`(path=design.md)"
+    ) in adr
+    assert "C1.2`, turn 1" not in adr.split("### Evidence")[1].split("###")[0]
