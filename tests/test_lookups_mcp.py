@@ -145,3 +145,57 @@ def test_run_live_closes_the_server(tmp_path: Path) -> None:
         return len(asyncio.all_tasks())
 
     assert asyncio.run(go()) == 1  # only the test's own task is left: the server's is done
+
+
+def test_the_debater_is_told_each_mcp_calls_arguments(tmp_path: Path) -> None:
+    """The schema's description names each call's arguments and types, from the server."""
+    from tui.engine.ports import TokenSink, TurnReply, TurnRequest
+
+    described: list[str] = []
+
+    class Recording:
+        async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+            if request.debater.id == "reviewer" and not described:
+                shape = request.json_schema.get("anyOf", [request.json_schema])[0]
+                described.append(shape["properties"]["lookups"]["description"])
+            return await SCRIPTED.complete(request, on_token)
+
+        async def aclose(self) -> None:
+            return None
+
+    raw = notes_raw([{"tool": "notes", "call": "note", "args": {"topic": "capture"}}], "keyed")
+    box = RunTools(validate_spec(raw), tmp_path)
+
+    async def go() -> None:
+        try:
+            await run_live(raw, lambda d: Recording(), tmp_path / "s.toml", tools=box)
+        finally:
+            await box.aclose()
+
+    asyncio.run(go())
+    [text] = described
+    assert "Tool notes: " in text
+    assert "note(topic: string)" in text
+    assert "search(query: string, limit?: integer, tags?: array of string | null)" in text
+    assert "crash()" in text
+
+
+def test_argument_hints_are_bounded_plain_names_and_types() -> None:
+    from tui.tools.mcp_client import MAX_ARGS, MAX_HINT, signature
+
+    hostile = {
+        "type": "object",
+        "properties": {
+            "[bold red]boom[/]": {"type": "string"},
+            "path": {"type": "[link=https://x]string"},
+            "n" * 500: {"type": "integer"},
+            **{f"a{i}": {"type": "string"} for i in range(40)},
+        },
+        "required": ["path", "[bold red]boom[/]"],
+    }
+    hint = signature(hostile)
+    assert "[" not in hint and "]" not in hint  # no markup survives
+    assert hint.startswith("path: any, a0?: string, ")  # unknown type 'any'; odd names dropped
+    assert "n" * 65 not in hint and len(hint) <= MAX_HINT
+    assert hint.endswith(f"(+{40 + 3 - MAX_ARGS} more)")
+    assert signature({"type": "object"}) == "" and signature("garbage") == ""

@@ -367,7 +367,35 @@ def evidence(turns: Iterable[Turn]) -> list[str]:
                         lookups.get(e.get("source")) if e.get("kind") == "tool_quote" else None
                     )
                 )
+        lines += _challenge_quotes(turn, lookups)
     return lines or ["- No evidence was admitted (the spec has no rubric, or none held)."]
+
+
+def _challenge_quotes(turn: Turn, lookups: dict[Any, Any]) -> list[str]:
+    """Challenges whose evidence quotes a lookup, admitted by code, with the lookup behind."""
+    said = dict(
+        zip(
+            _listed(turn.derived.get("challenge_ids")),
+            _listed(turn.content.get("challenges")),
+            strict=False,
+        )
+    )
+    lines = []
+    for e in _listed(turn.derived.get("challenge_evidence")):
+        if not isinstance(e, dict) or not e.get("admitted"):
+            continue
+        where = md_code(e.get("source"))
+        span = _listed(e.get("lines"))
+        if len(span) == 2:
+            first, last = span
+            where += f" line {first}" if first == last else f" lines {first}-{last}"
+        quote = _table(said.get(e.get("id"))).get("evidence")
+        lines.append(
+            f"- challenge {md_code(e.get('id'))}, turn {turn.index} ({md_code(turn.speaker)}), "
+            f"quoted from {where}: “{md_inline(quote)}”"
+            + _lookup_behind(lookups.get(e.get("source")))
+        )
+    return lines
 
 
 def _lookup_behind(lookup: dict[str, Any] | None) -> str:

@@ -36,7 +36,7 @@ from rich.text import Text
 from tui.engine.errors import MootInputError
 from tui.engine.events import Event, TurnCompleted
 from tui.engine.live import LiveSession
-from tui.engine.ports import Provider
+from tui.engine.ports import Provider, ToolFailure
 from tui.engine.records import Turn
 from tui.engine.redact import Redactor
 from tui.engine.safeio import FileRefused, write_new
@@ -73,6 +73,7 @@ class Item:
     session: Path | None = None
     result: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    allow_read: tuple[str, ...] = ()  # --allow-read: for its documents and its tools' roots
 
     @property
     def name(self) -> str:
@@ -125,7 +126,7 @@ def collect(
     """
     items: list[Item] = []
     for path in _spec_files(paths):
-        item = Item(path)
+        item = Item(path, allow_read=tuple(allow_read))
         try:
             refuse_wrong_kind(str(path), "spec")  # a session file: named, not 8 schema errors
             item.spec, item.raw = read_spec_file(path, allow_read)
@@ -248,16 +249,24 @@ async def _run_one(
 ) -> None:
     assert item.spec is not None and item.raw is not None
     started = time.monotonic()
+    tools = run_tools(item.spec, item.spec_path, item.allow_read)
     try:
+        if tools is not None:  # a tool that cannot start refuses the spec, before any file
+            try:
+                await tools.start()
+            except ToolFailure as err:
+                raise MootInputError("tools", [f"tools: {err.message}"]) from None
         session = LiveSession.start(
             item.spec,
             item.raw,
             provider_for,
             directory=directory,
             spec_source=item.spec_path,
-            tools=run_tools(item.spec, item.spec_path),  # started at the first lookup
+            tools=tools,
         )
     except MootInputError as err:  # the sessions folder or file cannot be used
+        if tools is not None:
+            await tools.aclose()
         item.status, item.problems = Status.BAD, list(err.problems)
         reporter.finished(item)
         return

@@ -101,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
         help="headless: end with exit code 3 (default), or ask on the terminal",
     )
     res.add_argument("--force", action="store_true", help="resume even if the hash chain is broken")
+    _allow_read_option(res)
     res.add_argument(
         "--json", action="store_true", help="headless: print the result as one JSON object"
     )
@@ -248,6 +249,7 @@ def _parser() -> argparse.ArgumentParser:
     dec.add_argument(
         "--extend", action="store_true", help="instead add a round and continue headless"
     )
+    _allow_read_option(dec)
 
     wat = sub.add_parser(
         "watch", help="follow a session another process is writing (read-only, live)"
@@ -264,6 +266,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip checking each debater's model, key and api_base before a run starts",
     )
+    _allow_read_option(mcp)
 
     srv = sub.add_parser(
         "serve", parents=[common], help="serve the console to a browser (extra: moot[serve])"
@@ -299,8 +302,8 @@ def _allow_read_option(parser: argparse.ArgumentParser) -> None:
         default=[],
         type=path_arg,
         metavar="PATH",
-        help="also let the spec's documents come from this file or folder (repeatable); "
-        "by default only the spec's own folder tree is read",
+        help="also let the spec's documents and its files tools' roots come from this file "
+        "or folder (repeatable); by default only the spec's own folder tree is read",
     )
 
 
@@ -617,11 +620,15 @@ def _decide(args: argparse.Namespace) -> int:
         from tui.engine.session import load_session
         from tui.headless import run_headless
         from tui.providers.registry import provider_for
+        from tui.tools.toolbox import session_tools
 
         why = not_awaiting(load_session(args.session))
         if why:
             raise MootInputError(args.session, [why])
-        session = LiveSession.resume(args.session, provider_for)
+        allowed = _allowed(args)
+        session = LiveSession.resume(
+            args.session, provider_for, tools_for=lambda data: session_tools(data, allowed)
+        )
         try:
             return run_headless(session, extend_first=True)
         finally:
@@ -665,6 +672,7 @@ def _mcp(args: argparse.Namespace) -> int:
         sessions_dir(args.sessions_dir),
         provider_for,
         preflight=None if args.no_preflight else preflight,
+        allow_read=_allowed(args),
     )
     asyncio.run(serve_stdio(server))
     return ExitCode.DECIDED
@@ -754,8 +762,15 @@ def _resume_headless(args: argparse.Namespace) -> int:
     from tui.engine.vocab import ESCALATE
     from tui.headless import result_json
     from tui.providers.registry import provider_for
+    from tui.tools.toolbox import session_tools
 
-    session = LiveSession.resume(args.session, provider_for, force=args.force)
+    allowed = _allowed(args)
+    session = LiveSession.resume(
+        args.session,
+        provider_for,
+        force=args.force,
+        tools_for=lambda data: session_tools(data, allowed),
+    )
     try:
         result = session.store.result
         if result is not None and result.get("decision") != ESCALATE:
@@ -794,6 +809,7 @@ def _console(args: argparse.Namespace) -> int:
             theme=theme,
             sessions_dir=args.sessions_dir,
             force=args.force,
+            allow_read=_allowed(args),
         )
     if cmd == "replay":
         return launch(replay_path=args.session, theme=theme, sessions_dir=args.sessions_dir)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -25,13 +25,14 @@ from tui.engine.context import read_documents
 from tui.engine.errors import MootInputError, SpecError
 from tui.engine.events import DecisionReached, Event, PhaseStarted, TurnCompleted
 from tui.engine.live import LiveSession
-from tui.engine.ports import Provider
+from tui.engine.ports import Provider, ToolFailure
 from tui.engine.records import Turn
 from tui.engine.session import SessionData, load_session
 from tui.engine.spec import Debater, Spec, read_spec_file, validate_spec
 from tui.engine.vocab import ESCALATE, DecisionChannel, OperatorAction
 from tui.filekind import refuse_wrong_kind
 from tui.telemetry import trace_session
+from tui.tools.toolbox import run_tools
 
 Status = Literal["running", "unfinished", "awaiting_decision", "decided", "failed"]
 Asked = Literal["accepted", "declined", "cancelled", "unsupported"]
@@ -137,11 +138,15 @@ def read_session(path: Path) -> SessionData:
     return load_session(path)
 
 
-def read_spec(given: str) -> tuple[Spec, dict[str, Any], str]:
-    """The spec, its raw table and its source: a path, or TOML text (which names no files)."""
+def read_spec(given: str, allow_read: Sequence[str] = ()) -> tuple[Spec, dict[str, Any], str]:
+    """The spec, its raw table and its source: a path, or TOML text (which names no files).
+
+    A spec's files come from its own folder tree and ``allow_read`` (``moot mcp
+    --allow-read``) only, as with ``moot run``.
+    """
     if "\n" not in given and not given.lstrip().startswith("["):
         refuse_wrong_kind(given, "spec")
-        spec, raw = read_spec_file(given)
+        spec, raw = read_spec_file(given, allow_read)
         return spec, raw, given
     data = given.encode("utf-8")
     if len(data) > SPEC_BYTES:
@@ -259,19 +264,47 @@ class Running:
 class Runs:
     """The debates this server runs, keyed by their file; each one's lock is released at its end."""
 
-    def __init__(self, folder: Path, provider_for: Callable[[Debater], Provider]) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        provider_for: Callable[[Debater], Provider],
+        allow_read: Sequence[str] = (),
+    ) -> None:
         self.folder = folder
         self.provider_for = provider_for
+        self.allow_read = tuple(allow_read)  # ``moot mcp --allow-read``: the only way out
         self._runs: dict[Path, Running] = {}
 
     def get(self, path: Path) -> Running | None:
         return self._runs.get(Path(os.path.realpath(path)))
 
-    def start(self, spec: Spec, raw: dict[str, Any], source: str, *, hold: bool) -> Running:
-        """A new session file in the sessions folder, its debate started in the background."""
-        session = LiveSession.start(
-            spec, raw, self.provider_for, directory=self.folder, spec_source=source
-        )
+    async def start(self, spec: Spec, raw: dict[str, Any], source: str, *, hold: bool) -> Running:
+        """A new session file in the sessions folder, its debate started in the background.
+
+        The spec's tools start first: one that cannot (a root outside the spec's folder
+        and ``--allow-read``, an MCP server that will not run) refuses the run, naming it.
+        """
+        path = None if source == TEXT_SOURCE else source  # text has no folder to root tools in
+        tools = run_tools(spec, path, self.allow_read)
+        if tools is not None:
+            try:
+                await tools.start()
+            except ToolFailure as err:
+                await tools.aclose()
+                raise MootInputError(f"{source}: tools", [err.message]) from None
+        try:
+            session = LiveSession.start(
+                spec,
+                raw,
+                self.provider_for,
+                directory=self.folder,
+                spec_source=source,
+                tools=tools,
+            )
+        except BaseException:
+            if tools is not None:
+                await tools.aclose()
+            raise
         running = Running(session, held=hold)
         session.engine.subscribe(running.on_event)
         running.finish_trace = trace_session(session)
@@ -285,6 +318,8 @@ class Runs:
         except Exception as err:  # a write that failed, say: named in status, never raised
             running.error = f"{type(err).__name__}: {err}"
         finally:
+            if running.session.tools is not None:  # stops the MCP servers the run started
+                await running.session.tools.aclose()
             running.ended = True
             for queue in running.watchers:
                 queue.put_nowait(None)

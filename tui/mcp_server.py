@@ -18,7 +18,7 @@ import asyncio
 import functools
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -147,9 +147,10 @@ class MootServer:
         folder: Path,
         provider_for: Callable[[Debater], Provider],
         preflight: Callable[[Spec], list[str]] | None = None,
+        allow_read: Sequence[str] = (),
     ) -> None:
         self.folder = folder
-        self.runs = Runs(folder, provider_for)
+        self.runs = Runs(folder, provider_for, allow_read)
         self.preflight = preflight
         self.mcp: MCPServer = MCPServer(
             "moot", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
@@ -189,12 +190,12 @@ class MootServer:
         """
         if ctx.request_state is not None:  # the client's answer to the question asked below
             return await self._answered(ctx.request_state, ctx.input_responses or {})
-        parsed, raw, source = await _off_loop(read_spec, spec)
+        parsed, raw, source = await _off_loop(read_spec, spec, self.runs.allow_read)
         if self.preflight is not None:
             problems = await anyio.to_thread.run_sync(self.preflight, parsed)
             if problems:
                 raise ToolError(clean_line("preflight: " + "; ".join(problems)))
-        running = self.runs.start(parsed, raw, source, hold=wait)
+        running = await self.runs.start(parsed, raw, source, hold=wait)
         if not wait:
             return RunOutcome(**(await self._status_of(running)).model_dump())
         try:

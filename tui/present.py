@@ -236,9 +236,24 @@ SEVERITY_TONE = {"critical": Tone.BAD, "significant": Tone.WARN, "minor": Tone.M
 STATUS_TONE = {"addressed": Tone.GOOD, "rejected": Tone.WARN, "unaddressed": Tone.WARN}
 
 
+def _challenge_evidence(ch: Content, judged: Content | None) -> Fact:
+    """A challenge's evidence; one quoting a lookup says which, and whether it was found."""
+    if judged is None:
+        return Fact("evidence", str(ch.get("evidence", "")))
+    ok = bool(judged.get("admitted"))
+    return Fact(
+        f"evidence ({judged.get('source', '')}: {'found verbatim' if ok else 'not admitted'})",
+        str(ch.get("evidence", "")) + ("" if ok else f" ({judged.get('why', '')})"),
+        Tone.GOOD if ok else Tone.BAD,
+    )
+
+
 def _challenge_report(c: Content, derived: Content, variant: str | None) -> list[Section]:
     verdict = str(c.get("verdict", ""))
     ids = list(_each(derived.get("challenge_ids")))
+    judged = {
+        str(e.get("id")): e for e in _each(derived.get("challenge_evidence")) if isinstance(e, dict)
+    }
     challenges = [
         Item(
             f"{ch.get('category', '')}: {ch.get('concern', '')}",
@@ -246,7 +261,7 @@ def _challenge_report(c: Content, derived: Content, variant: str | None) -> list
             status=str(ch.get("severity", "")),
             tone=SEVERITY_TONE.get(str(ch.get("severity", "")), Tone.PLAIN),
             details=(
-                Fact("evidence", str(ch.get("evidence", ""))),
+                _challenge_evidence(ch, judged.get(ids[i]) if i < len(ids) else None),
                 Fact("recommendation", str(ch.get("recommendation", ""))),
             ),
         )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
-from app_support import live_screen, make_app, plain, wait_until, write_spec
+from app_support import live_screen, make_app, plain, scripted, wait_until, write_spec
 
 from tests.test_lookups import DESIGN, challenge_raw, reviewer_turn
 
@@ -41,3 +42,36 @@ async def test_the_pane_shows_lookups_and_the_transcript_their_results(
         assert "L1 result" in text and "Payments deduplicates on the event id for 24 hours." in text
         await pilot.press("escape")
         await pilot.press("q")
+
+
+async def test_a_session_resumed_in_the_console_runs_its_tools(
+    tmp_path: Path, moot_dirs: dict[str, Path]
+) -> None:
+    from tests.test_lookups_runs import keep_records
+    from tui.engine.live import LiveSession
+    from tui.engine.session import load_session
+    from tui.engine.spec import validate_spec
+    from tui.engine.verify import verify_file
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "design.md").write_text(DESIGN)
+    raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))
+    spec = write_spec(tmp_path, raw)
+    out = tmp_path / "session.toml"
+    LiveSession.start(validate_spec(raw), raw, scripted, out=out, spec_source=str(spec)).close()
+    keep_records(out, 1)  # started, stopped before the reviewer spoke
+    app = make_app(tmp_path, resume_path=str(out))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.decision is not None)
+        from tui.app.screens.modals import DecideModal
+
+        if isinstance(app.screen, DecideModal):
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: app.screen is screen)
+        await pilot.press("q")
+    review = next(t for t in load_session(out).turns if t.speaker == "reviewer")
+    [lookup] = review.lookups or []
+    assert lookup["ok"] is True and lookup["result"] == DESIGN, lookup
+    report = await asyncio.to_thread(verify_file, out)  # verify runs a loop of its own
+    assert report.ok, [(c.where, c.field, c.detail) for c in report.failures]

@@ -1,6 +1,6 @@
 """A small stdio MCP server, written with the official SDK, that the lookup tests start.
 
-``note`` returns a fixed design note; ``fail`` is a tool error; ``crash`` ends
+``note`` returns a fixed design note; ``search`` takes optional arguments; ``fail`` is a tool error; ``crash`` ends
 the process mid-call, as a dying server would.
 """
 
@@ -20,6 +20,12 @@ server = MCPServer("notes", log_level="ERROR")
 def note(topic: str) -> str:
     """The design note on a topic."""
     return f"{topic}: {NOTE}"
+
+
+@server.tool()
+def search(query: str, limit: int = 5, tags: list[str] | None = None) -> str:
+    """Notes holding ``query`` (the argument hints' test: a default, an optional list)."""
+    return f"{query}: {NOTE}"[: limit * 20]
 
 
 @server.tool()

@@ -173,6 +173,29 @@ def assess(
 _LOCATED = ("artifact_quote", "context_quote", "tool_quote")
 
 
+def in_lookup(
+    quote: str, source: str, lookups: Mapping[str, str]
+) -> tuple[bool, str, tuple[int, int] | None]:
+    """Whether ``quote`` is verbatim (spaces aside) in the result of lookup ``source``:
+    (admitted, why, the lines it spans)."""
+    if not source:
+        return False, "a tool_quote names its lookup in source (L1, L2, ...)", None
+    if source not in lookups:
+        return False, f"no lookup {source!r} of this turn returned a result", None
+    lines = locate(quote, lookups[source])
+    if lines is None:
+        return False, f"not found verbatim in the result of {source}", None
+    return True, "found verbatim", lines
+
+
+def lookup_evidence(quote: str, source: str, lookups: Mapping[str, str]) -> dict[str, Any]:
+    """A quote of a lookup's result outside the rubric (a challenge's evidence), judged."""
+    if len(_norm(quote)) < MIN_QUOTE_CHARS:
+        return {"admitted": False, "why": f"quote shorter than {MIN_QUOTE_CHARS} characters"}
+    ok, why, lines = in_lookup(quote, source, lookups)
+    return {"admitted": ok, "why": why, **({"lines": list(lines)} if lines else {})}
+
+
 class _Places:
     """Where located quotes must be found: the artifact as shown, or one named document."""
 
@@ -191,14 +214,8 @@ class _Places:
     ) -> tuple[bool, str, tuple[str, tuple[int, int]] | None]:
         """(admitted, why, (source, lines) where found)."""
         if kind == "tool_quote":
-            if not source:
-                return False, "a tool_quote names its lookup in source (L1, L2, ...)", None
-            if source not in self.lookups:
-                return False, f"no lookup {source!r} of this turn returned a result", None
-            lines = locate(quote, self.lookups[source])
-            if lines is None:
-                return False, f"not found verbatim in the result of {source}", None
-            return True, "found verbatim", (source, lines)
+            ok, why, lines = in_lookup(quote, source, self.lookups)
+            return ok, why, (source, lines) if lines is not None else None
         if kind == "context_quote":
             if not source:
                 return False, "a context_quote names its document in source", None

@@ -17,10 +17,13 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from tui.engine.budget import lookup_budget_problems
 from tui.engine.errors import MootInputError, SessionError, SpecError
+from tui.engine.lookups import lookup_problems
 from tui.engine.operator import now
+from tui.engine.records import Turn
 from tui.engine.session import SessionData, SessionStore, load_session
-from tui.engine.spec import redacted_problems, validate_spec
+from tui.engine.spec import Spec, redacted_problems, validate_spec
 from tui.engine.vocab import OperatorAction
 
 
@@ -97,11 +100,25 @@ def fork(source: str | Path, at: int, out: str | Path | None, sets: list[str]) -
     if problems:  # a message quotes what was given, which may hold a key
         raise MootInputError("--set", redacted_problems(spec_raw, problems))
     try:
-        validate_spec(spec_raw, "--set")
+        forked = validate_spec(spec_raw, "--set")
     except SpecError as err:
         raise MootInputError("--set", err.problems) from None
+    kept = _lookups_kept(forked, data.turns[:at])
+    if kept:  # a fork verify would fail is not written
+        raise MootInputError("--set", redacted_problems(spec_raw, kept))
     target = Path(out) if out is not None else default_out(source, at)
     return _write(data, at, target, spec_raw, swaps, sets)
+
+
+def _lookups_kept(spec: Spec, turns: list[Turn]) -> list[str]:
+    """Why the kept turns' lookups would not hold under the fork's spec (empty: they do)."""
+    problems = [
+        f"turn {t.index}: {p}; the fork keeps this lookup"
+        for t in turns
+        for p in lookup_problems(spec, t.speaker, t.lookups or [])
+    ]
+    problems += [f"{p} in the kept turns" for p in lookup_budget_problems(spec, turns)]
+    return problems
 
 
 def _write(
@@ -125,6 +142,7 @@ def _write(
         data.meta.get("spec_source"),
         documents=data.spec.documents,
         forked_from=forked_from,
+        spec_folder=data.meta.get("spec_folder"),
     )
     try:
         kept = [a for a in data.actions if a.get("after_turn", 0) < at]

@@ -61,6 +61,13 @@ def _writable_folder(folder: Path, what: str) -> None:
         raise SessionError(str(folder), [f"{what} is not writable: {existing} is read-only"])
 
 
+def _spec_folder(spec: Spec, spec_source: str | None) -> str | None:
+    """The spec's folder, recorded when it has tools, so a resume roots them there again."""
+    if not spec.tools or spec_source is None or not os.path.isfile(spec_source):
+        return None
+    return os.path.dirname(os.path.realpath(spec_source))
+
+
 class LiveSession:
     """Owns the engine and the store; ``close()`` releases the session's lock."""
 
@@ -122,7 +129,13 @@ class LiveSession:
         for _ in range(NAME_TRIES):
             path = session_target(spec.debate.title, out=out, directory=directory)
             try:
-                store = SessionStore.create(path, spec_raw, spec_source, documents=spec.documents)
+                store = SessionStore.create(
+                    path,
+                    spec_raw,
+                    spec_source,
+                    documents=spec.documents,
+                    spec_folder=_spec_folder(spec, spec_source),
+                )
             except SessionExistsError:
                 if out:  # the name the person gave: never another
                     raise
@@ -139,9 +152,15 @@ class LiveSession:
         on_failure: FailureHandler = escalate_on_failure,
         force: bool = False,
         tools: ToolBox | None = None,
+        tools_for: Callable[[SessionData], ToolBox | None] | None = None,
     ) -> LiveSession:
-        """Continue a saved session; a broken hash chain is refused unless ``force``."""
+        """Continue a saved session; a broken hash chain is refused unless ``force``.
+
+        ``tools_for`` builds the run's tools from the file (its spec and recorded folder).
+        """
         store, data = SessionStore.open_existing(path, force=force)
+        if tools is None and tools_for is not None:
+            tools = tools_for(data)
         return cls(data.spec, store, provider_for, data=data, on_failure=on_failure, tools=tools)
 
     def close(self) -> None:

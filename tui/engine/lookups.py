@@ -12,18 +12,21 @@ import asyncio
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tui.engine.context import ROLE_KEYS
 from tui.engine.ports import ToolBox, ToolFailure
 
 if TYPE_CHECKING:
+    from tui.engine.budget import Budget
     from tui.engine.spec import Spec, ToolEntry
 
 MAX_ASKED = 32  # lookups one reply may ask for that are recorded; the rest are not read
 CUT_MARK = "\n[… cut by moot at {kept} of {full} bytes]"
 MAX_REASON = 500
+MAX_TOOL_TEXT = 4000  # characters describing one MCP tool's calls to the model
+MIN_CUT = 256  # a result cut to fewer bytes than this would be all mark: it is refused instead
 
 
 def tool_problems(raw: dict[str, Any], protocol_keys: Iterable[str]) -> list[str]:
@@ -74,9 +77,13 @@ def tools_of(spec: Spec, speaker: str) -> list[ToolEntry]:
 
 
 def lookup_schema(
-    spec: Spec, speaker: str, calls: Callable[[str], Sequence[str]]
+    spec: Spec,
+    speaker: str,
+    calls: Callable[[str], Sequence[str]],
+    hints: Callable[[str], Mapping[str, str]] = lambda _: {},
 ) -> dict[str, Any]:
-    """The ``lookups`` property for a speaker's schema: its tools and their calls as enums."""
+    """The ``lookups`` property for a speaker's schema: its tools and their calls as enums,
+    each MCP call described with its arguments (``hints``, from the server's schemas)."""
     tools = tools_of(spec, speaker)
     names = sorted({c for t in tools for c in calls(t.name)})
     return {
@@ -84,13 +91,15 @@ def lookup_schema(
         "description": (
             "Optional. Lookups to run before you answer: you will be asked again with "
             "their results. Quote a result as evidence of kind tool_quote, with source "
-            "its id (L1, L2, ...)."
+            "its id (L1, L2, ...); a challenge's evidence may quote one too, with source "
+            "its id."
             + "".join(
                 f" Tool {t.name}: list {{path}}, read {{path}}, grep {{pattern, path}};"
                 " paths are relative to its root."
                 for t in tools
                 if t.builtin == "files"
             )
+            + "".join(_described(t.name, calls(t.name), hints(t.name)) for t in tools if t.mcp)
         ),
         "maxItems": sum(t.max_calls_per_turn for t in tools),
         "items": {
@@ -103,6 +112,14 @@ def lookup_schema(
             "required": ["tool", "call", "args"],
         },
     }
+
+
+def _described(tool: str, calls: Sequence[str], hints: Mapping[str, str]) -> str:
+    """`` Tool fs: read(path: string); list(); ...`` bounded to MAX_TOOL_TEXT characters."""
+    if not calls:
+        return ""
+    text = f" Tool {tool}: " + "; ".join(f"{c}({hints.get(c, '')})" for c in calls) + "."
+    return text if len(text) <= MAX_TOOL_TEXT else text[: MAX_TOOL_TEXT - 1] + "…"
 
 
 def with_lookups(
@@ -179,25 +196,43 @@ async def run_lookups(
     tools: ToolBox | None,
     redact: Callable[[str], str],
     first_id: int = 1,
+    budget: Budget | None = None,
 ) -> list[dict[str, Any]]:
-    """Each request checked, run when allowed, and recorded whatever happens to it."""
+    """Each request checked, run when allowed, and recorded whatever happens to it.
+
+    ``budget`` holds the debate's lookup caps: asked before each lookup, and a result
+    is cut to the bytes the caps leave.
+    """
     used: dict[str, int] = {}
     records = []
     for n, req in enumerate(requests, start=first_id):
         record: dict[str, Any] = {"id": f"L{n}", **req}
         entry = next((t for t in spec.tools if t.name == req["tool"]), None)
         reason = _refusal(spec, speaker, entry, req, tools, used)
+        if reason is None and budget is not None:
+            reason = budget.lookup_refusal(speaker)
         if reason is None and entry is not None and tools is not None:
             used[entry.name] = used.get(entry.name, 0) + 1
+            if budget is not None:
+                budget.start_lookup(speaker)
             t0 = time.perf_counter()
             try:
                 text = await asyncio.wait_for(
                     tools.run(entry.name, req["call"], req["args"]), entry.timeout_s
                 )
-                result, was_cut = cut(redact(str(text)), entry.max_result_bytes)
+                full = redact(str(text))
+                limit, over = entry.max_result_bytes, None
+                room = budget.lookup_room(speaker) if budget is not None else None
+                if room is not None and room[0] < limit:
+                    limit, over = room
+                if over is not None and limit < MIN_CUT and len(full.encode("utf-8")) > limit:
+                    raise ToolFailure(f"its result would pass the budget of {over}")
+                result, was_cut = cut(full, limit)
                 record.update(ok=True, result=result)
                 if was_cut:
                     record["cut"] = True
+                if budget is not None:
+                    budget.keep_lookup_bytes(speaker, len(result.encode("utf-8")))
             except TimeoutError:
                 reason = f"timed out after {entry.timeout_s:g} s"
             except ToolFailure as err:

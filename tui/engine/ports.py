@@ -7,7 +7,7 @@ decide anything about the debate.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -85,6 +85,10 @@ class ToolBox(Protocol):
 
     def calls(self, tool: str) -> tuple[str, ...]:
         """The call names ``tool`` offers (empty for a tool that is not running)."""
+        ...
+
+    def hints(self, tool: str) -> Mapping[str, str]:
+        """Each call's arguments as plain text (``topic: string``), bounded; may be empty."""
         ...
 
     async def run(self, tool: str, call: str, args: dict[str, Any]) -> str:

@@ -9,7 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from tui.engine.vocab import TurnKind
 
@@ -101,6 +109,11 @@ class Challenge(BaseModel):
     evidence: str = Field(
         min_length=1, description="Where in the artifact the problem shows; quote it."
     )
+    source: str = Field(
+        default="",
+        description="Only when evidence quotes a lookup's result: its id (L1, L2, ...). "
+        "The challenge then counts only if the quote is verbatim in that result.",
+    )
     severity: Literal["critical", "significant", "minor"]
     recommendation: str = Field(min_length=1, description="What to change.")
 
@@ -108,6 +121,14 @@ class Challenge(BaseModel):
     @classmethod
     def _not_blank(cls, value: str) -> str:
         return _required_text(value)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Only a challenge quoting a lookup carries ``source`` (older files have none)."""
+        out: dict[str, Any] = handler(self)
+        if not out.get("source"):
+            out.pop("source", None)
+        return out
 
 
 class Assessment(BaseModel):

@@ -432,10 +432,12 @@ class SessionStore:
         documents: tuple[Document, ...] = (),
         forked_from: dict[str, Any] | None = None,
         signer: Signer | None = None,
+        spec_folder: str | None = None,
     ) -> SessionStore:
         """Start a new session file holding the spec and its documents; never replaces a file.
 
-        Signed by ``signer``, else by the user's key (made on first use).
+        Signed by ``signer``, else by the user's key (made on first use). ``spec_folder``
+        (absolute) is where a resume roots the spec's ``[[tools]]`` again.
         """
         p = Path(path)
         signer = signer or _user_signer(p)  # before anything is written: no key, no file
@@ -459,6 +461,8 @@ class SessionStore:
             meta["spec_source"] = spec_source
         if forked_from is not None:
             meta["forked_from"] = forked_from
+        if spec_folder is not None:
+            meta["spec_folder"] = spec_folder
         redact = Redactor.for_spec(spec_raw)  # a key typed into a field (or --set) stays out
         session_meta = redact.tree(meta)
         session_meta[SIGNER] = signer.public  # after redaction: a public key is no secret

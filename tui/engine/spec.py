@@ -119,6 +119,12 @@ class Budget(_Strict):
 
     max_tokens: int | None = Field(default=None, gt=0, description="tokens in and out, summed")
     max_cost_usd: float | None = Field(default=None, gt=0)
+    max_lookups: int | None = Field(
+        default=None, gt=0, description="lookups run through [[tools]]; refused ones not counted"
+    )
+    max_lookup_bytes: int | None = Field(
+        default=None, gt=0, description="bytes of lookup results, summed"
+    )
 
 
 class ContextEntry(_Strict):

@@ -201,7 +201,11 @@ class TurnPlayer:
         if not given:
             return (*pair, pair[1])
         tools = self._tools
-        prop = lookup_schema(self.spec, slot.speaker, tools.calls if tools else lambda _: ())
+        prop = (
+            lookup_schema(self.spec, slot.speaker, tools.calls, tools.hints)
+            if tools is not None
+            else lookup_schema(self.spec, slot.speaker, lambda _: ())
+        )
         schema = with_lookups(pair[1], prop)
         first = (
             with_lookups(pair[1], prop, required=True)
@@ -286,7 +290,12 @@ class TurnPlayer:
             debater = self.roster[slot.speaker]
             if lookups is None and (wanted := self._asked(slot, reply.text)):
                 lookups = await run_lookups(
-                    self.spec, slot.speaker, wanted, self._tools, self._redact
+                    self.spec,
+                    slot.speaker,
+                    wanted,
+                    self._tools,
+                    self._redact,
+                    budget=self.operator.budget,
                 )
                 if self._bus.active:
                     self._bus.emit(LookupsRan(slot, tuple(lookups)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,7 +24,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tui.engine.budget import CAPS, SESSION, Budget, cap_key
+from tui.engine.budget import (
+    CAPS,
+    SESSION,
+    Budget,
+    cap_key,
+    lookup_budget_problems,
+    lookup_caps,
+)
 from tui.engine.context import ARTIFACT, digest, seen_documents, slot_context
 from tui.engine.errors import SessionError
 from tui.engine.events import Slot
@@ -183,6 +191,7 @@ def verify(data: SessionData, trust: Trust | None = None) -> Verification:
         _file_claims,
         _document_claims,
         _turn_claims,
+        _lookup_budget_claim,
         _action_claims,
         _result_claims,
         _replay_claims,
@@ -212,6 +221,17 @@ def _file_claims(data: SessionData, out: Verification) -> None:
             f"forked from {_show(fork.get('id'))} after turn {at}"
             if ok
             else f"{_show(fork)}: names no turn of this file to fork after",
+        )
+    folder = data.meta.get("spec_folder")
+    if folder is not None:  # where a resume roots the tools: only a spec with tools has one
+        ok = isinstance(folder, str) and os.path.isabs(folder) and bool(data.spec.tools)
+        out.check(
+            "session",
+            "spec_folder",
+            ok,
+            f"the tools are rooted in {_show(folder)}"
+            if ok
+            else f"{_show(folder)}: an absolute folder, recorded only for a spec with [[tools]]",
         )
     out.check(
         "file",
@@ -470,6 +490,19 @@ def _lookup_claim(data: SessionData, out: Verification, turn: Turn) -> None:
         "; ".join(problems)
         if problems
         else f"{len(turn.lookups or [])} lookup(s): hashes, permissions and bounds hold",
+    )
+
+
+def _lookup_budget_claim(data: SessionData, out: Verification) -> None:
+    """The lookups of every turn, counted again, within ``max_lookups`` and ``max_lookup_bytes``."""
+    if not lookup_caps(data.spec):
+        return
+    problems = lookup_budget_problems(data.spec, data.turns)
+    out.check(
+        "session",
+        "lookup budget",
+        not problems,
+        "; ".join(problems) if problems else "the lookups ran and the bytes kept stay within it",
     )
 
 

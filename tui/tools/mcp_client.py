@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,54 @@ from typing import Any
 from tui.engine.ports import ToolFailure
 
 START_TIMEOUT_S = 30.0
+MAX_ARGS = 16  # arguments named in one call's hint; the rest are counted
+MAX_HINT = 600  # characters of one call's hint
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
+
+
+def signature(schema: Any) -> str:
+    """A call's arguments as the debater is told them (``topic: string, limit?: integer``).
+
+    From the server's input schema, names and types only: a name that is not plain
+    (letters, digits, ``_.-``) is left out, an unknown type is ``any``, and the hint is
+    bounded, so a server cannot put markup or a long text into the turn's schema.
+    """
+    if hasattr(schema, "model_dump"):  # some protocol versions give the schema as a model
+        schema = schema.model_dump(by_alias=True, exclude_none=True)
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return ""
+    required = schema.get("required")
+    required = set(required) if isinstance(required, list) else set()
+    shown = [
+        f"{name}{'' if name in required else '?'}: {_type(prop)}"
+        for name, prop in props.items()
+        if isinstance(name, str) and PLAIN_NAME.fullmatch(name)
+    ][:MAX_ARGS]
+    hint = ", ".join(shown)
+    if len(props) > len(shown):
+        hint += f", (+{len(props) - len(shown)} more)"
+    return hint if len(hint) <= MAX_HINT else hint[: MAX_HINT - 1] + "…"
+
+
+def _type(prop: Any, depth: int = 0) -> str:
+    """One argument's JSON type in words: ``string``, ``array of string | null``, else ``any``."""
+    if not isinstance(prop, dict) or depth > 2:
+        return "any"
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k in TYPES]
+        return " | ".join(kinds) if kinds else "any"
+    if kind == "array":
+        items = prop.get("items")
+        return f"array of {_type(items, depth + 1)}" if isinstance(items, dict) else "array"
+    if isinstance(kind, str):
+        return kind if kind in TYPES else "any"
+    options = prop.get("anyOf")
+    if isinstance(options, list) and options:
+        return " | ".join(_type(o, depth + 1) for o in options[:4])
+    return "any"
 
 
 class McpTool:
@@ -27,6 +76,7 @@ class McpTool:
         self.command = command
         self.cwd = cwd
         self.calls: tuple[str, ...] = ()
+        self.hints: dict[str, str] = {}  # each call's arguments, from the server's schemas
         self._client: Any = None
         self._stop = asyncio.Event()
         self._owner: asyncio.Task[None] | None = None
@@ -53,6 +103,9 @@ class McpTool:
                 async with Client(transport, read_timeout_seconds=START_TIMEOUT_S) as client:
                     listed = await client.list_tools()
                     self.calls = tuple(t.name for t in listed.tools)
+                    self.hints = {
+                        t.name: signature(getattr(t, "input_schema", None)) for t in listed.tools
+                    }
                     self._client = client
                     ready.set_result(None)
                     await self._stop.wait()

@@ -15,6 +15,7 @@ from typing import Any
 from tui.engine.ports import ToolFailure
 from tui.engine.readroots import ReadRoots
 from tui.engine.safeio import FileRefused
+from tui.engine.session import SessionData
 from tui.engine.spec import Spec
 from tui.tools.files import CALLS, FilesTool
 from tui.tools.mcp_client import McpTool
@@ -55,6 +56,10 @@ class RunTools:
         server = self._mcp.get(tool)
         return server.calls if server is not None else ()
 
+    def hints(self, tool: str) -> dict[str, str]:
+        server = self._mcp.get(tool)
+        return server.hints if server is not None else {}  # the files tool is described apart
+
     async def run(self, tool: str, call: str, args: dict[str, Any]) -> str:
         if tool in self._files:
             return await asyncio.to_thread(self._files[tool].run, call, args)
@@ -90,3 +95,15 @@ def run_tools(
     if not spec.tools or spec_source is None or not Path(spec_source).is_file():
         return None
     return RunTools(spec, Path(spec_source).resolve().parent, allow_read)
+
+
+def session_tools(data: SessionData, allow_read: Iterable[str | Path] = ()) -> RunTools | None:
+    """The tools to go on with a saved session, rooted in the spec folder its run recorded.
+
+    A session that recorded no folder (a spec given as text, or a file written before
+    moot recorded it) runs no tool: its lookups are refused on record.
+    """
+    folder = data.meta.get("spec_folder")
+    if not data.spec.tools or not isinstance(folder, str) or not Path(folder).is_absolute():
+        return None
+    return RunTools(data.spec, folder, allow_read)

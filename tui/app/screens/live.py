@@ -118,7 +118,7 @@ class LiveScreen(DebateScreen):
 
     # -------------------------------------------------------------- start-up
     def on_mount(self) -> None:
-        from tui.tools.toolbox import run_tools
+        from tui.tools.toolbox import run_tools, session_tools
 
         try:
             if self.resume_path is not None:
@@ -127,6 +127,7 @@ class LiveScreen(DebateScreen):
                     self.provider_for,
                     on_failure=self._on_failure,
                     force=self.force,
+                    tools_for=lambda data: session_tools(data, self.moot.allow_read),
                 )
             else:
                 self.session = LiveSession.start(

@@ -210,6 +210,9 @@ class ChallengeProtocol(Protocol):
         if slot.kind == TurnKind.CHALLENGE_REPORT:
             n = len(turn.content.get("challenges", []))
             turn.derived["challenge_ids"] = [f"C{slot.round}.{i + 1}" for i in range(n)]
+            judged = _lookup_evidence(turn)
+            if judged:
+                turn.derived["challenge_evidence"] = judged
             if turn.content.get("verdict") == "no_objections":
                 reasons = no_objections_refusal(turn.content)
                 turn.derived["release_gate"] = {"pass": not reasons, "reasons": reasons}
@@ -236,7 +239,10 @@ class ChallengeProtocol(Protocol):
                 c["status"] = a["status"]
                 c["history"].append(f"r{round_no}:{a['status']}")
         ids = turn.derived.get("challenge_ids", [])
+        refused = {e["id"] for e in turn.derived.get("challenge_evidence", []) if not e["admitted"]}
         for cid, ch in zip(ids, content.get("challenges", []), strict=False):
+            if cid in refused:
+                continue  # its lookup quote was not found verbatim: the challenge is not raised
             self.challenges[cid] = {
                 **ch,
                 "id": cid,
@@ -331,3 +337,22 @@ class ChallengeProtocol(Protocol):
             out["cross_family_held"] = last.cross_family_held
             out["weak_adversarial_pass"] = not last.cross_family_held
         return out
+
+
+def _lookup_evidence(turn: Turn) -> list[dict[str, Any]]:
+    """Each challenge quoting a lookup (``source``), judged against the recorded result."""
+    from tui.engine.evidence import lookup_evidence  # both import the spec, which imports us
+    from tui.engine.lookups import results as lookup_results
+
+    found = lookup_results(turn.lookups)
+    return [
+        {
+            "id": cid,
+            "source": str(ch["source"]),
+            **lookup_evidence(ch["evidence"], ch["source"], found),
+        }
+        for cid, ch in zip(
+            turn.derived["challenge_ids"], turn.content.get("challenges", []), strict=True
+        )
+        if ch.get("source")
+    ]
