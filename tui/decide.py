@@ -58,9 +58,8 @@ def refusal(data: SessionData, vote: str, rationale: str, flag: str = "--") -> s
     why = not_awaiting(data)
     if why:
         return why
-    votes = data.spec.debate.votes
-    if vote not in votes:
-        return f"{flag}vote: {vote!r} is not one of {', '.join(votes)}"
+    if problem := data.spec.protocol_class.decision_problem(data.spec, vote):
+        return f"{flag}vote: {problem}"
     if not word_count(rationale):
         return f"{flag}rationale: a decision needs a rationale in words"
     state = DebateState(data.spec, data.spec.max_rounds)

@@ -207,8 +207,8 @@ class OperatorLog:
         ``via`` names the channel when the decision did not come through moot's own
         console or command line (an MCP client); it is recorded with the decision.
         """
-        if vote not in self.spec.debate.votes:
-            raise ValueError(f"{vote!r} is not one of {', '.join(self.spec.debate.votes)}")
+        if problem := self.spec.protocol_class.decision_problem(self.spec, vote):
+            raise ValueError(problem)
         if not word_count(rationale):  # the same rule as a model's rationale: words
             raise ValueError("a decision needs a rationale in words")
         veto = self.protocol.operator_veto(self.state, vote)

@@ -159,6 +159,15 @@ class Judgment(_Content):
     reason: str = Field(min_length=1, description="The decisive reason, one or two sentences.")
 
 
+class Estimate(_Content):
+    """A panelist's number and why; the estimate must be a finite number."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+    estimate: float = Field(description="Your estimate, a single number in the spec's unit.")
+    rationale: str = Field(min_length=1, description="Why this number, in one or two sentences.")
+
+
 CONTENT_MODELS: dict[TurnKind, type[_Content]] = {
     TurnKind.POSITION: Position,
     TurnKind.CRITIQUE: Critique,
@@ -168,6 +177,7 @@ CONTENT_MODELS: dict[TurnKind, type[_Content]] = {
     TurnKind.CHALLENGE_REPORT: ChallengeReport,
     TurnKind.DEFENSE: Defense,
     TurnKind.JUDGMENT: Judgment,
+    TurnKind.ESTIMATE: Estimate,
 }
 
 

@@ -167,7 +167,9 @@ class DebateSection(_Strict):
     authors: list[str] | None = None
     synthesizer: str | None = None
     judges: list[str] | None = None
-    convergence: int = Field(default=3, ge=1, le=50)
+    # Each protocol that reads it bounds it (spec_problems) and gives its own default.
+    convergence: int | float | None = Field(default=None, gt=0, le=50)
+    unit: str | None = Field(default=None, min_length=1, max_length=40)
     seed: int | None = None
     position_swap: bool = False
 

@@ -21,6 +21,7 @@ class TurnKind(StrEnum):
     CHALLENGE_REPORT = "challenge_report"
     DEFENSE = "defense"
     JUDGMENT = "judgment"
+    ESTIMATE = "estimate"  # a number with its rationale
 
 
 # Kinds whose speaker passes judgement on someone else's work.
@@ -88,6 +89,7 @@ class DecisionRule(StrEnum):
     ADVERSARY_DEADLOCK = "adversary_deadlock"
     ADVISORY_REVIEW = "advisory_review"
     JUDGE_CONVERGENCE = "judge_convergence"
+    CONVERGED = "converged"  # the estimates' spread fell within the convergence bound
     RUBRIC_FAILED = "rubric_failed"
     OPERATOR_DECISION = "operator_decision"
     OPERATOR_ESCALATION = "operator_escalation"

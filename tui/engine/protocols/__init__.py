@@ -12,13 +12,21 @@ from tui.engine.protocols.adversary import AdversaryProtocol
 from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.challenge import ChallengeProtocol
 from tui.engine.protocols.debate import DebateProtocol
+from tui.engine.protocols.delphi import DelphiProtocol
 from tui.engine.protocols.refine import RefineProtocol
 
 if TYPE_CHECKING:
     from tui.engine.spec import Spec
 
 PROTOCOLS: dict[str, type[Protocol]] = {
-    p.name: p for p in (DebateProtocol, AdversaryProtocol, ChallengeProtocol, RefineProtocol)
+    p.name: p
+    for p in (
+        DebateProtocol,
+        AdversaryProtocol,
+        ChallengeProtocol,
+        RefineProtocol,
+        DelphiProtocol,
+    )
 }
 
 

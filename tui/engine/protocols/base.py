@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
@@ -15,8 +16,10 @@ from tui.engine.state import DebateState, Decision
 from tui.engine.substance import content_problems
 from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, TurnKind
 
-if TYPE_CHECKING:  # spec.py reads the protocol registry: a runtime import would cycle
+if TYPE_CHECKING:  # spec.py and verify.py read the protocol registry: runtime imports would cycle
+    from tui.engine.session import SessionData
     from tui.engine.spec import RubricRole, Spec
+    from tui.engine.verify import Verification
 
 ContextItem = tuple[str, str, str]  # (saw-label, heading, text)
 _RUBRIC_ROLES: dict[str, RubricRole] = {
@@ -37,7 +40,14 @@ class Protocol(ABC):
     """
 
     name: ClassVar[str]
+    description: ClassVar[str]  # one line for ``--help`` and ``moot new``
     default_rounds: ClassVar[int]
+    # The instruction per (phase, round): round 1 or 2 (= later rounds), or 0 for every round.
+    tasks: ClassVar[dict[tuple[str, int], str]] = {}
+    # The console's panels for this protocol beside the tally (and the rubric, when the
+    # spec has one), chosen from the generic ones: "challenges", "judges", "distribution".
+    # ``view_data`` fills each from engine-owned state.
+    views: ClassVar[tuple[str, ...]] = ()
     template: ClassVar[str]  # the commented spec ``moot new`` writes ({name}: the file name)
     # Keys of [debate] that only this protocol reads; any other protocol refuses them.
     role_keys: ClassVar[frozenset[str]] = frozenset()
@@ -80,6 +90,32 @@ class Protocol(ABC):
     @classmethod
     def handoff(cls, result: dict[str, Any]) -> dict[str, Any] | None:
         """What a next step needs from a finished ``[result]``; None: no handoff document."""
+        return None
+
+    @classmethod
+    def decision_problem(cls, spec: Spec, value: str) -> str | None:
+        """Why an operator may not decide ``value`` (not a decision this protocol takes)."""
+        if value not in spec.debate.votes:
+            return f"{value!r} is not one of {', '.join(spec.debate.votes)}"
+        return None
+
+    @classmethod
+    def result_lines(cls, result: dict[str, Any]) -> list[str]:
+        """What the Markdown export and the ADR say about this protocol's result."""
+        return []
+
+    def view_data(self, view: str, turns: Sequence[Turn]) -> dict[str, Any]:
+        """What one of this protocol's ``views`` shows now, as plain data."""
+        return {}
+
+    # ------------------------------------------------------------ verify
+
+    def turn_claims(self, data: SessionData, out: Verification, turn: Turn) -> None:
+        """This protocol's claims about one recorded turn, re-checked from the file."""
+        return None
+
+    def result_claims(self, data: SessionData, out: Verification, result: dict[str, Any]) -> None:
+        """This protocol's claims about ``[result]``, recomputed from the turns."""
         return None
 
     # ------------------------------------------------------------ the run
@@ -151,6 +187,15 @@ class Protocol(ABC):
     def operator_veto(self, state: DebateState, vote: str) -> str | None:
         """Why the operator may not decide ``vote`` now (blocking rules), or None."""
         return None
+
+    @classmethod
+    def task(cls, slot: Slot) -> str:
+        """The instruction for a slot: its phase's first-round or later text, else any round's."""
+        first_or_later = 1 if slot.round == 1 else 2
+        for key in ((slot.phase, first_or_later), (slot.phase, 0)):
+            if key in cls.tasks:
+                return cls.tasks[key]
+        return "Take your turn."
 
     # Shared pieces of context.
     def motion_items(self) -> list[ContextItem]:

@@ -9,6 +9,7 @@ debate escalates (rule ``release_gate``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tui.engine.events import Slot
@@ -76,7 +77,29 @@ class ChallengeProtocol(Protocol):
     """Rounds of challenge then defense; blocking or advisory release."""
 
     name = "challenge"
+    description = "evidence-backed challenges and defenses over an artifact"
+    tasks = {
+        ("challenge", 1): (
+            "You are the adversary. Challenge the artifact: find what is wrong, missing or risky. "
+            "Each challenge needs a category, the concern, evidence (quote the artifact where the "
+            "problem shows; a challenge without evidence is refused), a severity (critical, "
+            "significant or minor) and a recommendation. If you truly find nothing, give the "
+            "verdict no_objections with no challenges."
+        ),
+        ("challenge", 2): (
+            "You are the adversary. First assess every earlier challenge against the defense and "
+            "the revised artifact: addressed, rejected (the defender's reason stands) or "
+            "unaddressed. Then raise any new challenges, with evidence. Say whether the exchange "
+            "should continue, is converging, or is deadlocked."
+        ),
+        ("defense", 0): (
+            "You defend the artifact. Answer every challenge by its id: addressed (and change the "
+            "artifact accordingly) or rejected (with a specific reason). Then give the whole "
+            "revised artifact."
+        ),
+    }
     template = TEMPLATE
+    views = ("challenges",)
     default_rounds = 3
     role_keys = frozenset({"defender", "adversary", "mode"})
     shows_votes = False
@@ -118,6 +141,15 @@ class ChallengeProtocol(Protocol):
     @property
     def defender(self) -> str:
         return self.spec.debate.defender or ""
+
+    def view_data(self, view: str, turns: Sequence[Turn]) -> dict[str, Any]:
+        """The challenges panel: every challenge, which are unresolved, mode and convergence."""
+        return {
+            "mode": self.spec.debate.mode,
+            "convergence": self.convergence,
+            "challenges": self.challenges,
+            "unresolved": self.unresolved(),
+        }
 
     def unresolved(self, severity: str | None = None) -> list[str]:
         return [

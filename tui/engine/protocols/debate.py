@@ -61,6 +61,30 @@ class DebateProtocol(Protocol):
     """Every debater speaks once per phase; each critiques the next in order."""
 
     name = "debate"
+    description = "rounds of proposal, critique, revision, consensus; a vote decides"
+    tasks = {
+        ("proposal", 1): (
+            "State your opening position on the motion. Be concrete: name the decision you "
+            "favour, the strongest reason for it, and the main risk you accept."
+        ),
+        ("proposal", 2): (
+            "A new round. Restate your position, keeping what survived the critiques and "
+            "changing what did not. Say plainly if you changed your mind and why."
+        ),
+        ("revision", 0): (
+            "Revise your position in light of the critiques of it. Answer each weakness: "
+            "fix it, or explain precisely why it does not hold."
+        ),
+        ("consensus", 0): (
+            "Read every debater's latest position and cast your final vote for this round. "
+            "Vote for what the arguments support, not for agreement's sake."
+        ),
+        ("critique", 0): (
+            "Critique the position shown. Find what could fail: unstated assumptions, missing "
+            "evidence, risks, and cases where it breaks. List each weakness as one specific "
+            "sentence. Only if you find no weakness at all, give the verdict no_defect_found."
+        ),
+    }
     template = TEMPLATE
     default_rounds = 2
 
