@@ -201,6 +201,9 @@ def to_adr(data: SessionData) -> str:
             + (f" (relayed via {md_code(r['decided_via'])})" if r.get("decided_via") else "")
             + "."
         )
+        said = data.spec.protocol_class.result_lines(r)  # the protocol's own outcome
+        if said:
+            lines += ["", *(f"* {md_inline(line)}" for line in said)]
         if r.get("rationale"):
             lines += ["", "Operator's rationale:", "", *_quote(r["rationale"])]
         if r.get("budget_exhausted"):

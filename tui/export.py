@@ -133,7 +133,7 @@ def _protocol_md(r: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _result_md(r: dict[str, Any]) -> list[str]:
+def _result_md(r: dict[str, Any], said: list[str]) -> list[str]:
     lines = [
         f"- decision: **{md_inline(r.get('decision'))}** by rule "
         f"{md_code(r.get('decision_rule'))} ({md_inline(r.get('decided_by'))}"
@@ -146,6 +146,7 @@ def _result_md(r: dict[str, Any]) -> list[str]:
         tally = ", ".join(f"{md_inline(k)} {v}" for k, v in r["vote_tally"].items())
         lines.append("- tally: " + tally)
     lines.append(f"- rounds run: {r.get('rounds_run')} of {r.get('max_rounds')}")
+    lines += [f"- {md_inline(line)}" for line in said]  # the protocol's own outcome
     return lines + _protocol_md(r)
 
 
@@ -176,7 +177,7 @@ def to_markdown(data: SessionData) -> str:
     lines += ["## Result", ""]
     if r:
         try:
-            lines += _result_md(r)
+            lines += _result_md(r, data.spec.protocol_class.result_lines(r))
         except SHAPE_ERRORS:  # a damaged file: say so, and show the table as stored
             lines += [
                 "_The stored result does not have its shape (`moot verify` says where); "

@@ -598,7 +598,6 @@ def _unlocated(recorded: Any, fresh: dict[str, Any]) -> None:
 # --------------------------------------------------------- operator actions
 def _action_claims(data: SessionData, out: Verification) -> None:
     last = 0
-    votes = list(data.spec.debate.votes)
     for n, action in enumerate(data.actions, 1):
         where = f"operator action {n} ({action.get('action')})"
         after = action.get("after_turn", 0)
@@ -619,13 +618,16 @@ def _action_claims(data: SessionData, out: Verification) -> None:
             out.check(where, "partial_cut", problem is None, problem or "the cut text as kept")
         if action.get("action") == OperatorAction.DECIDE:
             vote, rationale = action.get("vote"), str(action.get("rationale", ""))
+            problem = data.spec.protocol_class.decision_problem(data.spec, str(vote))
+            if not rationale.strip():
+                problem = (problem + "; " if problem else "") + "no rationale"
             out.check(
                 where,
                 "vote",
-                vote in votes and bool(rationale.strip()),
+                isinstance(vote, str) and problem is None,
                 f"{_show(vote)} with a rationale"
-                if vote in votes and rationale.strip()
-                else f"{_show(vote)} must be one of {', '.join(votes)} with a rationale",
+                if problem is None
+                else f"{_show(vote)}: {problem}",
             )
             if "via" in action:
                 _channel_claim(out, where, action["via"])

@@ -164,7 +164,7 @@ class DelphiProtocol(Protocol):
             lines.append(
                 f"Spread (round {rounds[-1]['round']}): median {number_text(median)}, "
                 f"Q1 {number_text(q1)}, Q3 {number_text(q3)} {unit}; "
-                f"(Q3 - Q1) / |median| = {rounds[-1]['spread']}"
+                f"relative spread {rounds[-1]['spread']} (converges at {result.get('convergence')})"
             )
         return lines
 
