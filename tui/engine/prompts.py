@@ -39,6 +39,10 @@ _EXAMPLES: dict[TurnKind, dict[str, Any]] = {
         "suggestions": ["Name one number that shows whether it worked."],
     },
     TurnKind.JUDGMENT: {"reason": "X gives a reason that can be checked; Y does not."},
+    TurnKind.ESTIMATE: {
+        "estimate": 10,
+        "rationale": "Similar work took about this long, and the main risk is already counted.",
+    },
 }
 
 
