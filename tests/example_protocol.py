@@ -1,7 +1,8 @@
 """A protocol written the way a contributor adds one: this module plus one registry entry.
 
 ``monologue``: the proposer states a position each round and votes on it; its
-own vote decides. Small on purpose; tests/test_protocols.py registers it.
+own vote decides. Small on purpose; tests/test_protocols.py registers it, and
+tests/app/test_protocol_plugin.py installs it as a third party would (an entry point).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class MonologueProtocol(Protocol):
     """One speaker, one position per round, decided by its own vote."""
 
     name = "monologue"
+    description = "one speaker states a position each round; its own vote decides"
     template = TEMPLATE
     default_rounds = 1
     role_keys = frozenset({"proposer"})

@@ -22,7 +22,7 @@ def protocol_help() -> dict[str, str]:
     """Each registered protocol (built in or from ``moot.protocols``) with its one line."""
     from tui.engine.protocols import PROTOCOLS
 
-    return {name: protocol.description for name, protocol in PROTOCOLS.items()}
+    return {name: p.description or "(no description)" for name, p in PROTOCOLS.items()}
 
 
 THEME_HELP = "console theme for this run (not saved; switch with ctrl+p to remember one)"

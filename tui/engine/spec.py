@@ -19,7 +19,7 @@ from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
 from tui.engine.context import ARTIFACT, Document, context_problems, read_documents
 from tui.engine.errors import SpecError
 from tui.engine.family import family_of
-from tui.engine.protocols import PROTOCOLS
+from tui.engine.protocols import PROTOCOLS, REFUSED
 from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.raw import RawSpec, family
 from tui.engine.safeio import FileRefused, read_regular
@@ -309,7 +309,11 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     name = rs.debate.get("protocol", "debate")
     protocol = PROTOCOLS.get(name) if isinstance(name, str) else None
     problems: list[str] = []
-    if isinstance(name, str) and protocol is None:
+    if isinstance(name, str) and name in REFUSED:
+        problems.append(
+            f"debate.protocol: the installed protocol {name!r} is refused: {REFUSED[name]}"
+        )
+    elif isinstance(name, str) and protocol is None:
         problems.append(
             f"debate.protocol: unknown protocol {name!r}; expected one of " + ", ".join(PROTOCOLS)
         )

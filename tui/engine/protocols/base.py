@@ -40,7 +40,7 @@ class Protocol(ABC):
     """
 
     name: ClassVar[str]
-    description: ClassVar[str]  # one line for ``--help`` and ``moot new``
+    description: ClassVar[str] = ""  # one line for ``--help``
     default_rounds: ClassVar[int]
     # The instruction per (phase, round): round 1 or 2 (= later rounds), or 0 for every round.
     tasks: ClassVar[dict[tuple[str, int], str]] = {}
