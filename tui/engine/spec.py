@@ -333,7 +333,7 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     if protocol is not None:
         problems += protocol.spec_problems(rs)
     problems += _rubric_problems(raw.get("rubric"))
-    problems += context_problems(raw, protocol.role_keys if protocol is not None else ())
+    problems += context_problems(raw, protocol.debater_keys if protocol is not None else ())
 
     threshold = rs.debate.get("consensus_threshold")
     voters = protocol.voter_count(rs) if protocol is not None else len(rs.entries)

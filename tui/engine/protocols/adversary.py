@@ -90,6 +90,7 @@ class AdversaryProtocol(Protocol):
     template = TEMPLATE
     default_rounds = 3
     role_keys = frozenset({"proposer", "critic", "release_score"})
+    debater_keys = frozenset({"proposer", "critic"})
     votes_decide = False  # the critic's routing is a request; the release gate decides
 
     @classmethod

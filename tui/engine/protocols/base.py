@@ -51,6 +51,8 @@ class Protocol(ABC):
     template: ClassVar[str]  # the commented spec ``moot new`` writes ({name}: the file name)
     # Keys of [debate] that only this protocol reads; any other protocol refuses them.
     role_keys: ClassVar[frozenset[str]] = frozenset()
+    # Those of them that name debaters: a ``[[context]]`` document's ``roles`` may use them.
+    debater_keys: ClassVar[frozenset[str]] = frozenset()
     # Whether debaters cast votes the console shows as bars (else only the verdicts count).
     shows_votes: ClassVar[bool] = True
     # Whether a threshold of those votes decides; else they are requests code routes.

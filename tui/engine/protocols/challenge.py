@@ -102,6 +102,7 @@ class ChallengeProtocol(Protocol):
     views = ("challenges",)
     default_rounds = 3
     role_keys = frozenset({"defender", "adversary", "mode"})
+    debater_keys = frozenset({"defender", "adversary"})
     shows_votes = False
 
     @classmethod

@@ -133,6 +133,7 @@ class RefineProtocol(Protocol):
     role_keys = frozenset(
         {"authors", "critic", "synthesizer", "judges", "convergence", "seed", "position_swap"}
     )
+    debater_keys = frozenset({"authors", "critic", "synthesizer", "judges"})
     shows_votes = False
 
     @classmethod
