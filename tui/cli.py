@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from tui import __version__
+from tui.engine.vocab import DEFAULT_PROTOCOL
 from tui.exitcodes import ExitCode
 from tui.pathlimits import path_arg
 from tui.textsafe import clean_line
@@ -182,7 +183,7 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("path", type=path_arg, help="the spec file to write (never overwritten)")
     new.add_argument(
         "--protocol",
-        default="debate",
+        default=DEFAULT_PROTOCOL,
         choices=list(protocol_help()),
         help="the protocol the spec starts from: %(choices)s (default %(default)s)",
     )

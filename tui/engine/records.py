@@ -119,7 +119,7 @@ class Assessment(BaseModel):
 
 
 class ChallengeReport(_Content):
-    """challenge's adversary: challenges or an explicit no-objections verdict."""
+    """An adversary's report: challenges or an explicit no-objections verdict."""
 
     challenges: list[Challenge] = Field(default_factory=list)
     verdict: Literal["objections", "no_objections"] = Field(
@@ -146,7 +146,7 @@ class DefenseResponse(BaseModel):
 
 
 class Defense(_Content):
-    """challenge's defender: an answer per challenge and the revised artifact."""
+    """A defender's answer per challenge, and the revised artifact."""
 
     responses: list[DefenseResponse] = Field(default_factory=list)
     revised_artifact: str = Field(min_length=1, description="The whole artifact, revised.")

@@ -24,6 +24,7 @@ from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.raw import RawSpec, family
 from tui.engine.safeio import FileRefused, read_regular
 from tui.engine.substance import DEFAULT_MIN_WORDS
+from tui.engine.vocab import DEFAULT_PROTOCOL
 
 EvidenceKind = Literal[
     "artifact_quote",
@@ -145,7 +146,7 @@ class DebateSection(_Strict):
 
     title: str = Field(min_length=1)
     motion: str = Field(min_length=1)
-    protocol: str = "debate"
+    protocol: str = DEFAULT_PROTOCOL
     artifact: str | None = None
     artifact_file: str | None = Field(default=None, min_length=1)
     max_rounds: int | None = Field(default=None, ge=1, le=1000)
@@ -306,7 +307,7 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     found by name in the registry.
     """
     rs = RawSpec.of(raw)
-    name = rs.debate.get("protocol", "debate")
+    name = rs.debate.get("protocol", DEFAULT_PROTOCOL)
     protocol = PROTOCOLS.get(name) if isinstance(name, str) else None
     problems: list[str] = []
     if isinstance(name, str) and name in REFUSED:

@@ -100,3 +100,7 @@ class DecisionRule(StrEnum):
 
 
 ESCALATE = "escalate"  # the decision value that hands a debate to the operator
+# The protocol a spec without ``protocol = ...`` runs. Kept here, not in the registry,
+# so that readers of session files (home, inbox, watch) need not load every protocol;
+# tests/test_protocol_boundary.py checks that the registry holds it.
+DEFAULT_PROTOCOL = "debate"
