@@ -63,7 +63,7 @@ def test_from_round_two_a_panelist_sees_the_last_round_without_ids(converged: Pa
             assert turn.saw == ["motion", "unit", f"estimate:r1:{turn.speaker}", "panel:r1"]
     spec = data.spec
     protocol = spec.protocol_class(spec)
-    from tui.engine.events import Slot
+    from tui.engine.schedule import Slot
     from tui.engine.state import DebateState
     from tui.engine.vocab import TurnKind
 

@@ -22,11 +22,12 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from tui.engine.readroots import ReadRoots
+from tui.engine.redact import REDACTED, Redactor
 from tui.engine.safeio import FileRefused, read_regular
 
 if TYPE_CHECKING:
-    from tui.engine.events import Slot
     from tui.engine.protocols.base import ContextItem, Protocol
+    from tui.engine.schedule import Slot
     from tui.engine.spec import Spec
     from tui.engine.state import DebateState
 
@@ -149,7 +150,6 @@ def read_documents(
 
     A path that resolves outside ``base`` and every ``allow_read`` path is a problem.
     """
-    from tui.engine.redact import REDACTED, Redactor  # it imports spec, which imports this
 
     reader = _Reader(base, ReadRoots.of(base, allow_read), Redactor.for_spec(spec), REDACTED)
     docs: list[Document] = []

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tui.engine.events import Slot
 from tui.engine.protocols.base import ContextItem
+from tui.engine.schedule import Slot
 from tui.engine.spec import Debater, Spec
 from tui.engine.substance import rule_text
 from tui.engine.vocab import TurnKind

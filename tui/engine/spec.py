@@ -22,6 +22,7 @@ from tui.engine.family import family_of
 from tui.engine.protocols import PROTOCOLS, REFUSED
 from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.raw import RawSpec, family
+from tui.engine.redact import SECRET_SHAPES
 from tui.engine.safeio import FileRefused, read_regular
 from tui.engine.substance import DEFAULT_MIN_WORDS
 from tui.engine.vocab import DEFAULT_PROTOCOL
@@ -50,17 +51,6 @@ MAX_PHASES = 8  # phases of one round
 # turn is a record in a session file the reader takes up to SESSION_BYTES of.
 MAX_ROUND_SEATS = 2_000
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# Shapes of real provider keys; a spec holding one is refused outright. A shape
-# starts a word, so "risk-management-and-mitigation" is prose, not an "sk-" key.
-SECRET_SHAPES = re.compile(
-    r"(?<![A-Za-z0-9_-])"
-    r"(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{10,}|sk_(?:live|test)_[A-Za-z0-9]{16,}"
-    r"|AIza[0-9A-Za-z_-]{20,}"
-    r"|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,}|pplx-[A-Za-z0-9]{20,}"
-    r"|nvapi-[A-Za-z0-9_-]{20,}|r8_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}"
-    r"|xox[abprs]-[A-Za-z0-9-]{10,})"
-)
 # A key or parameter name that says its value is a credential.
 SECRET_NAME = re.compile(
     r"(^|[_-])(api[_-]?key|apikey|key|token|secret|password|passwd|credentials?|sig|signature)$",

@@ -15,14 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from tui.engine.context import SAW_PREFIX, seen_documents, slot_context
-from tui.engine.events import (
-    EventBus,
-    LedgerChanged,
-    ProviderFailed,
-    Slot,
-    TokenReceived,
-    TurnStarted,
-)
+from tui.engine.events import EventBus, LedgerChanged, ProviderFailed, TokenReceived, TurnStarted
 from tui.engine.evidence import assess, with_rubric
 from tui.engine.operator import OperatorLog, now
 from tui.engine.parsing import TurnParseError, as_text, parse_turn
@@ -33,6 +26,7 @@ from tui.engine.rawtext import kept
 from tui.engine.records import CONTENT_MODELS, Turn
 from tui.engine.redact import Redactor
 from tui.engine.roster import Roster
+from tui.engine.schedule import Slot
 from tui.engine.schemas import fit, kind_schema, negative_channel
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision

@@ -25,7 +25,6 @@ from pydantic import BaseModel
 from tui.engine.budget import CAPS, SESSION, Budget, cap_key
 from tui.engine.context import ARTIFACT, digest, seen_documents, slot_context
 from tui.engine.errors import SessionError
-from tui.engine.events import Slot
 from tui.engine.evidence import assess, with_rubric
 from tui.engine.keys import YOU
 from tui.engine.parsing import TurnParseError, parse_turn
@@ -34,12 +33,13 @@ from tui.engine.protocols import protocol_for
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.rawtext import cut_problem
 from tui.engine.records import CONTENT_MODELS, Turn
-from tui.engine.redact import REDACTED
+from tui.engine.redact import REDACTED, SECRET_SHAPES
 from tui.engine.roster import Roster
 from tui.engine.runner import Engine
+from tui.engine.schedule import Slot
 from tui.engine.session import SessionData, load_session
 from tui.engine.signing import Span
-from tui.engine.spec import SECRET_SHAPES, Spec
+from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.turns import NOT_ARTIFACT, FailureAction, FailureChoice
 from tui.engine.usage import BOUNDS, in_range

@@ -18,8 +18,8 @@ from textual.widgets import Static
 
 from tui.app.components.cards import TurnCard
 from tui.engine.budget import Ledger
-from tui.engine.events import Slot
 from tui.engine.records import Turn
+from tui.engine.schedule import Slot
 from tui.streamfields import FieldStream
 from tui.textsafe import clean_line, shorten
 

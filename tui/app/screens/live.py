@@ -36,7 +36,6 @@ from tui.engine.events import (
     PhaseCompleted,
     PhaseStarted,
     ProviderFailed,
-    Slot,
     StatusChanged,
     TallyChanged,
     TokenReceived,
@@ -47,6 +46,7 @@ from tui.engine.live import LiveSession
 from tui.engine.ports import Provider, ProviderError
 from tui.engine.report import ResultRecord
 from tui.engine.runner import Engine
+from tui.engine.schedule import Slot
 from tui.engine.spec import Debater, Spec
 from tui.engine.turns import CutAction, FailureAction, FailureChoice
 from tui.engine.vocab import ESCALATE, DecisionRule, OperatorAction, RunStatus
