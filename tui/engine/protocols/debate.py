@@ -23,7 +23,7 @@ TEMPLATE = """# A moot debate spec. Validate with: moot validate {name}
 [debate]
 title = "Adopt event sourcing for the order service?"
 motion = "Move the order service to event sourcing this quarter."
-protocol = "debate"          # debate | adversary | challenge | refine
+protocol = "debate"          # debate | adversary | challenge | refine | delphi
 max_rounds = 2               # rounds before the debate escalates to the operator
 consensus_threshold = 2      # votes one option needs (and no tie) to decide
 # phases = ["proposal", "critique", "revision", "consensus"]
