@@ -415,6 +415,7 @@ class LiveScreen(DebateScreen):
             summary=summary,
             vetoes=self._vetoes(),
             apply=self._apply_decision,
+            value_prompt=self.spec.protocol_class.value_prompt(self.spec),
         )
         self._decide_modal = modal
         self.app.push_screen(modal, self._decided)

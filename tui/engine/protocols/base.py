@@ -102,6 +102,11 @@ class Protocol(ABC):
         return None
 
     @classmethod
+    def value_prompt(cls, spec: Spec) -> str | None:
+        """What the operator types when a decision is a value, not one of the votes; None: votes."""
+        return None
+
+    @classmethod
     def result_lines(cls, result: dict[str, Any]) -> list[str]:
         """What the Markdown export and the ADR say about this protocol's result."""
         return []

@@ -152,6 +152,10 @@ class DelphiProtocol(Protocol):
         return None
 
     @classmethod
+    def value_prompt(cls, spec: Spec) -> str | None:
+        return f"the estimate: a number in {spec.debate.unit}"
+
+    @classmethod
     def result_lines(cls, result: dict[str, Any]) -> list[str]:
         unit = result.get("unit", "")
         lines = []
