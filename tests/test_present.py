@@ -23,7 +23,7 @@ from tui.headless import turn_text
 from tui.present import Emphasis, Section, present, words
 from tui.textsafe import md_inline
 
-SCRIPTED = ["consensus", "adversary", "challenge", "refine", "rubric"]
+SCRIPTED = ["consensus", "adversary", "challenge", "refine", "rubric", "delphi"]
 
 
 @cache

@@ -226,6 +226,9 @@ def outcome(data: SessionData) -> list[str]:
         + (f", relayed via {md_code(r['decided_via'])}" if r.get("decided_via") else "")
         + ")."
     ]
+    said = data.spec.protocol_class.result_lines(r)  # the protocol's own outcome
+    if said:
+        lines += ["", *(f"- {md_inline(line)}" for line in said)]
     tally = {k: v for k, v in _table(r.get("vote_tally")).items() if v}
     if tally:
         lines += [

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from tui import __version__
+from tui.engine.vocab import DEFAULT_PROTOCOL
 from tui.exitcodes import ExitCode
 from tui.pathlimits import path_arg
 from tui.textsafe import clean_line
@@ -18,19 +19,18 @@ if TYPE_CHECKING:
     from tui.engine.spec import Spec
 
 
-# The protocols `protocol = ...` names (tui.engine.protocols.PROTOCOLS, kept light here:
-# the engine is not imported to print help; a test keeps the two in step).
-PROTOCOL_HELP = {
-    "debate": "rounds of proposal, critique, revision, consensus; a vote decides",
-    "adversary": "a proposer and a critic who releases, asks to revise or escalates",
-    "challenge": "evidence-backed challenges and defenses over an artifact",
-    "refine": "rewrites judged blind until one candidate keeps winning",
-}
+def protocol_help() -> dict[str, str]:
+    """Each registered protocol (built in or from ``moot.protocols``) with its one line."""
+    from tui.engine.protocols import PROTOCOLS
+
+    return {name: p.description or "(no description)" for name, p in PROTOCOLS.items()}
+
+
 THEME_HELP = "console theme for this run (not saved; switch with ctrl+p to remember one)"
 
 
 def _epilog() -> str:
-    protocols = "\n".join(f"  {name:<10} {what}" for name, what in PROTOCOL_HELP.items())
+    protocols = "\n".join(f"  {name:<10} {what}" for name, what in protocol_help().items())
     meanings = {
         ExitCode.DECIDED: "decided (verify: every claim holds)",
         ExitCode.INTERNAL: "internal error (a bug; reported without a traceback)",
@@ -183,8 +183,8 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("path", type=path_arg, help="the spec file to write (never overwritten)")
     new.add_argument(
         "--protocol",
-        default="debate",
-        choices=list(PROTOCOL_HELP),
+        default=DEFAULT_PROTOCOL,
+        choices=list(protocol_help()),
         help="the protocol the spec starts from: %(choices)s (default %(default)s)",
     )
 
@@ -243,7 +243,11 @@ def _parser() -> argparse.ArgumentParser:
         "decide", help="record an operator decision on an unresolved session (exit 2 if refused)"
     )
     dec.add_argument("session", type=path_arg, help="the unresolved session file")
-    dec.add_argument("--vote", help="one of the spec's votes")
+    chosen = dec.add_mutually_exclusive_group()
+    chosen.add_argument("--vote", help="one of the spec's votes")
+    chosen.add_argument(
+        "--value", dest="vote", help="the number decided, for a protocol that estimates one"
+    )
     dec.add_argument("--rationale", default="", help="why (required with --vote)")
     dec.add_argument(
         "--extend", action="store_true", help="instead add a round and continue headless"
@@ -610,7 +614,9 @@ def _decide(args: argparse.Namespace) -> int:
     from tui.engine.errors import MootInputError
 
     if args.extend == bool(args.vote):
-        raise MootInputError("moot decide", ["give --vote (with --rationale), or --extend"])
+        raise MootInputError(
+            "moot decide", ["give --vote or --value (with --rationale), or --extend"]
+        )
     if args.extend:
         from tui.decide import not_awaiting
         from tui.engine.live import LiveSession

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tui.engine.context import ROLE_KEYS
 from tui.engine.ports import ToolBox, ToolFailure
 
 if TYPE_CHECKING:
@@ -26,7 +25,7 @@ CUT_MARK = "\n[… cut by moot at {kept} of {full} bytes]"
 MAX_REASON = 500
 
 
-def tool_problems(raw: dict[str, Any], protocol_keys: Iterable[str]) -> list[str]:
+def tool_problems(raw: dict[str, Any], debater_keys: Iterable[str]) -> list[str]:
     """Unique tool names; ``roles`` naming debaters or the protocol's role keys."""
     tools = raw.get("tools")
     debaters = raw.get("debaters")
@@ -35,7 +34,7 @@ def tool_problems(raw: dict[str, Any], protocol_keys: Iterable[str]) -> list[str
         if isinstance(debaters, list)
         else set()
     )
-    roles_ok = ids | (set(ROLE_KEYS) & set(protocol_keys))
+    roles_ok = ids | set(debater_keys)
     problems: list[str] = []
     seen: dict[str, int] = {}
     for i, entry in enumerate(tools if isinstance(tools, list) else []):
@@ -63,7 +62,9 @@ def may_call(spec: Spec, tool: ToolEntry, speaker: str) -> bool:
     for role in tool.roles:
         if role == speaker:
             return True
-        held = getattr(spec.debate, role, None) if role in ROLE_KEYS else None
+        held = (
+            getattr(spec.debate, role, None) if role in spec.protocol_class.debater_keys else None
+        )
         if held == speaker or (isinstance(held, list) and speaker in held):
             return True
     return False

@@ -19,8 +19,8 @@ from textual.widgets import Static
 
 from tui.app.components.cards import TONE_STYLE, TurnCard
 from tui.engine.budget import Ledger
-from tui.engine.events import Slot
 from tui.engine.records import Turn
+from tui.engine.schedule import Slot
 from tui.present import lookup_item
 from tui.streamfields import FieldStream
 from tui.textsafe import clean_line, shorten
