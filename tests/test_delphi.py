@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.test_verify_session import Doc, failed, rewrite, verify
-from tui.adr import to_adr
+from tui.adr import status, to_adr
 from tui.cli import main
 from tui.engine import SpecError, validate_spec
 from tui.engine.session import load_session
@@ -83,6 +83,10 @@ def test_markdown_and_adr_state_the_estimate_with_unit_and_spread(converged: Pat
     for text in (to_markdown(data), to_adr(data)):
         assert "Estimate: 8 engineer-days" in text
         assert spread in text
+    adr = to_adr(data)
+    assert "status: accepted" in adr  # a decided estimate is the decision, not a rejected vote
+    assert '- "8 engineer-days", held by `lead` (turn 3, turn 6); `qa` (turn 5)' in adr
+    assert "because the panel's estimates converged on the median" in adr
 
 
 def test_an_edited_estimate_fails_verify(
@@ -138,16 +142,20 @@ def test_no_convergence_escalates_and_the_operator_decides_a_number(
     assert run == ExitCode.UNRESOLVED
     result: dict[str, Any] | None = load_session(session).result
     assert result is not None and result["decision"] == "escalate"
+    assert status(load_session(session)) == "proposed"
     assert result["decision_rule"] == "max_rounds_exhausted"
     capsys.readouterr()
     refused = main(["decide", str(session), "--value", "soon", "--rationale", "Gut feeling."])
     assert refused == ExitCode.BAD_INPUT
     assert "'soon' is not a number (engineer-days)" in capsys.readouterr().err
+    defer = ["decide", str(session), "--value", "escalate", "--rationale", "Ask finance first."]
+    assert main(defer) == ExitCode.UNRESOLVED  # deferred: an estimate waits like any decision
     ok = ["decide", str(session), "--value", "9.5", "--rationale", "The lead's history holds."]
     assert main(ok) == ExitCode.DECIDED
     decided = load_session(session).result
     assert decided is not None
     assert (decided["decision"], decided["decision_rule"]) == ("9.5", "operator_decision")
+    assert status(load_session(session)) == "accepted"
     capsys.readouterr()
     assert main(["verify", str(session)]) == ExitCode.DECIDED
 

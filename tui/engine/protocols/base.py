@@ -59,6 +59,9 @@ class Protocol(ABC):
     votes_decide: ClassVar[bool] = True
     # Whether ``votes = "open"`` (each vote a debater's own answer, normalised) is allowed.
     open_votes: ClassVar[bool] = False
+    # Why each of this protocol's own decision rules decides, in words for the ADR's
+    # "Chosen option: ..., because ..." (the shared rules' words are the ADR's own).
+    rule_reasons: ClassVar[dict[str, str]] = {}
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
@@ -109,6 +112,18 @@ class Protocol(ABC):
     @classmethod
     def value_prompt(cls, spec: Spec) -> str | None:
         """What the operator types when a decision is a value, not one of the votes; None: votes."""
+        return None
+
+    @classmethod
+    def position(cls, spec: Spec, turn: Turn) -> str | None:
+        """The position a valid turn puts forward (an ADR's considered option), if any."""
+        c = turn.content
+        if turn.kind == TurnKind.POSITION:
+            return str(c.get("stance", ""))
+        if turn.kind == TurnKind.CANDIDATE:
+            return str(c.get("candidate", ""))
+        if turn.kind == TurnKind.DEFENSE:
+            return str(c.get("revised_artifact", ""))
         return None
 
     @classmethod

@@ -111,6 +111,7 @@ class DelphiProtocol(Protocol):
     default_rounds = 3
     role_keys = frozenset({"unit", "convergence"})
     views = ("distribution",)
+    rule_reasons = {DecisionRule.CONVERGED: "the panel's estimates converged on the median"}
     shows_votes = False
     votes_decide = False
 
@@ -156,6 +157,13 @@ class DelphiProtocol(Protocol):
     @classmethod
     def value_prompt(cls, spec: Spec) -> str | None:
         return f"the estimate: a number in {spec.debate.unit}"
+
+    @classmethod
+    def position(cls, spec: Spec, turn: Turn) -> str | None:
+        """An estimate, in the unit: the decision is one of them, or the median between."""
+        if turn.kind != TurnKind.ESTIMATE:
+            return None
+        return f"{number_text(turn.content['estimate'])} {spec.debate.unit}".rstrip()
 
     @classmethod
     def result_lines(cls, result: dict[str, Any]) -> list[str]:
