@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
+from tests.export_schema import validate_export
 from tests.test_verify_session import Doc, failed, rewrite, verify
 from tui.adr import status, to_adr
 from tui.cli import main
 from tui.engine import SpecError, validate_spec
 from tui.engine.session import load_session
 from tui.exitcodes import ExitCode
-from tui.export import to_markdown
+from tui.export import to_json, to_markdown
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "sessions" / "examples" / "scripted-delphi.toml"
 PANEL = ("backend", "qa", "lead")
@@ -83,6 +84,9 @@ def test_markdown_and_adr_state_the_estimate_with_unit_and_spread(converged: Pat
     for text in (to_markdown(data), to_adr(data)):
         assert "Estimate: 8 engineer-days" in text
         assert spread in text
+    exported = validate_export(to_json(data))  # the published schema knows estimate turns
+    assert [t["content"]["estimate"] for t in exported["turns"]] == [5, 12, 8, 7, 8, 8]
+    assert exported["result"]["quartiles"] == [7.5, 8.0, 8.0]
     adr = to_adr(data)
     assert "status: accepted" in adr  # a decided estimate is the decision, not a rejected vote
     assert '- "8 engineer-days", held by `lead` (turn 3, turn 6); `qa` (turn 5)' in adr

@@ -105,12 +105,13 @@ def _turn_line(turn: Turn) -> str:
     return clean_line(f"turn {turn.index}: r{turn.round} {turn.phase} {turn.speaker}{vote}")
 
 
-def _decision_form(votes: list[str]) -> type[BaseModel]:
-    """The elicitation form: one of the spec's votes, and why."""
-    vote_type: Any = Literal[tuple(votes)]
+def _decision_form(status: SessionStatus) -> type[BaseModel]:
+    """The elicitation form: one of the spec's votes (else the value or answer), and why."""
+    vote_type: Any = Literal[tuple(status.votes)] if status.votes else str
+    what = "the decision" if status.votes else (status.value or "the answer")
     return create_model(
         "OperatorDecision",
-        vote=(vote_type, Field(description="the decision")),
+        vote=(vote_type, Field(description=what)),
         rationale=(str, Field(description="why, in words (recorded with the decision)")),
     )
 
@@ -131,7 +132,7 @@ def _first_question(status: SessionStatus) -> str:
 def _question(status: SessionStatus, message: str, *, asked: int) -> InputRequiredResult:
     """The decision form as a question the client answers by calling ``run`` again."""
     form = ElicitRequestFormParams(
-        message=message, requested_schema=render_elicitation_schema(_decision_form(status.votes))
+        message=message, requested_schema=render_elicitation_schema(_decision_form(status))
     )
     return InputRequiredResult(
         input_requests={ANSWER: ElicitRequest(params=form)},
@@ -236,7 +237,7 @@ class MootServer:
     async def _ask(self, running: Running, ctx: Context, status: SessionStatus) -> str:
         """Ask the client's user, mid-call, to decide an escalated run; a refusal is shown
         and asked again."""
-        form = _decision_form(status.votes)
+        form = _decision_form(status)
         message = _first_question(status)
         for _ in range(ASKS):
             answer = await ctx.elicit(message, form)
@@ -368,7 +369,10 @@ class MootServer:
     async def decide(
         self,
         session: SessionArg,
-        vote: Annotated[str, Field(description="one of the spec's votes (status lists them)")],
+        vote: Annotated[
+            str,
+            Field(description="one of the spec's votes, or the value status asks for"),
+        ],
         rationale: Annotated[str, Field(description="why, in words; recorded with the vote")],
     ) -> SessionStatus:
         """Record the operator decision on a session awaiting one, by moot decide's rules.
