@@ -11,12 +11,12 @@ import pytest
 
 from tests.export_schema import validate_export
 from tests.test_verify_session import Doc, failed, rewrite, verify
-from tui.adr import status, to_adr
 from tui.cli import main
 from tui.engine import SpecError, validate_spec
 from tui.engine.session import load_session
 from tui.exitcodes import ExitCode
-from tui.export import to_json, to_markdown
+from tui.render.adr import status, to_adr
+from tui.render.export import to_json, to_markdown
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "sessions" / "examples" / "scripted-delphi.toml"
 PANEL = ("backend", "qa", "lead")

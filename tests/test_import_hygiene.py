@@ -47,14 +47,14 @@ def test_any_module_imports_first_without_a_cycle() -> None:
         "tui.providers.scripted",
         "tui.engine.session",
         "tui.engine.live",
-        "tui.headless",
-        "tui.export",
+        "tui.commands.headless",
+        "tui.render.export",
     ):
         assert _loaded_after(f"import {module}") == [], module
 
 
 def test_headless_path_does_not_import_textual() -> None:
-    code = "import tui.cli, tui.headless, tui.engine.live, tui.providers.registry"
+    code = "import tui.cli, tui.commands.headless, tui.engine.live, tui.providers.registry"
     assert "textual" not in _loaded_after(code)
 
 

@@ -23,9 +23,9 @@ from mcp.types import CallToolResult, ElicitRequestParams, ElicitResult
 from tests.batch_specs import blocked, unresolved, write
 from tests.helpers import with_script
 from tui.app.screens.home import list_sessions
+from tui.commands.inbox import awaiting
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
-from tui.inbox import awaiting
 from tui.mcp_server import MootServer
 from tui.providers.scripted import ScriptedProvider
 

@@ -12,7 +12,7 @@ from tui import __version__
 from tui.engine.vocab import DEFAULT_PROTOCOL
 from tui.exitcodes import ExitCode
 from tui.pathlimits import path_arg
-from tui.textsafe import clean_line
+from tui.render.textsafe import clean_line
 
 if TYPE_CHECKING:
     from tui.engine.live import LiveSession
@@ -350,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         _err("moot: interrupted; the session is saved up to its last completed turn")
         return ExitCode.INTERRUPTED
     except BrokenPipeError:  # the reader stopped reading (``| head``): not an error
-        from tui.headless import silence_stdout
+        from tui.commands.headless import silence_stdout
 
         silence_stdout()
         return ExitCode.DECIDED
@@ -402,13 +402,13 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd == "decide":
         return _decide(args)
     if cmd == "watch":
-        from tui.watch import watch
+        from tui.commands.watch import watch
 
         return watch(args.session)
     if cmd == "mcp":
         return _mcp(args)
     if cmd == "serve":
-        from tui.serve import serve
+        from tui.commands.serve import serve
 
         return serve(
             args.host,
@@ -473,13 +473,13 @@ def _export(session: str, fmt: str, output: str | None) -> int:
     from tui.engine.errors import MootInputError
     from tui.engine.safeio import FileRefused, write_new
     from tui.engine.session import load_session
-    from tui.export import to_json, to_markdown
+    from tui.render.export import to_json, to_markdown
 
     data = load_session(session)
     for warning in data.warnings:  # a torn tail was dropped: say so, even on success
         _err(f"moot: warning: {session}: {warning}")
     if fmt == "adr":
-        from tui.adr import to_adr
+        from tui.render.adr import to_adr
 
         text = to_adr(data)
     else:
@@ -490,13 +490,13 @@ def _export(session: str, fmt: str, output: str | None) -> int:
         except FileRefused as err:
             raise MootInputError(output, [str(err)]) from None
     else:
-        sys.stdout.write(text + "\n")  # already sanitised for its format by tui.export
+        sys.stdout.write(text + "\n")  # already sanitised for its format by tui.render.export
     return ExitCode.DECIDED
 
 
 def _fork(session: str, at: int, out: str | None, sets: list[str]) -> int:
     from tui.engine.fork import fork
-    from tui.textsafe import clean_line
+    from tui.render.textsafe import clean_line
 
     path = fork(session, at, out, sets)
     print(clean_line(f"wrote {path}: turns 1 to {at} of {session}"))
@@ -508,7 +508,7 @@ def _verify(session: str, as_json: bool, require_trusted: bool) -> int:
     from tui.engine.errors import MootInputError
     from tui.engine.keys import trusted_keys
     from tui.engine.verify import Trust, summary_lines, verify_file
-    from tui.textsafe import json_text
+    from tui.render.textsafe import json_text
 
     try:
         keys, problems = trusted_keys()
@@ -552,7 +552,7 @@ def _keys(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from tui.batch import run_batch
+    from tui.commands.batch import run_batch
     from tui.providers.preflight import preflight
 
     return run_batch(
@@ -593,9 +593,9 @@ def _bench(args: argparse.Namespace) -> int:
 def _inbox(sessions_dir: str | None, as_json: bool) -> int:
     import json
 
+    from tui.commands.inbox import awaiting, tally_text
     from tui.engine.session import sessions_dir as resolve
-    from tui.inbox import awaiting, tally_text
-    from tui.textsafe import clean_line
+    from tui.render.textsafe import clean_line
 
     waiting = awaiting(resolve(sessions_dir))
     if as_json:
@@ -618,10 +618,10 @@ def _decide(args: argparse.Namespace) -> int:
             "moot decide", ["give --vote or --value (with --rationale), or --extend"]
         )
     if args.extend:
-        from tui.decide import not_awaiting
+        from tui.commands.decide import not_awaiting
+        from tui.commands.headless import run_headless
         from tui.engine.live import LiveSession
         from tui.engine.session import load_session
-        from tui.headless import run_headless
         from tui.providers.registry import provider_for
 
         why = not_awaiting(load_session(args.session))
@@ -632,9 +632,9 @@ def _decide(args: argparse.Namespace) -> int:
             return run_headless(session, extend_first=True)
         finally:
             session.close()
-    from tui.decide import decide_session
+    from tui.commands.decide import decide_session
     from tui.engine.vocab import is_deferral
-    from tui.textsafe import clean_line
+    from tui.render.textsafe import clean_line
 
     result = decide_session(args.session, args.vote, args.rationale)
     deferred = is_deferral(result.get("decision"), result.get("decision_rule"))
@@ -703,7 +703,7 @@ def _headless(session: LiveSession, args: argparse.Namespace) -> int:
     """Run to the end; ``--json`` keeps stdout for the result; Ctrl+C names the way back."""
     import shlex
 
-    from tui.headless import headless_console, result_json, run_headless
+    from tui.commands.headless import headless_console, result_json, run_headless
 
     try:
         code = run_headless(session, args.on_unresolved, headless_console(stderr=args.json))
@@ -756,9 +756,9 @@ def _raise_budgets(session: LiveSession, raises: list[str]) -> None:
 
 
 def _resume_headless(args: argparse.Namespace) -> int:
+    from tui.commands.headless import result_json
     from tui.engine.live import LiveSession
     from tui.engine.vocab import ESCALATE
-    from tui.headless import result_json
     from tui.providers.registry import provider_for
 
     session = LiveSession.resume(args.session, provider_for, force=args.force)

@@ -36,13 +36,13 @@ from mcp.types import (
 from pydantic import BaseModel, Field, create_model
 
 from tui import __version__
+from tui.commands.inbox import tally_text
 from tui.engine.errors import MootInputError
 from tui.engine.ports import Provider
 from tui.engine.records import Turn
 from tui.engine.session import load_session
 from tui.engine.spec import DEFAULT_VOTES, Debater, Spec
 from tui.engine.vocab import DecisionChannel
-from tui.inbox import tally_text
 from tui.mcp_runs import (
     Asked,
     Claim,
@@ -59,7 +59,7 @@ from tui.mcp_runs import (
     session_path,
     snapshot,
 )
-from tui.textsafe import clean_line
+from tui.render.textsafe import clean_line
 
 T = TypeVar("T")
 ASKS = 3  # times the client's user is asked, a refused decision shown each time
@@ -277,7 +277,7 @@ class MootServer:
         if not isinstance(answer, ElicitResult) or answer.action != "accept":
             action = answer.action if isinstance(answer, ElicitResult) else "cancel"
             return RunOutcome(**status.model_dump(), asked_user=OUTCOMES[action])
-        from tui.decide import decide_session
+        from tui.commands.decide import decide_session
 
         content = answer.content or {}
         try:
@@ -313,7 +313,7 @@ class MootServer:
 
     async def inbox(self) -> Inbox:
         """The sessions in the sessions folder that ended unresolved and await a person."""
-        from tui.inbox import awaiting
+        from tui.commands.inbox import awaiting
 
         found = await anyio.to_thread.run_sync(awaiting, self.folder)
         return Inbox(
@@ -356,8 +356,8 @@ class MootServer:
         ] = "markdown",
     ) -> Export:
         """A session as a Markdown report, JSON, or an architecture decision record."""
-        from tui.adr import to_adr
-        from tui.export import to_json, to_markdown
+        from tui.render.adr import to_adr
+        from tui.render.export import to_json, to_markdown
 
         path = session_path(session, self.folder)
         data = await _off_loop(read_session, path)
@@ -380,7 +380,7 @@ class MootServer:
         A refused decision (not awaiting, a vote the spec lacks, no rationale, a protocol
         veto) is an error naming the reason, and leaves the file as it was.
         """
-        from tui.decide import decide_session
+        from tui.commands.decide import decide_session
 
         path = session_path(session, self.folder)
         running = self.runs.get(path)

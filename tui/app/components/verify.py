@@ -20,7 +20,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.textsafe import clean_line, shorten
+from tui.render.textsafe import clean_line, shorten
 
 if TYPE_CHECKING:
     from tui.engine.records import Turn

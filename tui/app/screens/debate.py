@@ -28,7 +28,7 @@ from tui.app.components.verify import (
 from tui.app.screens.too_small import NARROW_BELOW
 from tui.engine.redact import Redactor
 from tui.engine.vocab import RunStatus
-from tui.textsafe import shorten
+from tui.render.textsafe import shorten
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -19,12 +19,12 @@ from textual.widgets import DataTable, Footer, Static
 
 from tui.app.messages import SessionChosen
 from tui.app.screens.too_small import NARROW_BELOW
+from tui.commands.inbox import Awaiting, awaiting, tally_text
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.safeio import FileRefused, read_regular
 from tui.engine.vocab import DEFAULT_PROTOCOL, ESCALATE, is_deferral
-from tui.inbox import Awaiting, awaiting, tally_text
-from tui.textsafe import shorten
+from tui.render.textsafe import shorten
 
 MAX_SESSIONS = 300
 OFFLINE_MODELS = frozenset({"scripted", "local"})

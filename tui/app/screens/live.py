@@ -53,7 +53,7 @@ from tui.engine.spec import Debater, Spec
 from tui.engine.turns import CutAction, FailureAction, FailureChoice
 from tui.engine.vocab import ESCALATE, DecisionRule, OperatorAction, RunStatus, is_deferral
 from tui.exitcodes import ExitCode
-from tui.textsafe import clean_line, shorten
+from tui.render.textsafe import clean_line, shorten
 
 FLUSH_INTERVAL = 1 / 12  # seconds between display updates of streaming text (~12 fps)
 PANE_OP_INTERVAL = 1 / 60  # seconds between two panes' changes: a frame, keys between

@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from tui.engine.turns import CutAction, CutChoice, FailureAction, FailureChoice
-from tui.textsafe import clean_line, shorten
+from tui.render.textsafe import clean_line, shorten
 
 R = TypeVar("R")
 

@@ -15,7 +15,7 @@ from textual.widgets import Footer, Input, Static
 from tui.app.components.cards import turn_body, turn_heading
 from tui.engine.records import Turn
 from tui.engine.spec import Spec
-from tui.textsafe import SCREEN_LIMIT, clean_line, shorten
+from tui.render.textsafe import SCREEN_LIMIT, clean_line, shorten
 
 MAX_SHOWN = 400
 

@@ -11,11 +11,11 @@ from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
 from tui.engine.verify import verify
 from tui.engine.vocab import is_deferral
-from tui.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
-from tui.textsafe import json_rows, md_code, md_inline, md_text
+from tui.render.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
+from tui.render.textsafe import json_rows, md_code, md_inline, md_text
 
 # Every value below that is not this module's own literal text goes through
-# tui.textsafe's Markdown sanitiser: md_text (quoted blocks), md_inline (one line)
+# tui.render.textsafe's Markdown sanitiser: md_text (quoted blocks), md_inline (one line)
 # or md_code (ids and model names), so no model or spec text can add structure.
 
 

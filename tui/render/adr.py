@@ -4,7 +4,7 @@ Every statement comes from the session file: the motion and its documents (with
 their hashes), who signed it, the positions held and by whom, the chosen option and the rule
 that chose it, the arguments for it and the weaknesses raised (and whether a
 later turn answered each), dissent, the admitted evidence, and whether ``moot
-verify`` holds. Model text goes through tui.textsafe's Markdown sanitiser, so it
+verify`` holds. Model text goes through tui.render.textsafe's Markdown sanitiser, so it
 can never restructure the record.
 
 The status and the decision-makers are written twice: as MADR 4's YAML front
@@ -28,8 +28,8 @@ from tui.engine.redact import redacted_session
 from tui.engine.session import SessionData
 from tui.engine.signing import check as check_signatures
 from tui.engine.vocab import ESCALATE, DecidedBy, TurnKind
-from tui.export import verification
-from tui.textsafe import md_code, md_inline, md_text
+from tui.render.export import verification
+from tui.render.textsafe import md_code, md_inline, md_text
 
 _CRITIQUES = (TurnKind.CRITIQUE, TurnKind.ADVERSARY_CRITIQUE, TurnKind.CANDIDATE_CRITIQUE)
 _ANSWERS = (TurnKind.POSITION, TurnKind.CANDIDATE, TurnKind.DEFENSE)
