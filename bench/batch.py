@@ -85,7 +85,7 @@ def served_spec(n: int, base: str) -> dict[str, Any]:
 
 
 async def _run_specs(raws: list[dict[str, Any]], folder: Path) -> list[Any]:
-    from tui.batch import Item, run_items
+    from tui.commands.batch import Item, run_items
     from tui.engine.spec import validate_spec
     from tui.providers.registry import close_all, provider_for
 
@@ -99,7 +99,7 @@ async def _run_specs(raws: list[dict[str, Any]], folder: Path) -> list[Any]:
 
 def one_size(n: int, base: str | None, root: str | None) -> dict[str, Any]:
     """Run ``n`` debates at once in this process; the figures as a dict."""
-    import tui.batch  # noqa: F401  (imports counted in the baseline, not per debate)
+    import tui.commands.batch  # noqa: F401  (imports counted in the baseline, not per debate)
     import tui.providers.registry  # noqa: F401
 
     if base:

@@ -114,7 +114,7 @@ def replay_open(path: Path) -> None:
 
 def export(path: Path) -> None:
     from tui.engine.session import load_session
-    from tui.export import to_json
+    from tui.render.export import to_json
 
     to_json(load_session(path))
 
@@ -135,7 +135,7 @@ def peak_rss(path: Path, read: str) -> int:
     code = (
         "import sys; "
         f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import long_session as b; "
-        "from tui.engine import verify, session; import tui.export; "
+        "from tui.engine import verify, session; import tui.render.export; "
         "base = b.status_kb('VmRSS'); "
         f"b.READS[{read!r}](__import__('pathlib').Path({str(path)!r})); "
         "print(b.status_kb('VmHWM') - base)"

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-import tui.export
+import tui.render.export
 from tests.export_schema import checked
 from tests.fake_openai import FakeOpenAI
 from tests.llama_server import LlamaServer
 
 # Every JSON export a test makes is validated against the published schema. Wrapped
 # here, before any test module imports the name, so direct imports get it too.
-tui.export.to_json = checked(tui.export.to_json)
+tui.render.export.to_json = checked(tui.render.export.to_json)
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:

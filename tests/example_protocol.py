@@ -1,7 +1,8 @@
 """A protocol written the way a contributor adds one: this module plus one registry entry.
 
 ``monologue``: the proposer states a position each round and votes on it; its
-own vote decides. Small on purpose; tests/test_protocols.py registers it.
+own vote decides. Small on purpose; tests/test_protocols.py registers it, and
+tests/app/test_protocol_plugin.py installs it as a third party would (an entry point).
 """
 
 from __future__ import annotations
@@ -9,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tui.engine import tally as tally_rules
-from tui.engine.events import Slot
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn
+from tui.engine.schedule import Slot
 from tui.engine.state import DebateState, Decision
 from tui.engine.vocab import DecisionRule, TurnKind
 
@@ -36,6 +37,7 @@ class MonologueProtocol(Protocol):
     """One speaker, one position per round, decided by its own vote."""
 
     name = "monologue"
+    description = "one speaker states a position each round; its own vote decides"
     template = TEMPLATE
     default_rounds = 1
     role_keys = frozenset({"proposer"})

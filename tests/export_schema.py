@@ -1,6 +1,6 @@
 """The published JSON Schema of ``moot export --format json``, and a check of one export.
 
-tests/conftest.py wraps ``tui.export.to_json`` with :func:`checked`, so every JSON
+tests/conftest.py wraps ``tui.render.export.to_json`` with :func:`checked`, so every JSON
 export any test makes (through the CLI, the console or a direct call) is validated.
 """
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.batch_specs import decided, unresolved, write
 from tests.fake_openai import free_port
 from tests.helpers import with_script
-from tui.batch import Status, collect, exit_code, run_items
+from tui.commands.batch import Status, collect, exit_code, run_items
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
 from tui.providers.scripted import ScriptedProvider

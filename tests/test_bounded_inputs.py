@@ -218,7 +218,7 @@ def test_raw_surrogate_inside_the_json_is_kept_as_a_replacement_char(tmp_path: P
 
 
 def test_surrogate_reply_prints_and_exports(tmp_path: Path) -> None:
-    from tui.headless import run_headless
+    from tui.commands.headless import run_headless
 
     text = HOSTILE_REPLIES["lone surrogate in raw text"]
     raw = debate_raw({"a": ["release"], "b": ["revise"]}, phases=["proposal"], max_rounds=1)

@@ -195,7 +195,7 @@ def test_round_cap_default_three_hands_over() -> None:
 
 
 def test_slot_schema_names_exactly_the_ids_to_answer() -> None:
-    from tui.engine.events import Slot
+    from tui.engine.schedule import Slot
 
     adversary = [{"challenges": [C_CRIT, C_MINOR], "verdict": "objections"}]
     engine, _ = run_engine(spec_raw(adversary, max_rounds=1))

@@ -95,7 +95,7 @@ def test_verify_catches_a_challenge_quote_edited_after_the_fact(folder: Path) ->
 
 
 def test_a_card_says_which_lookup_a_challenge_quotes_and_whether_it_holds(folder: Path) -> None:
-    from tui.present import present
+    from tui.render.present import present
 
     path = run(
         challenge_raw(
@@ -123,7 +123,7 @@ def test_a_card_says_which_lookup_a_challenge_quotes_and_whether_it_holds(folder
 
 
 def test_the_adr_lists_a_challenge_quote_with_the_lookup_behind_it(folder: Path) -> None:
-    from tui.adr import to_adr
+    from tui.render.adr import to_adr
 
     path = run(
         challenge_raw(

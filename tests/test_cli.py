@@ -290,6 +290,8 @@ EXPECTED = {
     "scripted-refine.toml": (0, "judge_convergence"),
     "scripted-rubric.toml": (0, "critic_release"),
     "scripted-architecture-review.toml": (0, "no_objections"),
+    "scripted-delphi.toml": (0, "converged"),
+    "scripted-grounded-review.toml": (0, "no_objections"),
 }
 
 

@@ -11,9 +11,9 @@ import pytest
 from tests.batch_specs import blocked, decided, unresolved, write
 from tests.helpers import run_engine, with_script
 from tests.test_inbox import run_specs
+from tui.commands.inbox import awaiting
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
-from tui.inbox import awaiting
 
 
 def moot(*args: str) -> subprocess.CompletedProcess[str]:

@@ -14,7 +14,7 @@ import pytest
 from tests.batch_specs import unresolved
 from tests.test_inbox import run_specs
 from tests.test_verify_session import rewrite
-from tui.decide import decide_session
+from tui.commands.decide import decide_session
 from tui.engine.errors import MootInputError
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file

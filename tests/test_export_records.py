@@ -14,7 +14,7 @@ from tests.export_schema import schema_path, validate_export, validator
 from tui.cli import main
 from tui.engine.vocab import TurnKind
 from tui.exitcodes import ExitCode
-from tui.export import EXPORT_SCHEMA
+from tui.render.export import EXPORT_SCHEMA
 
 
 def _run(example: str, out: Path) -> Path:

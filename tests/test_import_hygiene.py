@@ -47,12 +47,29 @@ def test_any_module_imports_first_without_a_cycle() -> None:
         "tui.providers.scripted",
         "tui.engine.session",
         "tui.engine.live",
-        "tui.headless",
-        "tui.export",
+        "tui.commands.headless",
+        "tui.render.export",
     ):
         assert _loaded_after(f"import {module}") == [], module
 
 
 def test_headless_path_does_not_import_textual() -> None:
-    code = "import tui.cli, tui.headless, tui.engine.live, tui.providers.registry"
+    code = "import tui.cli, tui.commands.headless, tui.engine.live, tui.providers.registry"
     assert "textual" not in _loaded_after(code)
+
+
+def test_home_screen_imports_only_the_engines_light_leaves() -> None:
+    """docs/architecture.md: the home screen reads session files with the standard
+    library's help only: no spec, no protocol registry, no pydantic, no LiteLLM."""
+    probe = (
+        "import sys, json\n"
+        "import tui.app.screens.home\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('tui.engine') "
+        "or m in ('pydantic', 'litellm'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    leaves = ["bounded", "fileformat", "safeio", "vocab"]
+    assert loaded == ["tui.engine", *(f"tui.engine.{m}" for m in leaves)]

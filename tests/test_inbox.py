@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from tests.batch_specs import decided, unresolved, write
-from tui.batch import collect, run_items
+from tui.commands.batch import collect, run_items
+from tui.commands.inbox import awaiting
 from tui.engine.live import LiveSession
 from tui.engine.spec import read_spec_file
-from tui.inbox import awaiting
 from tui.providers.scripted import ScriptedProvider
 
 

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from tui.engine import Engine, validate_spec
-from tui.engine.events import Slot, TokenReceived
+from tui.engine.events import TokenReceived
 from tui.engine.ports import ProviderError, TurnRequest
 from tui.engine.records import CONTENT_MODELS
+from tui.engine.schedule import Slot
 from tui.engine.spec import Debater
 from tui.providers.litellm_provider import LiteLLMProvider, _lib, classify
 

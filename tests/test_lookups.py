@@ -371,7 +371,7 @@ def test_the_grounded_example_runs_headless_and_verifies(tmp_path: Path) -> None
     first = turns[0].derived["rubric"]["properties"][0]["evidence"]
     assert [e["admitted"] for e in first] == [True, True, False]
     assert verify_file(out).ok
-    from tui.adr import to_adr
+    from tui.render.adr import to_adr
 
     adr = to_adr(load_session(out))
     assert "(lookup `files.read`(path=orders-outbox-design.md), result sha256 `" in adr

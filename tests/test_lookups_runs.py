@@ -160,7 +160,7 @@ def test_moot_mcp_takes_allow_read_on_its_command_line() -> None:
 def test_batch_roots_a_tool_outside_the_spec_folder_only_with_allow_read(
     folder: Path, tmp_path: Path
 ) -> None:
-    from tui.batch import Status, collect, run_items
+    from tui.commands.batch import Status, collect, run_items
     from tui.providers.scripted import ScriptedProvider
 
     spec = spec_file(folder, shared_raw(folder))

@@ -23,9 +23,9 @@ from mcp.types import CallToolResult, ElicitRequestParams, ElicitResult
 from tests.batch_specs import blocked, unresolved, write
 from tests.helpers import with_script
 from tui.app.screens.home import list_sessions
+from tui.commands.inbox import awaiting
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
-from tui.inbox import awaiting
 from tui.mcp_server import MootServer
 from tui.providers.scripted import ScriptedProvider
 
@@ -390,3 +390,26 @@ async def test_a_run_going_when_the_server_stops_keeps_its_turns_and_can_resume(
     )
     assert resumed.returncode == 3, resumed.stderr  # it goes on to its end: unresolved
     assert await holds(session)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_unconverged_estimate_asks_for_a_number(
+    server: MootServer, tmp_path: Path, mode: str
+) -> None:
+    from tests.test_delphi import spread_out
+
+    answers = Answers(
+        accept("soon", "The lead's history holds."),  # refused: not a number, asked again
+        accept("9.5", "The lead's history holds."),
+    )
+    async with Client(server.mcp, mode=mode, elicitation_callback=answers) as client:
+        spec = str(spread_out(tmp_path))
+        ran = _ok(await client.call_tool("run", {"spec": spec, "wait": True}))
+    assert ran["asked_user"] == "accepted" and ran["decision"] == "9.5"
+    assert ran["votes"] == [] and "a number in engineer-days" in ran["value"]
+    first, second = answers.asked
+    vote = first.requested_schema["properties"]["vote"]
+    assert "enum" not in vote and vote["type"] == "string"
+    assert "a number in engineer-days" in vote["description"]
+    assert "'soon' is not a number" in second.message
+    assert await holds(ran["session"])

@@ -10,8 +10,9 @@ import pytest
 
 from tests.helpers import SCRIPTED, sequential_raw, until, with_script
 from tui.engine import Engine, validate_spec
-from tui.engine.events import Slot, TurnCompleted, TurnStarted
+from tui.engine.events import TurnCompleted, TurnStarted
 from tui.engine.ports import ProviderError, TurnReply, TurnRequest
+from tui.engine.schedule import Slot
 from tui.engine.turns import FailureAction, FailureChoice
 
 

@@ -15,15 +15,15 @@ from tests.conftest import EXAMPLES
 from tests.helpers import run_engine
 from tui.app.components.cards import turn_content
 from tui.cli import main
+from tui.commands.headless import turn_text
 from tui.engine.records import Turn
 from tui.engine.spec import read_spec_file
 from tui.engine.vocab import TurnKind
-from tui.export import _turn_md
-from tui.headless import turn_text
-from tui.present import Emphasis, Section, present, words
-from tui.textsafe import md_inline
+from tui.render.export import _turn_md
+from tui.render.present import Emphasis, Section, present, words
+from tui.render.textsafe import md_inline
 
-SCRIPTED = ["consensus", "adversary", "challenge", "refine", "rubric"]
+SCRIPTED = ["consensus", "adversary", "challenge", "refine", "rubric", "delphi"]
 
 
 @cache
@@ -152,9 +152,7 @@ def test_outputs_escape_model_text_each_their_own_way() -> None:
 
 
 def test_the_presenter_imports_no_ui_library() -> None:
-    probe = (
-        "import sys, tui.present\nprint(sorted(m for m in ('rich', 'textual') if m in sys.modules))"
-    )
+    probe = "import sys, tui.render.present\nprint(sorted(m for m in ('rich', 'textual') if m in sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )

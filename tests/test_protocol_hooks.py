@@ -19,7 +19,7 @@ from tui.engine.protocols import PROTOCOLS
 from tui.engine.records import Turn
 from tui.engine.session import load_session
 from tui.engine.spec import Spec
-from tui.export import to_json
+from tui.render.export import to_json
 
 
 class DrawingMonologue(MonologueProtocol):

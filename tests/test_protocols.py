@@ -16,7 +16,7 @@ from tui.templates import TEMPLATES
 
 
 def test_registry_names_each_protocol_once_with_its_defaults() -> None:
-    assert list(PROTOCOLS) == ["debate", "adversary", "challenge", "refine"]
+    assert list(PROTOCOLS) == ["debate", "adversary", "challenge", "refine", "delphi"]
     assert list(TEMPLATES) == list(PROTOCOLS)
     rounds = {}
     for name, protocol in PROTOCOLS.items():
@@ -25,7 +25,7 @@ def test_registry_names_each_protocol_once_with_its_defaults() -> None:
         spec = validate_spec(raw)
         assert spec.protocol_class is protocol and type(protocol_for(spec)) is protocol
         rounds[name] = spec.max_rounds
-    assert rounds == {"debate": 2, "adversary": 3, "challenge": 3, "refine": 8}
+    assert rounds == {"debate": 2, "adversary": 3, "challenge": 3, "refine": 8, "delphi": 3}
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def test_a_new_protocol_validates_through_its_own_rules(monologue: None) -> None
         validate_spec(other)
     assert (
         "debate.protocol: unknown protocol 'vibes'; expected one of "
-        "debate, adversary, challenge, refine, monologue"
+        "debate, adversary, challenge, refine, delphi, monologue"
     ) in info.value.problems
 
 

@@ -21,12 +21,12 @@ import pytest
 
 from tests.conftest import EXAMPLES, REPO
 from tests.helpers import SCRIPTED, debate_raw
-from tui.adr import to_adr
 from tui.cli import main
 from tui.engine import validate_spec
 from tui.engine.live import LiveSession
 from tui.engine.session import load_session
-from tui.export import to_markdown
+from tui.render.adr import to_adr
+from tui.render.export import to_markdown
 
 NODE_DIR = REPO / "tests" / "node"
 INSTALL_TIMEOUT = 600  # seconds for `npm ci` on a cold cache

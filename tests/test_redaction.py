@@ -15,14 +15,14 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers import SCRIPTED
-from tui.adr import to_adr
 from tui.engine import Engine, SpecError, validate_spec
 from tui.engine.live import session_target
 from tui.engine.records import Turn
 from tui.engine.redact import Redactor, key_env_names
 from tui.engine.session import SessionStore, load_session
 from tui.engine.vocab import TurnKind
-from tui.export import to_json, to_markdown
+from tui.render.adr import to_adr
+from tui.render.export import to_json, to_markdown
 
 GOOD: dict[str, Any] = {
     "debate": {"title": "T", "motion": "M", "max_rounds": 1, "consensus_threshold": 2},

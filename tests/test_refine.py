@@ -13,7 +13,7 @@ from tui.engine import SpecError, validate_spec
 from tui.engine.live import LiveSession
 from tui.engine.protocols.refine import INCUMBENT_FIRST, judge_orders, resolve_pick, unblinded
 from tui.engine.session import load_session
-from tui.export import to_json, to_markdown
+from tui.render.export import to_json, to_markdown
 
 
 def refine_raw(judge_turns: dict[str, list[dict[str, Any]]], **debate: Any) -> dict[str, Any]:

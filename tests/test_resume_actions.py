@@ -19,9 +19,10 @@ import pytest
 from tests.helpers import SCRIPTED, adversary_raw, sequential_raw, until, with_script
 from tui.cli import main
 from tui.engine import Engine, validate_spec
-from tui.engine.events import Event, Slot, TurnStarted
+from tui.engine.events import Event, TurnStarted
 from tui.engine.live import LiveSession
 from tui.engine.ports import ProviderError
+from tui.engine.schedule import Slot
 from tui.engine.session import load_session
 from tui.engine.spec import Spec
 from tui.engine.tally import count

@@ -144,8 +144,8 @@ def test_rubric_is_part_of_the_schema_and_prompt() -> None:
     engine = Engine(validate_spec(raw), lambda d: SCRIPTED)
     schema = engine.player.schemas["adversary_critique"]
     assert "rubric" in schema["required"]
-    from tui.engine.events import Slot
     from tui.engine.prompts import build_messages
+    from tui.engine.schedule import Slot
 
     slot = Slot(1, 1, "critique", "critic", "adversary_critique", "author")
     msgs = build_messages(engine.spec, engine.debaters["critic"], slot, [], schema, ["release"])

@@ -26,7 +26,7 @@ from markdown_it.token import Token
 
 from tests.conftest import EXAMPLES
 from tui.engine.session import load_session
-from tui.textsafe import clean, clean_line, json_rows, json_text, md_code, md_inline, md_text
+from tui.render.textsafe import clean, clean_line, json_rows, json_text, md_code, md_inline, md_text
 
 ESCAPES = {
     "osc52": "\x1b]52;c;ZXZpbA==\x07",

@@ -290,7 +290,7 @@ def test_local_requests_keep_a_slot_per_debater_with_prompt_caching(
     debate: dict[str, Any],
 ) -> None:
     """Each debater keeps its own llama.cpp slot, so its next turn reuses its cache."""
-    from tui.engine.events import Slot
+    from tui.engine.schedule import Slot
     from tui.engine.spec import Debater
     from tui.providers.local import LocalModelServer, LocalProvider
 

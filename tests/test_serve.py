@@ -24,7 +24,7 @@ import pytest
 from aiohttp import web
 
 from tui.cli import main
-from tui.serve import MISSING, Guard, command, server
+from tui.commands.serve import MISSING, Guard, command, server
 
 EVIL = "http://evil.example"
 

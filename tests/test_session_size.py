@@ -29,7 +29,7 @@ from tui.engine.session import load_session
 from tui.engine.spec import Debater
 from tui.engine.verify import verify_file
 from tui.exitcodes import ExitCode
-from tui.present import present
+from tui.render.present import present
 
 HUGE_STANCE = "word " * 180_000  # 900 KB: a spec may hold it, and a script reuses it
 

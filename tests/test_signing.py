@@ -541,7 +541,7 @@ def test_fork_refuses_a_file_whose_signature_does_not_hold(
 
 
 def test_watch_shows_records_without_their_signatures(written: dict[str, Path]) -> None:
-    from tui.watch import Seen, follow
+    from tui.commands.watch import Seen, follow
 
     seen: list[Seen] = []
     result = follow(written["decided"], seen.append, interval=0.01)

@@ -126,7 +126,7 @@ CASES = {
 
 EXPECTED = {
     "unknown protocol flags every role key": [
-        "debate.protocol: unknown protocol 'vibes'; expected one of debate, adversary, challenge, refine",
+        "debate.protocol: unknown protocol 'vibes'; expected one of debate, adversary, challenge, refine, delphi",
         "debate.judges: not used by the vibes protocol",
         "debate.proposer: not used by the vibes protocol",
     ],

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tui.streamfields import TRUNCATED_NOTE, FieldStream
+from tui.render.streamfields import TRUNCATED_NOTE, FieldStream
 
 POSITION = {"stance": 'Adopt it, "carefully".', "rationale": "Line one\nline two", "vote": "adopt"}
 READ = 'stance: Adopt it, "carefully".\n\nrationale: Line one\nline two\n\nvote: adopt'

@@ -18,7 +18,7 @@ from tui.engine.protocols.refine import RefineProtocol
 from tui.engine.replay import protocol_at
 from tui.engine.session import load_session
 from tui.engine.upgrade import upgrade_session
-from tui.export import to_markdown
+from tui.render.export import to_markdown
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

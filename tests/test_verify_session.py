@@ -26,7 +26,7 @@ from tui.exitcodes import ExitCode
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "sessions" / "examples"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-PROTOCOLS = ["consensus", "exhausted", "adversary", "challenge", "refine", "rubric"]
+PROTOCOLS = ["consensus", "exhausted", "adversary", "challenge", "refine", "rubric", "delphi"]
 _RECORDS = ("turns", "operator_actions", "result")
 
 Doc = dict[str, Any]

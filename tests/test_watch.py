@@ -14,10 +14,10 @@ import pytest
 
 from tests.batch_specs import write
 from tests.helpers import debate_raw
+from tui.commands.watch import Follower, follow
 from tui.engine.errors import SessionError
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
-from tui.watch import Follower, follow
 
 TURN_LINE = re.compile(r"^r(\d+) ", re.M)
 

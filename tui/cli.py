@@ -9,28 +9,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from tui import __version__
+from tui.engine.vocab import DEFAULT_PROTOCOL
 from tui.exitcodes import ExitCode
 from tui.pathlimits import path_arg
-from tui.textsafe import clean_line
+from tui.render.textsafe import clean_line
 
 if TYPE_CHECKING:
     from tui.engine.live import LiveSession
     from tui.engine.spec import Spec
 
 
-# The protocols `protocol = ...` names (tui.engine.protocols.PROTOCOLS, kept light here:
-# the engine is not imported to print help; a test keeps the two in step).
-PROTOCOL_HELP = {
-    "debate": "rounds of proposal, critique, revision, consensus; a vote decides",
-    "adversary": "a proposer and a critic who releases, asks to revise or escalates",
-    "challenge": "evidence-backed challenges and defenses over an artifact",
-    "refine": "rewrites judged blind until one candidate keeps winning",
-}
+def protocol_help() -> dict[str, str]:
+    """Each registered protocol (built in or from ``moot.protocols``) with its one line."""
+    from tui.engine.protocols import PROTOCOLS
+
+    return {name: p.description or "(no description)" for name, p in PROTOCOLS.items()}
+
+
 THEME_HELP = "console theme for this run (not saved; switch with ctrl+p to remember one)"
 
 
 def _epilog() -> str:
-    protocols = "\n".join(f"  {name:<10} {what}" for name, what in PROTOCOL_HELP.items())
+    protocols = "\n".join(f"  {name:<10} {what}" for name, what in protocol_help().items())
     meanings = {
         ExitCode.DECIDED: "decided (verify: every claim holds)",
         ExitCode.INTERNAL: "internal error (a bug; reported without a traceback)",
@@ -184,8 +184,8 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("path", type=path_arg, help="the spec file to write (never overwritten)")
     new.add_argument(
         "--protocol",
-        default="debate",
-        choices=list(PROTOCOL_HELP),
+        default=DEFAULT_PROTOCOL,
+        choices=list(protocol_help()),
         help="the protocol the spec starts from: %(choices)s (default %(default)s)",
     )
 
@@ -244,7 +244,11 @@ def _parser() -> argparse.ArgumentParser:
         "decide", help="record an operator decision on an unresolved session (exit 2 if refused)"
     )
     dec.add_argument("session", type=path_arg, help="the unresolved session file")
-    dec.add_argument("--vote", help="one of the spec's votes")
+    chosen = dec.add_mutually_exclusive_group()
+    chosen.add_argument("--vote", help="one of the spec's votes")
+    chosen.add_argument(
+        "--value", dest="vote", help="the number decided, for a protocol that estimates one"
+    )
     dec.add_argument("--rationale", default="", help="why (required with --vote)")
     dec.add_argument(
         "--extend", action="store_true", help="instead add a round and continue headless"
@@ -349,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         _err("moot: interrupted; the session is saved up to its last completed turn")
         return ExitCode.INTERRUPTED
     except BrokenPipeError:  # the reader stopped reading (``| head``): not an error
-        from tui.headless import silence_stdout
+        from tui.commands.headless import silence_stdout
 
         silence_stdout()
         return ExitCode.DECIDED
@@ -401,13 +405,13 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd == "decide":
         return _decide(args)
     if cmd == "watch":
-        from tui.watch import watch
+        from tui.commands.watch import watch
 
         return watch(args.session)
     if cmd == "mcp":
         return _mcp(args)
     if cmd == "serve":
-        from tui.serve import serve
+        from tui.commands.serve import serve
 
         return serve(
             args.host,
@@ -472,13 +476,13 @@ def _export(session: str, fmt: str, output: str | None) -> int:
     from tui.engine.errors import MootInputError
     from tui.engine.safeio import FileRefused, write_new
     from tui.engine.session import load_session
-    from tui.export import to_json, to_markdown
+    from tui.render.export import to_json, to_markdown
 
     data = load_session(session)
     for warning in data.warnings:  # a torn tail was dropped: say so, even on success
         _err(f"moot: warning: {session}: {warning}")
     if fmt == "adr":
-        from tui.adr import to_adr
+        from tui.render.adr import to_adr
 
         text = to_adr(data)
     else:
@@ -489,13 +493,13 @@ def _export(session: str, fmt: str, output: str | None) -> int:
         except FileRefused as err:
             raise MootInputError(output, [str(err)]) from None
     else:
-        sys.stdout.write(text + "\n")  # already sanitised for its format by tui.export
+        sys.stdout.write(text + "\n")  # already sanitised for its format by tui.render.export
     return ExitCode.DECIDED
 
 
 def _fork(session: str, at: int, out: str | None, sets: list[str]) -> int:
     from tui.engine.fork import fork
-    from tui.textsafe import clean_line
+    from tui.render.textsafe import clean_line
 
     path = fork(session, at, out, sets)
     print(clean_line(f"wrote {path}: turns 1 to {at} of {session}"))
@@ -507,7 +511,7 @@ def _verify(session: str, as_json: bool, require_trusted: bool) -> int:
     from tui.engine.errors import MootInputError
     from tui.engine.keys import trusted_keys
     from tui.engine.verify import Trust, summary_lines, verify_file
-    from tui.textsafe import json_text
+    from tui.render.textsafe import json_text
 
     try:
         keys, problems = trusted_keys()
@@ -551,7 +555,7 @@ def _keys(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from tui.batch import run_batch
+    from tui.commands.batch import run_batch
     from tui.providers.preflight import preflight
 
     return run_batch(
@@ -592,9 +596,9 @@ def _bench(args: argparse.Namespace) -> int:
 def _inbox(sessions_dir: str | None, as_json: bool) -> int:
     import json
 
+    from tui.commands.inbox import awaiting, tally_text
     from tui.engine.session import sessions_dir as resolve
-    from tui.inbox import awaiting, tally_text
-    from tui.textsafe import clean_line
+    from tui.render.textsafe import clean_line
 
     waiting = awaiting(resolve(sessions_dir))
     if as_json:
@@ -613,12 +617,14 @@ def _decide(args: argparse.Namespace) -> int:
     from tui.engine.errors import MootInputError
 
     if args.extend == bool(args.vote):
-        raise MootInputError("moot decide", ["give --vote (with --rationale), or --extend"])
+        raise MootInputError(
+            "moot decide", ["give --vote or --value (with --rationale), or --extend"]
+        )
     if args.extend:
-        from tui.decide import not_awaiting
+        from tui.commands.decide import not_awaiting
+        from tui.commands.headless import run_headless
         from tui.engine.live import LiveSession
         from tui.engine.session import load_session
-        from tui.headless import run_headless
         from tui.providers.registry import provider_for
         from tui.tools.toolbox import session_tools
 
@@ -633,9 +639,9 @@ def _decide(args: argparse.Namespace) -> int:
             return run_headless(session, extend_first=True)
         finally:
             session.close()
-    from tui.decide import decide_session
+    from tui.commands.decide import decide_session
     from tui.engine.vocab import is_deferral
-    from tui.textsafe import clean_line
+    from tui.render.textsafe import clean_line
 
     result = decide_session(args.session, args.vote, args.rationale)
     deferred = is_deferral(result.get("decision"), result.get("decision_rule"))
@@ -705,7 +711,7 @@ def _headless(session: LiveSession, args: argparse.Namespace) -> int:
     """Run to the end; ``--json`` keeps stdout for the result; Ctrl+C names the way back."""
     import shlex
 
-    from tui.headless import headless_console, result_json, run_headless
+    from tui.commands.headless import headless_console, result_json, run_headless
 
     try:
         code = run_headless(session, args.on_unresolved, headless_console(stderr=args.json))
@@ -758,9 +764,9 @@ def _raise_budgets(session: LiveSession, raises: list[str]) -> None:
 
 
 def _resume_headless(args: argparse.Namespace) -> int:
+    from tui.commands.headless import result_json
     from tui.engine.live import LiveSession
     from tui.engine.vocab import ESCALATE
-    from tui.headless import result_json
     from tui.providers.registry import provider_for
     from tui.tools.toolbox import session_tools
 

@@ -55,6 +55,11 @@ class SessionStatus(BaseModel):
     phase: str | None = Field(description="the phase of the latest turn, or the one under way")
     turns: int
     votes: list[str] = Field(description="the votes the spec allows, for `decide`")
+    value: str | None = Field(
+        default=None,
+        description="set when the protocol decides a value, not one of votes: "
+        "what `decide`'s vote must be (a number in the spec's unit, say)",
+    )
     tally: dict[str, int] = Field(description="the latest valid vote of each debater, counted")
     decision: str | None = None
     decision_rule: str | None = None
@@ -208,6 +213,7 @@ def snapshot(data: SessionData, live: Running | None = None) -> SessionStatus:
     else:
         status = "decided"
     r = result or {}
+    value = data.spec.protocol_class.value_prompt(data.spec)
     return SessionStatus(
         session=str(data.path),
         title=data.spec.debate.title,
@@ -216,7 +222,8 @@ def snapshot(data: SessionData, live: Running | None = None) -> SessionStatus:
         round=live.round if live is not None and live.round else (last.round if last else 0),
         phase=live.phase if live is not None and live.phase else (last.phase if last else None),
         turns=len(data.turns),
-        votes=data.spec.debate.vote_options,
+        votes=[] if value is not None else data.spec.debate.vote_options,
+        value=value,
         tally=_tally(data),
         decision=r.get("decision"),
         decision_rule=r.get("decision_rule"),

@@ -36,13 +36,13 @@ from mcp.types import (
 from pydantic import BaseModel, Field, create_model
 
 from tui import __version__
+from tui.commands.inbox import tally_text
 from tui.engine.errors import MootInputError
 from tui.engine.ports import Provider
 from tui.engine.records import Turn
 from tui.engine.session import load_session
 from tui.engine.spec import DEFAULT_VOTES, Debater, Spec
 from tui.engine.vocab import DecisionChannel
-from tui.inbox import tally_text
 from tui.mcp_runs import (
     Asked,
     Claim,
@@ -59,7 +59,7 @@ from tui.mcp_runs import (
     session_path,
     snapshot,
 )
-from tui.textsafe import clean_line
+from tui.render.textsafe import clean_line
 
 T = TypeVar("T")
 ASKS = 3  # times the client's user is asked, a refused decision shown each time
@@ -105,12 +105,13 @@ def _turn_line(turn: Turn) -> str:
     return clean_line(f"turn {turn.index}: r{turn.round} {turn.phase} {turn.speaker}{vote}")
 
 
-def _decision_form(votes: list[str]) -> type[BaseModel]:
-    """The elicitation form: one of the spec's votes, and why."""
-    vote_type: Any = Literal[tuple(votes)]
+def _decision_form(status: SessionStatus) -> type[BaseModel]:
+    """The elicitation form: one of the spec's votes (else the value or answer), and why."""
+    vote_type: Any = Literal[tuple(status.votes)] if status.votes else str
+    what = "the decision" if status.votes else (status.value or "the answer")
     return create_model(
         "OperatorDecision",
-        vote=(vote_type, Field(description="the decision")),
+        vote=(vote_type, Field(description=what)),
         rationale=(str, Field(description="why, in words (recorded with the decision)")),
     )
 
@@ -131,7 +132,7 @@ def _first_question(status: SessionStatus) -> str:
 def _question(status: SessionStatus, message: str, *, asked: int) -> InputRequiredResult:
     """The decision form as a question the client answers by calling ``run`` again."""
     form = ElicitRequestFormParams(
-        message=message, requested_schema=render_elicitation_schema(_decision_form(status.votes))
+        message=message, requested_schema=render_elicitation_schema(_decision_form(status))
     )
     return InputRequiredResult(
         input_requests={ANSWER: ElicitRequest(params=form)},
@@ -237,7 +238,7 @@ class MootServer:
     async def _ask(self, running: Running, ctx: Context, status: SessionStatus) -> str:
         """Ask the client's user, mid-call, to decide an escalated run; a refusal is shown
         and asked again."""
-        form = _decision_form(status.votes)
+        form = _decision_form(status)
         message = _first_question(status)
         for _ in range(ASKS):
             answer = await ctx.elicit(message, form)
@@ -277,7 +278,7 @@ class MootServer:
         if not isinstance(answer, ElicitResult) or answer.action != "accept":
             action = answer.action if isinstance(answer, ElicitResult) else "cancel"
             return RunOutcome(**status.model_dump(), asked_user=OUTCOMES[action])
-        from tui.decide import decide_session
+        from tui.commands.decide import decide_session
 
         content = answer.content or {}
         try:
@@ -313,7 +314,7 @@ class MootServer:
 
     async def inbox(self) -> Inbox:
         """The sessions in the sessions folder that ended unresolved and await a person."""
-        from tui.inbox import awaiting
+        from tui.commands.inbox import awaiting
 
         found = await anyio.to_thread.run_sync(awaiting, self.folder)
         return Inbox(
@@ -356,8 +357,8 @@ class MootServer:
         ] = "markdown",
     ) -> Export:
         """A session as a Markdown report, JSON, or an architecture decision record."""
-        from tui.adr import to_adr
-        from tui.export import to_json, to_markdown
+        from tui.render.adr import to_adr
+        from tui.render.export import to_json, to_markdown
 
         path = session_path(session, self.folder)
         data = await _off_loop(read_session, path)
@@ -369,7 +370,10 @@ class MootServer:
     async def decide(
         self,
         session: SessionArg,
-        vote: Annotated[str, Field(description="one of the spec's votes (status lists them)")],
+        vote: Annotated[
+            str,
+            Field(description="one of the spec's votes, or the value status asks for"),
+        ],
         rationale: Annotated[str, Field(description="why, in words; recorded with the vote")],
     ) -> SessionStatus:
         """Record the operator decision on a session awaiting one, by moot decide's rules.
@@ -377,7 +381,7 @@ class MootServer:
         A refused decision (not awaiting, a vote the spec lacks, no rationale, a protocol
         veto) is an error naming the reason, and leaves the file as it was.
         """
-        from tui.decide import decide_session
+        from tui.commands.decide import decide_session
 
         path = session_path(session, self.folder)
         running = self.runs.get(path)

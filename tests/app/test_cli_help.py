@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from tui.cli import PROTOCOL_HELP, _parser, main
+from tui.cli import _parser, main, protocol_help
 from tui.engine.protocols import PROTOCOLS
 from tui.exitcodes import ExitCode
 
@@ -21,8 +21,9 @@ def test_help_lists_protocols_and_exit_codes(capsys):
         assert f"\n  {int(code)} " in out
 
 
-def test_protocol_help_names_every_protocol():
-    assert list(PROTOCOL_HELP) == list(PROTOCOLS)
+def test_protocol_help_is_each_protocols_own_description():
+    assert protocol_help() == {name: p.description for name, p in PROTOCOLS.items()}
+    assert all(protocol_help().values())
 
 
 def test_every_option_and_argument_says_what_it_means():

@@ -131,3 +131,35 @@ async def test_an_escalation_while_deciding_turns_the_open_modal_unresolved(tmp_
         assert "ended unresolved" in str(modal.query_one("#summary").render())
         assert rationale.value == "half written" and modal.chosen_vote() == vote is not None
         await tap(pilot, "escape")
+
+
+def _unconverged_delphi(tmp_path):
+    import tomllib
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "sessions/examples/scripted-delphi.toml"
+    spec = tomllib.loads(example.read_text("utf-8"))
+    spec["debate"]["max_rounds"] = 1  # round 1 (5, 12, 8) is too spread out to converge
+    return make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+
+
+async def test_a_protocol_deciding_a_number_has_the_operator_type_it(tmp_path, moot_dirs):
+    app = _unconverged_delphi(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
+        value = modal.query_one("#value", Input)
+        assert value.has_focus and not modal.query_one("#votes").display
+        await pilot.press(*"soon")
+        modal.query_one("#rationale", Input).value = "The history of similar exports."
+        await pilot.click("#confirm")
+        assert app.screen is modal  # refused by the protocol's rule, the words kept
+        assert "not a number (engineer-days)" in str(modal.query_one("#decide-error").render())
+        value.value = "9.5"
+        modal.query_one("#rationale", Input).focus()
+        await pilot.press("enter")
+        screen = live_screen(app)
+        await wait_until(pilot, lambda: (decided(screen) or ("",))[0] == "9.5")
+        await pilot.press("q")
+    result = load_session(next((moot_dirs["sessions"]).glob("*.toml"))).result
+    assert (result["decision"], result["decision_rule"]) == ("9.5", "operator_decision")
+    assert result["rationale"] == "The history of similar exports."

@@ -8,7 +8,7 @@ from app_support import debate_spec, make_app, plain, wait_until, write_spec
 
 from tui.app.components.cards import TurnCard
 from tui.engine.session import load_session
-from tui.textsafe import clean
+from tui.render.textsafe import clean
 
 HOSTILE = (
     "[bold red]alarm[/] [/] [link=http://x]click me[/link] unclosed [ here "

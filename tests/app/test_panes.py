@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from tui.app.components.cards import TurnCard
 from tui.app.components.pane import MAX_CARDS, TailText, packed
-from tui.engine.events import Slot
+from tui.engine.schedule import Slot
 from tui.engine.vocab import TurnKind
 
 LONG = " ".join(f"point{i} about the rollout" for i in range(15)) + "."

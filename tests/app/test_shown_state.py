@@ -72,7 +72,7 @@ async def test_pause_escalate_add_a_round_quit_resume_shows_live(tmp_path, moot_
 async def test_escalate_in_the_modal_defers_and_asks_no_more(tmp_path, moot_dirs):
     """The operator's own escalate: the modal closes and stays closed, the panel says
     deferred, quitting says unresolved (3), and the inbox lists it with the rationale."""
-    from tui.inbox import awaiting
+    from tui.commands.inbox import awaiting
 
     spec = debate_spec(debaters=2, max_rounds=1, phases=["proposal"])
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))

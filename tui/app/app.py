@@ -32,7 +32,7 @@ from tui.app.themes import (
 )
 from tui.config import load_config, save_config
 from tui.exitcodes import ExitCode
-from tui.textsafe import shorten
+from tui.render.textsafe import shorten
 
 if TYPE_CHECKING:  # the engine and the debate screens load when a debate starts
     from types import ModuleType
@@ -390,7 +390,7 @@ class MootApp(App[int]):
 
     def export(self, fmt: str) -> None:
         from tui.engine.errors import SessionError
-        from tui.export import write_beside
+        from tui.render.export import write_beside
 
         path = self.current_session_path()
         if path is None:

@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.fuzzy import Matcher
 from textual.markup import escape
 
-from tui.textsafe import clean_line, shorten
+from tui.render.textsafe import clean_line, shorten
 
 
 class MootCommands(Provider):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tui.exitcodes import ExitCode
-from tui.textsafe import clean_line
+from tui.render.textsafe import clean_line
 
 
 def launch(

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from tui.bench.tasks import Item, Task
-from tui.engine.events import Slot
 from tui.engine.live import LiveSession
 from tui.engine.ports import Provider, ProviderError
 from tui.engine.records import Turn
 from tui.engine.runner import Engine
+from tui.engine.schedule import Slot
 from tui.engine.spec import Debater, validate_spec
 from tui.engine.turns import FailureAction, FailureChoice
 from tui.engine.vocab import DecisionRule

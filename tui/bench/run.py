@@ -27,8 +27,8 @@ from tui.engine.errors import MootInputError
 from tui.engine.ports import Provider, TokenSink, TurnReply, TurnRequest
 from tui.engine.spec import Debater, validate_spec
 from tui.exitcodes import ExitCode
+from tui.render.textsafe import clean_line
 from tui.telemetry import bench_trace, flush
-from tui.textsafe import clean_line
 
 MAX_ITEMS = 100_000  # the records of a run are held in memory for the report
 

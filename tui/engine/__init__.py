@@ -21,7 +21,7 @@ _WHERE = {
     "SessionError": "tui.engine.errors",
     "SessionLockedError": "tui.engine.errors",
     "SpecError": "tui.engine.errors",
-    "Slot": "tui.engine.events",
+    "Slot": "tui.engine.schedule",
     "Turn": "tui.engine.records",
 }
 __all__ = [
@@ -41,9 +41,9 @@ __all__ = [
 
 if TYPE_CHECKING:
     from tui.engine.errors import MootInputError, SessionError, SessionLockedError, SpecError
-    from tui.engine.events import Slot
     from tui.engine.records import Turn
     from tui.engine.runner import Engine
+    from tui.engine.schedule import Slot
     from tui.engine.spec import Debater, Spec, read_spec_file, validate_spec
     from tui.engine.state import Decision
 

@@ -22,11 +22,12 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from tui.engine.readroots import ReadRoots
+from tui.engine.redact import REDACTED, Redactor
 from tui.engine.safeio import FileRefused, read_regular
 
 if TYPE_CHECKING:
-    from tui.engine.events import Slot
     from tui.engine.protocols.base import ContextItem, Protocol
+    from tui.engine.schedule import Slot
     from tui.engine.spec import Spec
     from tui.engine.state import DebateState
 
@@ -35,8 +36,6 @@ TOTAL_BYTES = 1024 * 1024  # every document of a spec, the artifact file include
 GLOB_FILES = 64  # files one glob may match
 ARTIFACT = "artifact"  # the label of the document read from [debate].artifact_file
 SAW_PREFIX = "context:"  # how a prompt's document items are named in ``saw``
-# [debate] keys that name debaters, usable in a document's ``roles``.
-ROLE_KEYS = ("proposer", "critic", "defender", "adversary", "authors", "synthesizer", "judges")
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +150,6 @@ def read_documents(
 
     A path that resolves outside ``base`` and every ``allow_read`` path is a problem.
     """
-    from tui.engine.redact import REDACTED, Redactor  # it imports spec, which imports this
 
     reader = _Reader(base, ReadRoots.of(base, allow_read), Redactor.for_spec(spec), REDACTED)
     docs: list[Document] = []
@@ -218,7 +216,7 @@ def _literal_parts(pattern: str) -> list[str]:
     return parts
 
 
-def context_problems(raw: Mapping[str, Any], protocol_keys: Iterable[str]) -> list[str]:
+def context_problems(raw: Mapping[str, Any], debater_keys: Iterable[str]) -> list[str]:
     """Rules on ``[[context]]`` and ``artifact_file`` in a raw spec, by key path."""
     problems: list[str] = []
     debate = raw.get("debate")
@@ -232,7 +230,7 @@ def context_problems(raw: Mapping[str, Any], protocol_keys: Iterable[str]) -> li
         if isinstance(debaters, list)
         else set()
     )
-    roles_ok = ids | (set(ROLE_KEYS) & set(protocol_keys))
+    roles_ok = ids | set(debater_keys)
     seen: dict[str, int] = {}
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
         if not isinstance(entry, dict):
@@ -268,7 +266,9 @@ def may_see(spec: Spec, doc: Document, speaker: str) -> bool:
     for role in doc.roles:
         if role == speaker:
             return True
-        held = getattr(spec.debate, role, None) if role in ROLE_KEYS else None
+        held = (
+            getattr(spec.debate, role, None) if role in spec.protocol_class.debater_keys else None
+        )
         if held == speaker or (isinstance(held, list) and speaker in held):
             return True
     return False

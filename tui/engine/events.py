@@ -7,24 +7,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tui.engine.records import Turn
-from tui.engine.vocab import DecidedBy, DecisionRule, RunStatus, TurnKind
+from tui.engine.schedule import Slot
+from tui.engine.vocab import DecidedBy, DecisionRule, RunStatus
 
 if TYPE_CHECKING:
     from tui.engine.budget import Ledger
     from tui.engine.report import ResultRecord
-
-
-@dataclass(slots=True, frozen=True)
-class Slot:
-    """One scheduled speaking slot: who speaks, when, and about whom."""
-
-    index: int  # the turn number it will fill, 1-based as written and shown
-    round: int
-    phase: str
-    speaker: str
-    kind: TurnKind
-    target: str | None = None
-    variant: str | None = None  # e.g. the X/Y order a judge is shown
 
 
 @dataclass(slots=True, frozen=True)

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tui.engine.context import ROLE_KEYS
 from tui.engine.ports import ToolBox, ToolFailure
 
 if TYPE_CHECKING:
@@ -29,7 +28,7 @@ MAX_TOOL_TEXT = 4000  # characters describing one MCP tool's calls to the model
 MIN_CUT = 256  # a result cut to fewer bytes than this would be all mark: it is refused instead
 
 
-def tool_problems(raw: dict[str, Any], protocol_keys: Iterable[str]) -> list[str]:
+def tool_problems(raw: dict[str, Any], debater_keys: Iterable[str]) -> list[str]:
     """Unique tool names; ``roles`` naming debaters or the protocol's role keys."""
     tools = raw.get("tools")
     debaters = raw.get("debaters")
@@ -38,7 +37,7 @@ def tool_problems(raw: dict[str, Any], protocol_keys: Iterable[str]) -> list[str
         if isinstance(debaters, list)
         else set()
     )
-    roles_ok = ids | (set(ROLE_KEYS) & set(protocol_keys))
+    roles_ok = ids | set(debater_keys)
     problems: list[str] = []
     seen: dict[str, int] = {}
     for i, entry in enumerate(tools if isinstance(tools, list) else []):
@@ -66,7 +65,9 @@ def may_call(spec: Spec, tool: ToolEntry, speaker: str) -> bool:
     for role in tool.roles:
         if role == speaker:
             return True
-        held = getattr(spec.debate, role, None) if role in ROLE_KEYS else None
+        held = (
+            getattr(spec.debate, role, None) if role in spec.protocol_class.debater_keys else None
+        )
         if held == speaker or (isinstance(held, list) and speaker in held):
             return True
     return False

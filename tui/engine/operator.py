@@ -220,10 +220,8 @@ class OperatorLog:
         console or command line (an MCP client); it is recorded with the decision.
         """
         d = self.spec.debate
-        if not d.accepts(vote):
-            if d.open_votes:
-                raise ValueError(f"{vote!r} is not an answer as {d.normaliser} votes are counted")
-            raise ValueError(f"{vote!r} is not one of {', '.join(d.vote_options)}")
+        if problem := self.spec.protocol_class.decision_problem(self.spec, vote):
+            raise ValueError(problem)
         problem = rationale_problem(rationale, votes=d.vote_options, motion=d.motion)
         if problem:
             raise ValueError(problem)

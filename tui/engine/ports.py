@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from tui.engine.events import Slot
+    from tui.engine.schedule import Slot
     from tui.engine.spec import Debater
 
 TokenSink = Callable[[str], None]

@@ -5,90 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tui.engine.events import Slot
 from tui.engine.openvotes import DESCRIPTIONS
 from tui.engine.protocols.base import ContextItem
+from tui.engine.schedule import Slot
 from tui.engine.spec import Debater, Spec
 from tui.engine.substance import rule_text
 from tui.engine.vocab import TurnKind
-
-_TASKS = {
-    ("debate", "proposal", 1): (
-        "State your opening position on the motion. Be concrete: name the decision you "
-        "favour, the strongest reason for it, and the main risk you accept."
-    ),
-    ("debate", "proposal", 2): (
-        "A new round. Restate your position, keeping what survived the critiques and "
-        "changing what did not. Say plainly if you changed your mind and why."
-    ),
-    ("debate", "revision", 0): (
-        "Revise your position in light of the critiques of it. Answer each weakness: "
-        "fix it, or explain precisely why it does not hold."
-    ),
-    ("debate", "consensus", 0): (
-        "Read every debater's latest position and cast your final vote for this round. "
-        "Vote for what the arguments support, not for agreement's sake."
-    ),
-    ("debate", "critique", 0): (
-        "Critique the position shown. Find what could fail: unstated assumptions, missing "
-        "evidence, risks, and cases where it breaks. List each weakness as one specific "
-        "sentence. Only if you find no weakness at all, give the verdict no_defect_found."
-    ),
-    ("adversary", "proposal", 0): (
-        "Write your proposal on the motion: what to do, how, and why. Be specific enough "
-        "that a critic can find concrete faults."
-    ),
-    ("adversary", "revision", 0): (
-        "Revise your proposal to answer the critique. Address every weakness; keep what "
-        "was not criticised."
-    ),
-    ("adversary", "critique", 0): (
-        "You are the adversary. Your only job is to find failures in the proposal. Do not "
-        "praise it. List concrete weaknesses (at least one unless you truly find none, in "
-        "which case say no_defect_found), suggestions, a score from 0 to 100, and a "
-        "routing: release if it is ready, revise if it must change, escalate if a human "
-        "must decide. Your routing is a request: the engine releases only a proposal with no "
-        "weakness left (no_defect_found) and a score at or above the release score."
-    ),
-    ("challenge", "challenge", 1): (
-        "You are the adversary. Challenge the artifact: find what is wrong, missing or risky. "
-        "Each challenge needs a category, the concern, evidence (quote the artifact where the "
-        "problem shows; a challenge without evidence is refused), a severity (critical, "
-        "significant or minor) and a recommendation. If you truly find nothing, give the "
-        "verdict no_objections with no challenges."
-    ),
-    ("challenge", "challenge", 2): (
-        "You are the adversary. First assess every earlier challenge against the defense and "
-        "the revised artifact: addressed, rejected (the defender's reason stands) or "
-        "unaddressed. Then raise any new challenges, with evidence. Say whether the exchange "
-        "should continue, is converging, or is deadlocked."
-    ),
-    ("challenge", "defense", 0): (
-        "You defend the artifact. Answer every challenge by its id: addressed (and change the "
-        "artifact accordingly) or rejected (with a specific reason). Then give the whole "
-        "revised artifact."
-    ),
-    ("refine", "author_a", 0): (
-        "Write the strongest answer you can to the question: specific, complete, decisive."
-    ),
-    ("refine", "critique", 0): (
-        "Attack this candidate. You did not write it and owe it nothing. List its concrete "
-        "weaknesses and how to fix them; only if you find none, give no_defect_found."
-    ),
-    ("refine", "author_b", 0): (
-        "Write a better candidate than candidate A: keep its strengths, fix every weakness the "
-        "critique names."
-    ),
-    ("refine", "synthesis", 0): (
-        "Merge the strongest elements of candidates A and B into one candidate that is better "
-        "than both."
-    ),
-    ("refine", "judging", 0): (
-        "Two candidates answer the question, labelled X and Y. Nothing else is known about "
-        "them. Pick the better one on content alone and give the decisive reason."
-    ),
-}
-
 
 # One short answer per turn kind. A small model copies a form far better than it
 # follows a description of one, and it may copy the words too: so the examples say
@@ -118,6 +40,10 @@ _EXAMPLES: dict[TurnKind, dict[str, Any]] = {
         "suggestions": ["Name one number that shows whether it worked."],
     },
     TurnKind.JUDGMENT: {"reason": "X gives a reason that can be checked; Y does not."},
+    TurnKind.ESTIMATE: {
+        "estimate": 10,
+        "rationale": "Similar work took about this long, and the main risk is already counted.",
+    },
 }
 
 
@@ -155,15 +81,6 @@ def _example(kind: TurnKind, schema: dict[str, Any]) -> str | None:
         else:
             return None  # a field the example cannot fill: the field list alone is clearer
     return json.dumps(out, ensure_ascii=False)
-
-
-def task_for(protocol: str, slot: Slot) -> str:
-    """The instruction for a phase; key 1/2 split a phase's first round from later ones."""
-    first_or_later = 1 if slot.round == 1 else 2
-    for key in ((protocol, slot.phase, first_or_later), (protocol, slot.phase, 0)):
-        if key in _TASKS:
-            return _TASKS[key]
-    return "Take your turn."
 
 
 _HINTS: dict[tuple[int, tuple[str, ...]], tuple[dict[str, Any], str]] = {}
@@ -256,7 +173,7 @@ def build_messages(
         who += f" Persona: {debater.persona}"
     has_vote = "vote" in schema.get("properties", {}) and slot.kind != TurnKind.ADVERSARY_CRITIQUE
     system = f"{who}\n\nPhase: {slot.phase} (round {slot.round}).\n"
-    system += f"Task: {task_for(spec.debate.protocol, slot)}\n\n"
+    system += f"Task: {spec.protocol_class.task(slot)}\n\n"
     if has_vote and spec.debate.open_votes:
         system += f"Your vote is your own answer: {DESCRIPTIONS[spec.debate.normaliser]}.\n"
     elif has_vote:

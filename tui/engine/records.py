@@ -140,7 +140,7 @@ class Assessment(BaseModel):
 
 
 class ChallengeReport(_Content):
-    """challenge's adversary: challenges or an explicit no-objections verdict."""
+    """An adversary's report: challenges or an explicit no-objections verdict."""
 
     challenges: list[Challenge] = Field(default_factory=list)
     verdict: Literal["objections", "no_objections"] = Field(
@@ -167,7 +167,7 @@ class DefenseResponse(BaseModel):
 
 
 class Defense(_Content):
-    """challenge's defender: an answer per challenge and the revised artifact."""
+    """A defender's answer per challenge, and the revised artifact."""
 
     responses: list[DefenseResponse] = Field(default_factory=list)
     revised_artifact: str = Field(min_length=1, description="The whole artifact, revised.")
@@ -180,6 +180,15 @@ class Judgment(_Content):
     reason: str = Field(min_length=1, description="The decisive reason, one or two sentences.")
 
 
+class Estimate(_Content):
+    """A panelist's number and why; the estimate must be a finite number."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+    estimate: float = Field(description="Your estimate, a single number in the spec's unit.")
+    rationale: str = Field(min_length=1, description="Why this number, in one or two sentences.")
+
+
 CONTENT_MODELS: dict[TurnKind, type[_Content]] = {
     TurnKind.POSITION: Position,
     TurnKind.CRITIQUE: Critique,
@@ -189,6 +198,7 @@ CONTENT_MODELS: dict[TurnKind, type[_Content]] = {
     TurnKind.CHALLENGE_REPORT: ChallengeReport,
     TurnKind.DEFENSE: Defense,
     TurnKind.JUDGMENT: Judgment,
+    TurnKind.ESTIMATE: Estimate,
 }
 
 
@@ -209,7 +219,8 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
             return [walk(v) for v in node]
         return node
 
-    return walk(schema)
+    inlined: dict[str, Any] = walk(schema)
+    return inlined
 
 
 @dataclass(slots=True)

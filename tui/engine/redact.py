@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from tui.engine.spec import SECRET_SHAPES
-
 if TYPE_CHECKING:  # the session module itself redacts with this one
     from tui.engine.session import SessionData
 
@@ -28,6 +26,18 @@ _URL_USERINFO = re.compile(r"(//)[^/@\s]+@")
 _URL_SECRET_PARAM = re.compile(
     r"([?&#;](?:api[_-]?key|key|token|access_token|secret|password|sig|signature)=)[^&#\s]+",
     re.IGNORECASE,
+)
+
+# Shapes of real provider keys; a spec holding one is refused outright. A shape
+# starts a word, so "risk-management-and-mitigation" is prose, not an "sk-" key.
+SECRET_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9_-])"
+    r"(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{10,}|sk_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|AIza[0-9A-Za-z_-]{20,}"
+    r"|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,}|pplx-[A-Za-z0-9]{20,}"
+    r"|nvapi-[A-Za-z0-9_-]{20,}|r8_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,})"
 )
 
 

@@ -20,7 +20,6 @@ from tui.engine.events import (
     Listener,
     PhaseCompleted,
     PhaseStarted,
-    Slot,
     TallyChanged,
     TurnCompleted,
 )
@@ -30,6 +29,7 @@ from tui.engine.protocols import protocol_for
 from tui.engine.records import Turn
 from tui.engine.report import ResultRecord, result_record
 from tui.engine.roster import Roster
+from tui.engine.schedule import Slot
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.turns import CutChoice, FailureHandler, TurnPlayer, escalate_on_failure

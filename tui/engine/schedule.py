@@ -1,8 +1,24 @@
-"""The deterministic speaker schedule: registration order, optionally rotated."""
+"""The deterministic speaker schedule: its slots, and registration order, optionally rotated."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tui.engine.vocab import TurnKind
+
+
+@dataclass(slots=True, frozen=True)
+class Slot:
+    """One scheduled speaking slot: who speaks, when, and about whom."""
+
+    index: int  # the turn number it will fill, 1-based as written and shown
+    round: int
+    phase: str
+    speaker: str
+    kind: TurnKind
+    target: str | None = None
+    variant: str | None = None  # e.g. the X/Y order a judge is shown
 
 
 def round_order(ids: Sequence[str], round_no: int, rotate: bool) -> list[str]:

@@ -28,11 +28,13 @@ from tui.engine.errors import SpecError
 from tui.engine.family import family_of
 from tui.engine.lookups import tool_problems
 from tui.engine.openvotes import OPEN, Normaliser, normalise
-from tui.engine.protocols import PROTOCOLS
+from tui.engine.protocols import PROTOCOLS, REFUSED
 from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.raw import RawSpec, family
+from tui.engine.redact import SECRET_SHAPES
 from tui.engine.safeio import FileRefused, read_regular
 from tui.engine.substance import DEFAULT_MIN_WORDS
+from tui.engine.vocab import DEFAULT_PROTOCOL
 
 EvidenceKind = Literal[
     "artifact_quote",
@@ -64,17 +66,6 @@ MAX_PHASES = 8  # phases of one round
 # turn is a record in a session file the reader takes up to SESSION_BYTES of.
 MAX_ROUND_SEATS = 2_000
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# Shapes of real provider keys; a spec holding one is refused outright. A shape
-# starts a word, so "risk-management-and-mitigation" is prose, not an "sk-" key.
-SECRET_SHAPES = re.compile(
-    r"(?<![A-Za-z0-9_-])"
-    r"(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{10,}|sk_(?:live|test)_[A-Za-z0-9]{16,}"
-    r"|AIza[0-9A-Za-z_-]{20,}"
-    r"|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,}|pplx-[A-Za-z0-9]{20,}"
-    r"|nvapi-[A-Za-z0-9_-]{20,}|r8_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}"
-    r"|xox[abprs]-[A-Za-z0-9-]{10,})"
-)
 # A key or parameter name that says its value is a credential.
 SECRET_NAME = re.compile(
     r"(^|[_-])(api[_-]?key|apikey|key|token|secret|password|passwd|credentials?|sig|signature)$",
@@ -197,7 +188,7 @@ class DebateSection(_Strict):
 
     title: str = Field(min_length=1)
     motion: str = Field(min_length=1)
-    protocol: str = "debate"
+    protocol: str = DEFAULT_PROTOCOL
     artifact: str | None = None
     artifact_file: str | None = Field(default=None, min_length=1)
     max_rounds: int | None = Field(default=None, ge=1, le=1000)
@@ -226,7 +217,9 @@ class DebateSection(_Strict):
     authors: list[str] | None = None
     synthesizer: str | None = None
     judges: list[str] | None = None
-    convergence: int = Field(default=3, ge=1, le=50)
+    # Each protocol that reads it bounds it (spec_problems) and gives its own default.
+    convergence: int | float | None = Field(default=None, gt=0, le=50)
+    unit: str | None = Field(default=None, min_length=1, max_length=40)
     seed: int | None = None
     position_swap: bool = False
 
@@ -397,10 +390,14 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     found by name in the registry.
     """
     rs = RawSpec.of(raw)
-    name = rs.debate.get("protocol", "debate")
+    name = rs.debate.get("protocol", DEFAULT_PROTOCOL)
     protocol = PROTOCOLS.get(name) if isinstance(name, str) else None
     problems: list[str] = []
-    if isinstance(name, str) and protocol is None:
+    if isinstance(name, str) and name in REFUSED:
+        problems.append(
+            f"debate.protocol: the installed protocol {name!r} is refused: {REFUSED[name]}"
+        )
+    elif isinstance(name, str) and protocol is None:
         problems.append(
             f"debate.protocol: unknown protocol {name!r}; expected one of " + ", ".join(PROTOCOLS)
         )
@@ -409,8 +406,9 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     votes = rs.debate.get("votes")
     if isinstance(votes, list) and len(set(map(str, votes))) != len(votes):
         problems.append("debate.votes: duplicate vote names")
-    if votes == OPEN and name != "debate":
-        problems.append('debate.votes: "open" votes are for the debate protocol only')
+    if votes == OPEN and protocol is not None and not protocol.open_votes:
+        takes = ", ".join(n for n, p in PROTOCOLS.items() if p.open_votes)
+        problems.append(f'debate.votes: "open" votes are for the {takes} protocol only')
     if "normalise" in rs.debate and votes != OPEN:
         problems.append('debate.normalise: only used with votes = "open"')
 
@@ -424,8 +422,8 @@ def _rule_problems(raw: dict[str, Any]) -> list[str]:
     if protocol is not None:
         problems += protocol.spec_problems(rs)
     problems += _rubric_problems(raw.get("rubric"))
-    problems += context_problems(raw, protocol.role_keys if protocol is not None else ())
-    problems += tool_problems(raw, protocol.role_keys if protocol is not None else ())
+    problems += context_problems(raw, protocol.debater_keys if protocol is not None else ())
+    problems += tool_problems(raw, protocol.debater_keys if protocol is not None else ())
 
     threshold = rs.debate.get("consensus_threshold")
     voters = protocol.voter_count(rs) if protocol is not None else len(rs.entries)

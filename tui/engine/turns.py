@@ -20,7 +20,6 @@ from tui.engine.events import (
     LedgerChanged,
     LookupsRan,
     ProviderFailed,
-    Slot,
     TokenReceived,
     TurnStarted,
 )
@@ -51,6 +50,7 @@ from tui.engine.rawtext import kept
 from tui.engine.records import CONTENT_MODELS, Turn
 from tui.engine.redact import Redactor
 from tui.engine.roster import Roster
+from tui.engine.schedule import Slot
 from tui.engine.schemas import fit, kind_schema, negative_channel
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision

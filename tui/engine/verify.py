@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,7 +33,6 @@ from tui.engine.budget import (
 )
 from tui.engine.context import ARTIFACT, digest, seen_documents, slot_context
 from tui.engine.errors import SessionError
-from tui.engine.events import Slot
 from tui.engine.evidence import assess, with_rubric
 from tui.engine.keys import YOU
 from tui.engine.lookups import lookup_problems
@@ -42,17 +40,17 @@ from tui.engine.lookups import results as lookup_results
 from tui.engine.parsing import TurnParseError, parse_turn
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.protocols import protocol_for
-from tui.engine.protocols.adversary import release_refusal
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.rawtext import cut_problem
 from tui.engine.records import CONTENT_MODELS, Turn
-from tui.engine.redact import REDACTED
+from tui.engine.redact import REDACTED, SECRET_SHAPES
 from tui.engine.roster import Roster
 from tui.engine.runner import Engine
+from tui.engine.schedule import Slot
 from tui.engine.session import SessionData, load_session
 from tui.engine.signing import Span
 from tui.engine.signing import check as check_signatures
-from tui.engine.spec import SECRET_SHAPES, Spec
+from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.turns import NOT_ARTIFACT, FailureAction, FailureChoice
 from tui.engine.usage import BOUNDS, in_range
@@ -604,30 +602,8 @@ def _slot_claims(
             if present
             else f"no {items} and no verdict {verdict}",
         )
-    _release_claim(at.data, out, turn)
+    protocol.turn_claims(at.data, out, turn)
     _derived_claims(out, at)
-
-
-def _release_claim(data: SessionData, out: Verification, turn: Turn) -> None:
-    """A critic's routing is a request: a release stands only on request and through the gate."""
-    decided = turn.derived.get("routing_decision")
-    if turn.kind != TurnKind.ADVERSARY_CRITIQUE or decided is None:
-        return  # written before the gate was recorded: the result's replay covers it
-    requested = turn.content.get("routing")
-    reasons = release_refusal(turn.content, data.spec.debate.release_score)
-    if decided != "release":
-        out.check(f"turn {turn.index}", "release gate", True, f"{requested} requested, {decided}")
-        return
-    ok = requested == "release" and not reasons
-    out.check(
-        f"turn {turn.index}",
-        "release gate",
-        ok,
-        f"release requested and the gate holds (release_score {data.spec.debate.release_score})"
-        if ok
-        else f"released, but {requested} was requested"
-        + (f" and the gate refuses: {'; '.join(reasons)}" if reasons else ""),
-    )
 
 
 def content_models(spec: Spec, protocol: Protocol) -> dict[TurnKind, type[BaseModel]]:
@@ -688,8 +664,6 @@ _TURN_ACTIONS = (OperatorAction.CUT, OperatorAction.SKIP, OperatorAction.REDO)
 
 def _action_claims(data: SessionData, out: Verification) -> None:
     last = 0
-    debate = data.spec.debate
-    votes = "an answer in normal form" if debate.open_votes else ", ".join(debate.vote_options)
     for n, action in enumerate(data.actions, 1):
         where = f"operator action {n} ({action.get('action')})"
         after = action.get("after_turn", 0)
@@ -710,14 +684,16 @@ def _action_claims(data: SessionData, out: Verification) -> None:
             out.check(where, "partial_cut", problem is None, problem or "the cut text as kept")
         if action.get("action") == OperatorAction.DECIDE:
             vote, rationale = action.get("vote"), str(action.get("rationale", ""))
-            ok = isinstance(vote, str) and debate.accepts(vote) and bool(rationale.strip())
+            problem = data.spec.protocol_class.decision_problem(data.spec, str(vote))
+            if not rationale.strip():
+                problem = (problem + "; " if problem else "") + "no rationale"
             out.check(
                 where,
                 "vote",
-                ok,
+                isinstance(vote, str) and problem is None,
                 f"{_show(vote)} with a rationale"
-                if ok
-                else f"{_show(vote)} must be {votes}, with a rationale",
+                if problem is None
+                else f"{_show(vote)}: {problem}",
             )
             if "via" in action:
                 _channel_claim(out, where, action["via"])
@@ -801,8 +777,7 @@ def _result_claims(data: SessionData, out: Verification) -> None:
     if "final_votes" in result:
         out.same("result", "final_votes", result["final_votes"], latest, how)
     _rule_claims(data, out, result, tally)
-    if result.get("judge_rounds") is not None:
-        _judge_claims(data, out, result)
+    protocol_for(data.spec).result_claims(data, out, result)
 
 
 def _rule_claims(
@@ -878,53 +853,6 @@ def _budget_claim(data: SessionData, out: Verification, result: dict[str, Any]) 
         ok,
         f"{key}: {spent} spent of {limit}" + ("" if ok else ": the cap was not reached"),
     )
-
-
-def _judge_claims(data: SessionData, out: Verification, result: dict[str, Any]) -> None:
-    """Refine's judge rounds: each majority from the picks, the streak and convergence counts."""
-    by_index = {t.index: t for t in data.turns}
-    streak = 0
-    for row in result.get("judge_rounds") or []:
-        where = f"result.judge_rounds (round {row.get('round')})"
-        judges = row.get("judges") or {}
-        picks = Counter(str(p.get("pick")) for p in judges.values())
-        inc, chal = picks.get("incumbent", 0), picks.get("challenger", 0)
-        winner = "challenger" if chal > inc else "incumbent" if inc > chal else "tie"
-        out.same(where, "winner", row.get("winner"), winner, "a count of the judges' picks")
-        streak = 0 if winner == "challenger" else streak + 1 if winner == "incumbent" else streak
-        out.same(where, "streak", row.get("streak"), streak, "the winners so far")
-        majority = winner if winner != "tie" else None
-        agree = sum(1 for p in judges.values() if majority and p.get("pick") == majority)
-        share = round(agree / len(judges), 3) if judges else 0.0
-        out.same(where, "agreement", row.get("agreement"), share, "the judges with the majority")
-        for judge, pick in judges.items():
-            made = [
-                t
-                for t in data.turns
-                if t.round == row.get("round")
-                and t.speaker == judge
-                and t.kind == TurnKind.JUDGMENT
-            ]
-            valid = [t for t in made if not t.invalid]
-            resolved = {t.derived.get("picked") for t in valid}
-            own = resolved.pop() if len(valid) == len(made) and len(resolved) == 1 else "none"
-            out.same(where, f"judges.{judge}", pick.get("pick"), own, "the judge's turns")
-        for key in ("incumbent_turn", "challenger_turn"):
-            number = row.get(key)
-            ok = number == -1 or (
-                isinstance(number, int)
-                and number in by_index
-                and by_index[number].kind == TurnKind.CANDIDATE
-            )
-            out.check(where, key, ok, f"turn {number} is a candidate" if ok else "no candidate")
-    if result.get("decision_rule") == DecisionRule.JUDGE_CONVERGENCE:
-        needed = data.spec.debate.convergence
-        out.check(
-            "result",
-            "convergence",
-            streak >= needed,
-            f"the incumbent won {streak} rounds in a row; convergence needs {needed}",
-        )
 
 
 # ------------------------------------------------- replayed through the engine

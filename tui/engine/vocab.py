@@ -21,6 +21,7 @@ class TurnKind(StrEnum):
     CHALLENGE_REPORT = "challenge_report"
     DEFENSE = "defense"
     JUDGMENT = "judgment"
+    ESTIMATE = "estimate"  # a number with its rationale
 
 
 # Kinds whose speaker passes judgement on someone else's work.
@@ -89,6 +90,7 @@ class DecisionRule(StrEnum):
     ADVERSARY_DEADLOCK = "adversary_deadlock"
     ADVISORY_REVIEW = "advisory_review"
     JUDGE_CONVERGENCE = "judge_convergence"
+    CONVERGED = "converged"  # the estimates' spread fell within the convergence bound
     RUBRIC_FAILED = "rubric_failed"
     OPERATOR_DECISION = "operator_decision"
     OPERATOR_ESCALATION = "operator_escalation"
@@ -108,3 +110,9 @@ def is_deferral(decision: object, rule: object) -> bool:
     the exports): the session stays unresolved, in the inbox, with the rationale.
     """
     return decision == ESCALATE and rule == DecisionRule.OPERATOR_DECISION
+
+
+# The protocol a spec without ``protocol = ...`` runs. Kept here, not in the registry,
+# so that readers of session files (home, inbox, watch) need not load every protocol;
+# tests/test_protocol_boundary.py checks that the registry holds it.
+DEFAULT_PROTOCOL = "debate"

@@ -15,7 +15,7 @@ import logging
 import os
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
@@ -45,7 +45,7 @@ def _lib() -> Any:
         import litellm
 
         litellm.suppress_debug_info = True
-        litellm.set_verbose = False
+        litellm.set_verbose = False  # type: ignore[attr-defined]  # set, though not exported
         litellm.telemetry = False
         litellm.num_retries = 0
         for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx"):
@@ -310,7 +310,7 @@ class LiteLLMProvider:
                 raise self._error(err, kind, request, s, attempt + 1) from None
 
     def _backoff(self, attempt: int) -> float:
-        delay = min(self.backoff_max_s, self.backoff_base_s * (2 ** (attempt - 1)))
+        delay = min(self.backoff_max_s, self.backoff_base_s * (2.0 ** (attempt - 1)))
         return delay * (0.8 + 0.4 * random.random())
 
     async def _once(
@@ -466,7 +466,9 @@ def _usage_counts(usage: Any) -> tuple[int, int, list[str]]:
     (negative, past any model, not a whole number) is not given, and is named."""
     if usage is None:
         return 0, 0, []
-    get = usage.get if isinstance(usage, dict) else lambda k: getattr(usage, k, None)
+    get: Callable[[str], Any] = (
+        usage.get if isinstance(usage, dict) else lambda k: getattr(usage, k, None)
+    )
     counts, replaced = [], []
     for key, name in (("prompt_tokens", "tokens_in"), ("completion_tokens", "tokens_out")):
         said = get(key)

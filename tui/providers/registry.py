@@ -15,7 +15,7 @@ from tui.providers.scripted import ScriptedProvider
 
 _lock = threading.Lock()
 _scripted: ScriptedProvider | None = None
-_local: Any = None
+_local: Provider | None = None
 _litellm: dict[tuple[Any, ...], Any] = {}
 
 

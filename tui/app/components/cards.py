@@ -1,6 +1,6 @@
 """One widget per completed turn: the presenter's sections as console text.
 
-What a turn says is decided in :mod:`tui.present`; this module only styles it
+What a turn says is decided in :mod:`tui.render.present`; this module only styles it
 and neutralises untrusted text (never markup) for the terminal.
 """
 
@@ -11,8 +11,8 @@ from textual.widgets import Static
 
 from tui.engine.records import Turn
 from tui.engine.vocab import TurnKind
-from tui.present import Emphasis, Item, Section, Tone, present
-from tui.textsafe import CARD_LIMIT, bound, clean, clean_line
+from tui.render.present import Emphasis, Item, Section, Tone, present
+from tui.render.textsafe import CARD_LIMIT, bound, clean, clean_line
 
 Part = tuple[str, str] | str
 

@@ -13,7 +13,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from tui.engine.vocab import RunStatus
-from tui.textsafe import clean_line, shorten
+from tui.render.textsafe import clean_line, shorten
 
 REPLAY = "REPLAY"  # the replay screen's badge: a saved debate, not a run
 

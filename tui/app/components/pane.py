@@ -19,11 +19,11 @@ from textual.widgets import Static
 
 from tui.app.components.cards import TONE_STYLE, TurnCard
 from tui.engine.budget import Ledger
-from tui.engine.events import Slot
 from tui.engine.records import Turn
-from tui.present import lookup_item
-from tui.streamfields import FieldStream
-from tui.textsafe import clean_line, shorten
+from tui.engine.schedule import Slot
+from tui.render.present import lookup_item
+from tui.render.streamfields import FieldStream
+from tui.render.textsafe import clean_line, shorten
 
 MAX_CARDS = 8  # older turns stay in the transcript (t) and the session file
 

@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from tui.textsafe import shorten
+from tui.render.textsafe import shorten
 
 GLYPH = {
     "done": ("✓", "$success"),

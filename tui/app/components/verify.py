@@ -1,11 +1,13 @@
-"""Views for the verification protocols: challenges, the judge panel, rubric tables.
+"""Generic side panels a protocol chooses as its views: challenges, judges, distribution,
+and the rubric table.
 
-Each view draws from engine-owned facts only: the protocol instance's state
-(``ChallengeProtocol.challenges``, ``RefineProtocol.rounds``) and the turns'
-``derived`` tables (``rubric``, ``picked``). Live, the screen hands over the
-running engine's protocol; in replay, :func:`tui.engine.replay.protocol_at` rebuilds the same
-protocol from the recorded turns, so both screens show exactly what the engine
-decided. Every string from a model or a spec is cleaned and never parsed as markup.
+Each view draws from engine-owned facts only: the plain data the protocol's
+``view_data`` returns for it, and the turns' ``derived`` tables (``rubric``,
+``picked``). Live, the screen asks the running engine's protocol; in replay,
+:func:`tui.engine.replay.protocol_at` rebuilds the same protocol from the recorded
+turns, so both screens show exactly what the engine decided. No panel knows which
+protocol fed it. Every string from a model or a spec is cleaned and never parsed
+as markup.
 """
 
 from __future__ import annotations
@@ -18,11 +20,9 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.textsafe import clean_line, shorten
+from tui.render.textsafe import clean_line, shorten
 
 if TYPE_CHECKING:
-    from tui.engine.protocols.challenge import ChallengeProtocol
-    from tui.engine.protocols.refine import RefineProtocol
     from tui.engine.records import Turn
     from tui.engine.spec import Spec
 
@@ -58,12 +58,13 @@ def _quote(text: object, width: int) -> str:
 
 
 # --------------------------------------------------------------- challenge
-def challenge_parts(protocol: ChallengeProtocol, mode: str, width: int = 52) -> Parts:
+def challenge_parts(data: dict[str, Any], width: int = 52) -> Parts:
     """The challenge list: id, severity, category/concern, history, the defender's answer."""
-    challenges = protocol.challenges
-    unresolved = set(protocol.unresolved())
+    challenges: dict[str, dict[str, Any]] = data.get("challenges", {})
+    unresolved = set(data.get("unresolved", []))
     critical = [cid for cid in unresolved if challenges[cid].get("severity") == "critical"]
-    convergence = str(protocol.convergence)
+    convergence = str(data.get("convergence", ""))
+    mode = str(data.get("mode", ""))
     parts: Parts = [
         ("mode ", "$text-muted"),
         (clean_line(mode), "bold $warning" if mode == "blocking" else "bold $secondary"),
@@ -121,11 +122,11 @@ def challenge_parts(protocol: ChallengeProtocol, mode: str, width: int = 52) -> 
 
 
 # ------------------------------------------------------------------ refine
-def judge_parts(protocol: RefineProtocol, turns: Sequence[Turn], width: int = 52) -> Parts:
+def judge_parts(data: dict[str, Any], turns: Sequence[Turn], width: int = 52) -> Parts:
     """Each judge's pick per round, the agreement, the incumbent and its streak."""
-    convergence = int(protocol.spec.debate.convergence)
-    streak = protocol.streak
-    incumbent = protocol.incumbent
+    convergence = int(data.get("needed", 0))
+    streak = int(data.get("streak", 0))
+    incumbent: Turn | None = data.get("incumbent")
     parts: Parts = [("incumbent ", "$text-muted")]
     if incumbent is None:
         parts.append(("none yet", "italic $text-muted"))
@@ -138,7 +139,7 @@ def judge_parts(protocol: RefineProtocol, turns: Sequence[Turn], width: int = 52
     parts.append(("●" * filled, "bold $success"))
     parts.append(("○" * max(0, convergence - filled), "$text-disabled"))
     parts.append((f" {streak}/{convergence} wins in a row to converge", "$text-muted"))
-    rounds = protocol.rounds
+    rounds: list[dict[str, Any]] = data.get("rounds", [])
     judged = {int(r.get("round", 0)) for r in rounds}
     pending = [t for t in turns if t.kind == "judgment" and t.round not in judged]
     if pending:  # newest first: the round being judged, then the counted rounds
@@ -171,6 +172,75 @@ def judge_parts(protocol: RefineProtocol, turns: Sequence[Turn], width: int = 52
         parts.append(
             (f"\n\n… {len(rounds) - 4} earlier rounds in the transcript (t)", "$text-muted")
         )
+    return parts
+
+
+# ------------------------------------------------------------ distribution
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def strip(
+    estimates: Sequence[float], quartiles: Sequence[float], low: float, high: float, width: int
+) -> str:
+    """One round on a shared scale: ``·`` estimates, ``▒`` between Q1 and Q3, ``┃`` median."""
+    cells = [" "] * width
+
+    def at(value: float) -> int:
+        return 0 if high == low else round((value - low) / (high - low) * (width - 1))
+
+    q1, median, q3 = quartiles
+    for i in range(at(q1), at(q3) + 1):
+        cells[i] = "▒"
+    for value in estimates:
+        cells[at(value)] = "·" if cells[at(value)] == " " else "●"
+    cells[at(median)] = "┃"
+    return "".join(cells)
+
+
+def distribution_parts(data: dict[str, Any], width: int = 40) -> Parts:
+    """Each round's estimates on one scale, with its median, quartiles and spread."""
+    unit = str(data.get("unit", ""))
+    rounds: list[dict[str, Any]] = data.get("rounds", [])
+    parts: Parts = [
+        ("unit ", "$text-muted"),
+        (shorten(unit, 24), "bold"),
+        ("  converges at ", "$text-muted"),
+        (f"{data.get('convergence')}", "bold"),
+    ]
+    everything = [v for r in rounds for v in r.get("estimates", [])]
+    if not everything:
+        parts.append(("\nno estimate yet", "italic $text-muted"))
+        return parts
+    low, high = min(everything), max(everything)
+    parts.append(
+        (
+            f"\n{_number(low)}".ljust(width // 2) + f"{_number(high)}".rjust(width // 2 + 1),
+            "$text-muted",
+        )
+    )
+    for r in rounds:
+        parts.append((f"\nr{r['round']} ", "bold $secondary"))
+        if "quartiles" not in r:
+            parts.append(
+                (
+                    f"{len(r.get('estimates', []))} of {data.get('panelists')} so far",
+                    "italic $accent",
+                )
+            )
+            continue
+        style = "bold $success" if r.get("converged") else "$warning"
+        parts.append((strip(r["estimates"], r["quartiles"], low, high, width), style))
+        q1, median, q3 = r["quartiles"]
+        parts.append(
+            (
+                f"\n   median {_number(median)}  Q1 {_number(q1)}  Q3 {_number(q3)}"
+                f"  spread {r.get('spread')}",
+                "$text-muted",
+            )
+        )
+        if r.get("converged"):
+            parts.append(("  converged", "bold $success"))
     return parts
 
 
@@ -268,30 +338,52 @@ class _Panel(VerticalScroll):
         self.border_subtitle = subtitle
 
 
-class ChallengePanel(_Panel):
+class ViewPanel(_Panel):
+    """A panel a protocol chooses by name; it draws the plain data the protocol gives it."""
+
+    VIEW = ""
+
+    def update_from(self, data: dict[str, Any], turns: Sequence[Turn]) -> None:
+        raise NotImplementedError
+
+
+class ChallengePanel(ViewPanel):
     """``challenge``: every challenge, its severity, its status across rounds, the answer."""
 
-    TITLE = "challenges"
+    TITLE = VIEW = "challenges"
 
-    def update_from(self, protocol: ChallengeProtocol, mode: str) -> None:
+    def update_from(self, data: dict[str, Any], turns: Sequence[Turn]) -> None:
+        challenges = data.get("challenges", {})
         critical = [
-            cid
-            for cid in protocol.unresolved()
-            if protocol.challenges[cid]["severity"] == "critical"
+            cid for cid in data.get("unresolved", []) if challenges[cid]["severity"] == "critical"
         ]
+        mode = str(data.get("mode", ""))
         self.set_class(mode == "blocking" and bool(critical), "-blocked")
-        self.show(challenge_parts(protocol, mode), mode)
+        self.show(challenge_parts(data), mode)
 
 
-class JudgePanel(_Panel):
+class JudgePanel(ViewPanel):
     """``refine``: the judges' picks per round, agreement, incumbent and streak."""
 
     TITLE = "judge panel"
+    VIEW = "judges"
 
-    def update_from(self, protocol: RefineProtocol, turns: Sequence[Turn]) -> None:
-        streak = protocol.streak
+    def update_from(self, data: dict[str, Any], turns: Sequence[Turn]) -> None:
+        self.show(judge_parts(data, turns), f"streak {data.get('streak')}/{data.get('needed')}")
+
+
+class DistributionPanel(ViewPanel):
+    """Estimates per round: a strip from lowest to highest, the quartile box, the median."""
+
+    TITLE = VIEW = "distribution"
+
+    def update_from(self, data: dict[str, Any], turns: Sequence[Turn]) -> None:
+        rounds = data.get("rounds", [])
+        last = rounds[-1] if rounds else {}
+        spread = last.get("spread")
         self.show(
-            judge_parts(protocol, turns), f"streak {streak}/{protocol.spec.debate.convergence}"
+            distribution_parts(data),
+            f"spread {spread} of {data.get('convergence')}" if spread is not None else None,
         )
 
 

@@ -18,13 +18,17 @@ from tui.app.components.header import DebateHeader
 from tui.app.components.pane import DebaterPane
 from tui.app.components.tally import TallyPanel
 from tui.app.components.timeline import Timeline
-from tui.app.components.verify import ChallengePanel, JudgePanel, RubricPanel
+from tui.app.components.verify import (
+    ChallengePanel,
+    DistributionPanel,
+    JudgePanel,
+    RubricPanel,
+    ViewPanel,
+)
 from tui.app.screens.too_small import NARROW_BELOW
-from tui.engine.protocols.challenge import ChallengeProtocol
-from tui.engine.protocols.refine import RefineProtocol
 from tui.engine.redact import Redactor
 from tui.engine.vocab import RunStatus
-from tui.textsafe import shorten
+from tui.render.textsafe import shorten
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -34,6 +38,11 @@ if TYPE_CHECKING:
     from tui.engine.protocols.base import Protocol
     from tui.engine.records import Turn
     from tui.engine.spec import Spec
+
+# The generic panels a protocol names in its ``views``, beside the tally and the rubric.
+VIEW_PANELS: dict[str, type[ViewPanel]] = {
+    p.VIEW: p for p in (ChallengePanel, JudgePanel, DistributionPanel)
+}
 
 
 def grid_columns(n: int) -> int:
@@ -104,10 +113,9 @@ class DebateScreen(Screen[None]):
             with Vertical(id="side"):
                 yield Static(id="compact", markup=False)
                 yield Timeline(id="timeline")
-                if d.protocol == "challenge":
-                    yield ChallengePanel(id="challenges")
-                elif d.protocol == "refine":
-                    yield JudgePanel(id="judges")
+                for view in self.spec.protocol_class.views:
+                    if view in VIEW_PANELS:
+                        yield VIEW_PANELS[view](id=view)
                 if self.spec.rubric is not None:
                     yield RubricPanel(id="rubric")
                 yield TallyPanel(
@@ -227,12 +235,9 @@ class DebateScreen(Screen[None]):
 
     def refresh_verify(self, protocol: Protocol | None, turns: Sequence[Turn]) -> None:
         """Redraw the verification views from the protocol's state and the turns so far."""
-        if isinstance(protocol, ChallengeProtocol):
-            for challenges in self.query(ChallengePanel):
-                challenges.update_from(protocol, self.spec.debate.mode)
-        if isinstance(protocol, RefineProtocol):
-            for judges in self.query(JudgePanel):
-                judges.update_from(protocol, turns)
+        if protocol is not None:
+            for panel in self.query(ViewPanel):
+                panel.update_from(protocol.view_data(panel.VIEW, turns), turns)
         for rubric in self.query(RubricPanel):
             rubric.update_from(turns, self.spec)
 

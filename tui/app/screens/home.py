@@ -19,12 +19,12 @@ from textual.widgets import DataTable, Footer, Static
 
 from tui.app.messages import SessionChosen
 from tui.app.screens.too_small import NARROW_BELOW
+from tui.commands.inbox import Awaiting, awaiting, tally_text
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.safeio import FileRefused, read_regular
-from tui.engine.vocab import ESCALATE, is_deferral
-from tui.inbox import Awaiting, awaiting, tally_text
-from tui.textsafe import shorten
+from tui.engine.vocab import DEFAULT_PROTOCOL, ESCALATE, is_deferral
+from tui.render.textsafe import shorten
 
 MAX_SESSIONS = 300
 OFFLINE_MODELS = frozenset({"scripted", "local"})
@@ -127,7 +127,7 @@ def list_sessions(directory: Path) -> list[SessionRow]:
             SessionRow(
                 path,
                 str(debate.get("title", path.stem)),
-                str(debate.get("protocol", "debate")),
+                str(debate.get("protocol", DEFAULT_PROTOCOL)),
                 decision,
                 _date(path),
                 len(turns) if isinstance(turns, list) else 0,

@@ -38,7 +38,6 @@ from tui.engine.events import (
     PhaseCompleted,
     PhaseStarted,
     ProviderFailed,
-    Slot,
     StatusChanged,
     TallyChanged,
     TokenReceived,
@@ -49,11 +48,12 @@ from tui.engine.live import LiveSession
 from tui.engine.ports import Provider, ProviderError
 from tui.engine.report import ResultRecord
 from tui.engine.runner import Engine
+from tui.engine.schedule import Slot
 from tui.engine.spec import Debater, Spec
 from tui.engine.turns import CutAction, FailureAction, FailureChoice
 from tui.engine.vocab import ESCALATE, DecisionRule, OperatorAction, RunStatus, is_deferral
 from tui.exitcodes import ExitCode
-from tui.textsafe import clean_line, shorten
+from tui.render.textsafe import clean_line, shorten
 
 FLUSH_INTERVAL = 1 / 12  # seconds between display updates of streaming text (~12 fps)
 PANE_OP_INTERVAL = 1 / 60  # seconds between two panes' changes: a frame, keys between
@@ -444,6 +444,7 @@ class LiveScreen(DebateScreen):
             summary=summary,
             vetoes=self._vetoes(),
             apply=self._apply_decision,
+            value_prompt=self.spec.protocol_class.value_prompt(self.spec),
         )
         self._decide_modal = modal
         self.app.push_screen(modal, self._decided)

@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from tui.engine.turns import CutAction, CutChoice, FailureAction, FailureChoice
-from tui.textsafe import clean_line, shorten
+from tui.render.textsafe import clean_line, shorten
 
 R = TypeVar("R")
 
@@ -44,7 +44,7 @@ class DecideModal(_Modal[DecideResult | None]):
     pick; votes the protocol would refuse are shown disabled with the reason.
     """
 
-    AUTO_FOCUS = "#votes"
+    AUTO_FOCUS = "#value, #votes"  # the first there is: a value to type, else the votes
 
     def __init__(
         self,
@@ -55,8 +55,11 @@ class DecideModal(_Modal[DecideResult | None]):
         summary: str = "",
         vetoes: dict[str, str] | None = None,
         apply: Callable[[str, str], str | None],
+        value_prompt: str | None = None,
     ) -> None:
         super().__init__()
+        # A protocol whose decision is a value (a number) is typed in, not picked.
+        self.value_prompt = value_prompt
         self.refused: str | None = None
         self.apply = apply  # applies the decision; returns the engine's refusal, if any
         self.votes = list(votes)
@@ -91,7 +94,11 @@ class DecideModal(_Modal[DecideResult | None]):
                 Content(shorten(self.summary, 300)), classes="hint", id="summary", markup=False
             )
             # Compact widgets (no borders): the modal fits 80×24 with a summary and vetoes.
-            with RadioSet(id="votes", compact=True):
+            if self.value_prompt is not None:
+                yield Label(Content(shorten(self.value_prompt, 120)), classes="hint")
+                yield Input(placeholder=self.value_prompt, id="value", compact=True)
+            with RadioSet(id="votes", compact=True) as votes:
+                votes.display = self.value_prompt is None
                 for i, vote in enumerate(self.votes):
                     refused = vote in self.vetoes
                     yield RadioButton(
@@ -141,7 +148,9 @@ class DecideModal(_Modal[DecideResult | None]):
             )
 
     def chosen_vote(self) -> str | None:
-        """The vote the operator picked, or None: none is chosen for them."""
+        """The vote the operator picked (or the value typed), or None: none is chosen for them."""
+        if self.value_prompt is not None:
+            return self.query_one("#value", Input).value.strip() or None
         index = self.query_one("#votes", RadioSet).pressed_index
         return self.votes[index] if index >= 0 else None
 
@@ -155,11 +164,12 @@ class DecideModal(_Modal[DecideResult | None]):
         rationale = self.query_one("#rationale", Input).value.strip()
         vote = self.chosen_vote()
         if vote is None or not rationale:
-            missing = ["a vote (pick one above)"] if vote is None else []
+            what = "a value (type it above)" if self.value_prompt else "a vote (pick one above)"
+            missing = [what] if vote is None else []
             missing += [] if rationale else ["a rationale"]
             self._say("Still needed: " + " and ".join(missing) + ".")
             if vote is None and isinstance(event, Button.Pressed):
-                self.query_one("#votes", RadioSet).focus()
+                self.query_one("#value" if self.value_prompt else "#votes").focus()
             return
         refusal = self.apply(vote, rationale)
         if refusal:  # the engine refused after all: say why, keep the modal and the words

@@ -23,7 +23,7 @@ from textual.widgets import Static
 
 from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
 from tui.engine.safeio import FileRefused, read_regular
-from tui.textsafe import shorten
+from tui.render.textsafe import shorten
 
 if TYPE_CHECKING:
     from tui.engine.spec import Spec

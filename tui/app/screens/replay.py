@@ -20,7 +20,7 @@ from tui.engine.fork import fork
 from tui.engine.records import Turn
 from tui.engine.replay import protocol_at
 from tui.engine.session import SessionData
-from tui.textsafe import shorten
+from tui.render.textsafe import shorten
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 

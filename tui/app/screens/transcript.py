@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,7 +15,7 @@ from textual.widgets import Footer, Input, Static
 from tui.app.components.cards import turn_body, turn_heading
 from tui.engine.records import Turn
 from tui.engine.spec import Spec
-from tui.textsafe import SCREEN_LIMIT, clean_line, shorten
+from tui.render.textsafe import SCREEN_LIMIT, clean_line, shorten
 
 MAX_SHOWN = 400
 
@@ -32,7 +34,7 @@ class TranscriptScreen(Screen[None]):
     ]
 
     def __init__(
-        self, spec: Spec, turns: list[Turn], actions: list[dict], *, search: bool = False
+        self, spec: Spec, turns: list[Turn], actions: list[dict[str, Any]], *, search: bool = False
     ) -> None:
         super().__init__()
         self.spec = spec
@@ -62,7 +64,7 @@ class TranscriptScreen(Screen[None]):
                     ),
                     markup=False,
                 )
-            by_turn: dict[int, list[dict]] = {}
+            by_turn: dict[int, list[dict[str, Any]]] = {}
             for a in self.actions:
                 by_turn.setdefault(int(a.get("after_turn", 0)), []).append(a)
             shown = self.turns[-MAX_SHOWN:]
@@ -91,7 +93,7 @@ class TranscriptScreen(Screen[None]):
         self.searchable.append((widget, content.plain.casefold()))
         return widget
 
-    def _action(self, a: dict) -> Static:
+    def _action(self, a: dict[str, Any]) -> Static:
         text = f"operator {clean_line(a.get('action', ''))}"
         for key in ("vote", "text", "rationale", "speaker", "model"):
             if a.get(key):

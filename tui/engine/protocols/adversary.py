@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tui.engine.events import Slot
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn
+from tui.engine.schedule import Slot
 from tui.engine.state import DebateState, Decision
 from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 
 if TYPE_CHECKING:
+    from tui.engine.session import SessionData
     from tui.engine.spec import Spec
+    from tui.engine.verify import Verification
 
 
 # The commented starting spec ``moot new --protocol adversary`` writes; it validates as written.
@@ -66,9 +68,29 @@ class AdversaryProtocol(Protocol):
     """The critic requests release, revise or escalate; code decides which happens."""
 
     name = "adversary"
+    description = "a proposer and a critic who releases, asks to revise or escalates"
+    tasks = {
+        ("proposal", 0): (
+            "Write your proposal on the motion: what to do, how, and why. Be specific enough "
+            "that a critic can find concrete faults."
+        ),
+        ("revision", 0): (
+            "Revise your proposal to answer the critique. Address every weakness; keep what "
+            "was not criticised."
+        ),
+        ("critique", 0): (
+            "You are the adversary. Your only job is to find failures in the proposal. Do not "
+            "praise it. List concrete weaknesses (at least one unless you truly find none, in "
+            "which case say no_defect_found), suggestions, a score from 0 to 100, and a "
+            "routing: release if it is ready, revise if it must change, escalate if a human "
+            "must decide. Your routing is a request: the engine releases only a proposal with no "
+            "weakness left (no_defect_found) and a score at or above the release score."
+        ),
+    }
     template = TEMPLATE
     default_rounds = 3
     role_keys = frozenset({"proposer", "critic", "release_score"})
+    debater_keys = frozenset({"proposer", "critic"})
     votes_decide = False  # the critic's routing is a request; the release gate decides
 
     @classmethod
@@ -169,6 +191,29 @@ class AdversaryProtocol(Protocol):
         if turn.round >= max_rounds:
             return Decision(ESCALATE, DecisionRule.RELEASE_GATE, extra={"release_refused": refused})
         return None
+
+    def turn_claims(self, data: SessionData, out: Verification, turn: Turn) -> None:
+        """A critic's routing is a request: a release stands only on request and through the gate."""
+        decided = turn.derived.get("routing_decision")
+        if turn.kind != TurnKind.ADVERSARY_CRITIQUE or decided is None:
+            return  # written before the gate was recorded: the result's replay covers it
+        requested = turn.content.get("routing")
+        reasons = release_refusal(turn.content, data.spec.debate.release_score)
+        if decided != "release":
+            out.check(
+                f"turn {turn.index}", "release gate", True, f"{requested} requested, {decided}"
+            )
+            return
+        ok = requested == "release" and not reasons
+        out.check(
+            f"turn {turn.index}",
+            "release gate",
+            ok,
+            f"release requested and the gate holds (release_score {data.spec.debate.release_score})"
+            if ok
+            else f"released, but {requested} was requested"
+            + (f" and the gate refuses: {'; '.join(reasons)}" if reasons else ""),
+        )
 
     def report(self, state: DebateState) -> dict[str, Any]:
         critique = next(

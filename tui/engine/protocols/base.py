@@ -8,16 +8,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
-from tui.engine.events import Slot
 from tui.engine.parsing import TurnParseError
 from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn
+from tui.engine.schedule import Slot
 from tui.engine.state import DebateState, Decision
 from tui.engine.substance import content_problems
 from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, TurnKind
 
-if TYPE_CHECKING:  # spec.py reads the protocol registry: a runtime import would cycle
+if TYPE_CHECKING:  # spec.py and verify.py read the protocol registry: runtime imports would cycle
+    from tui.engine.session import SessionData
     from tui.engine.spec import RubricRole, Spec
+    from tui.engine.verify import Verification
 
 ContextItem = tuple[str, str, str]  # (saw-label, heading, text)
 _RUBRIC_ROLES: dict[str, RubricRole] = {
@@ -38,14 +40,28 @@ class Protocol(ABC):
     """
 
     name: ClassVar[str]
+    description: ClassVar[str] = ""  # one line for ``--help``
     default_rounds: ClassVar[int]
+    # The instruction per (phase, round): round 1 or 2 (= later rounds), or 0 for every round.
+    tasks: ClassVar[dict[tuple[str, int], str]] = {}
+    # The console's panels for this protocol beside the tally (and the rubric, when the
+    # spec has one), chosen from the generic ones: "challenges", "judges", "distribution".
+    # ``view_data`` fills each from engine-owned state.
+    views: ClassVar[tuple[str, ...]] = ()
     template: ClassVar[str]  # the commented spec ``moot new`` writes ({name}: the file name)
     # Keys of [debate] that only this protocol reads; any other protocol refuses them.
     role_keys: ClassVar[frozenset[str]] = frozenset()
+    # Those of them that name debaters: a ``[[context]]`` document's ``roles`` may use them.
+    debater_keys: ClassVar[frozenset[str]] = frozenset()
     # Whether debaters cast votes the console shows as bars (else only the verdicts count).
     shows_votes: ClassVar[bool] = True
     # Whether a threshold of those votes decides; else they are requests code routes.
     votes_decide: ClassVar[bool] = True
+    # Whether ``votes = "open"`` (each vote a debater's own answer, normalised) is allowed.
+    open_votes: ClassVar[bool] = False
+    # Why each of this protocol's own decision rules decides, in words for the ADR's
+    # "Chosen option: ..., because ..." (the shared rules' words are the ADR's own).
+    rule_reasons: ClassVar[dict[str, str]] = {}
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
@@ -81,6 +97,52 @@ class Protocol(ABC):
     @classmethod
     def handoff(cls, result: dict[str, Any], turns: Sequence[Turn]) -> dict[str, Any] | None:
         """What a next step needs from a finished ``[result]`` and its turns; None: no handoff."""
+        return None
+
+    @classmethod
+    def decision_problem(cls, spec: Spec, value: str) -> str | None:
+        """Why an operator may not decide ``value`` (not a decision this protocol takes)."""
+        d = spec.debate
+        if d.accepts(value):
+            return None
+        if d.open_votes:
+            return f"{value!r} is not an answer as {d.normaliser} votes are counted"
+        return f"{value!r} is not one of {', '.join(d.vote_options)}"
+
+    @classmethod
+    def value_prompt(cls, spec: Spec) -> str | None:
+        """What the operator types when a decision is a value, not one of the votes; None: votes."""
+        return None
+
+    @classmethod
+    def position(cls, spec: Spec, turn: Turn) -> str | None:
+        """The position a valid turn puts forward (an ADR's considered option), if any."""
+        c = turn.content
+        if turn.kind == TurnKind.POSITION:
+            return str(c.get("stance", ""))
+        if turn.kind == TurnKind.CANDIDATE:
+            return str(c.get("candidate", ""))
+        if turn.kind == TurnKind.DEFENSE:
+            return str(c.get("revised_artifact", ""))
+        return None
+
+    @classmethod
+    def result_lines(cls, result: dict[str, Any]) -> list[str]:
+        """What the Markdown export and the ADR say about this protocol's result."""
+        return []
+
+    def view_data(self, view: str, turns: Sequence[Turn]) -> dict[str, Any]:
+        """What one of this protocol's ``views`` shows now, as plain data."""
+        return {}
+
+    # ------------------------------------------------------------ verify
+
+    def turn_claims(self, data: SessionData, out: Verification, turn: Turn) -> None:
+        """This protocol's claims about one recorded turn, re-checked from the file."""
+        return None
+
+    def result_claims(self, data: SessionData, out: Verification, result: dict[str, Any]) -> None:
+        """This protocol's claims about ``[result]``, recomputed from the turns."""
         return None
 
     # ------------------------------------------------------------ the run
@@ -155,6 +217,15 @@ class Protocol(ABC):
     def operator_veto(self, state: DebateState, vote: str) -> str | None:
         """Why the operator may not decide ``vote`` now (blocking rules), or None."""
         return None
+
+    @classmethod
+    def task(cls, slot: Slot) -> str:
+        """The instruction for a slot: its phase's first-round or later text, else any round's."""
+        first_or_later = 1 if slot.round == 1 else 2
+        for key in ((slot.phase, first_or_later), (slot.phase, 0)):
+            if key in cls.tasks:
+                return cls.tasks[key]
+        return "Take your turn."
 
     # Shared pieces of context.
     def motion_items(self) -> list[ContextItem]:

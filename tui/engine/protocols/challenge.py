@@ -9,13 +9,14 @@ debate escalates (rule ``release_gate``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tui.engine.events import Slot
 from tui.engine.parsing import TurnParseError
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn, inline_refs
+from tui.engine.schedule import Slot
 from tui.engine.state import DebateState, Decision
 from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 
@@ -76,9 +77,32 @@ class ChallengeProtocol(Protocol):
     """Rounds of challenge then defense; blocking or advisory release."""
 
     name = "challenge"
+    description = "evidence-backed challenges and defenses over an artifact"
+    tasks = {
+        ("challenge", 1): (
+            "You are the adversary. Challenge the artifact: find what is wrong, missing or risky. "
+            "Each challenge needs a category, the concern, evidence (quote the artifact where the "
+            "problem shows; a challenge without evidence is refused), a severity (critical, "
+            "significant or minor) and a recommendation. If you truly find nothing, give the "
+            "verdict no_objections with no challenges."
+        ),
+        ("challenge", 2): (
+            "You are the adversary. First assess every earlier challenge against the defense and "
+            "the revised artifact: addressed, rejected (the defender's reason stands) or "
+            "unaddressed. Then raise any new challenges, with evidence. Say whether the exchange "
+            "should continue, is converging, or is deadlocked."
+        ),
+        ("defense", 0): (
+            "You defend the artifact. Answer every challenge by its id: addressed (and change the "
+            "artifact accordingly) or rejected (with a specific reason). Then give the whole "
+            "revised artifact."
+        ),
+    }
     template = TEMPLATE
+    views = ("challenges",)
     default_rounds = 3
     role_keys = frozenset({"defender", "adversary", "mode"})
+    debater_keys = frozenset({"defender", "adversary"})
     shows_votes = False
 
     @classmethod
@@ -118,6 +142,15 @@ class ChallengeProtocol(Protocol):
     @property
     def defender(self) -> str:
         return self.spec.debate.defender or ""
+
+    def view_data(self, view: str, turns: Sequence[Turn]) -> dict[str, Any]:
+        """The challenges panel: every challenge, which are unresolved, mode and convergence."""
+        return {
+            "mode": self.spec.debate.mode,
+            "convergence": self.convergence,
+            "challenges": self.challenges,
+            "unresolved": self.unresolved(),
+        }
 
     def unresolved(self, severity: str | None = None) -> list[str]:
         return [

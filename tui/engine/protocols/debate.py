@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tui.engine import tally as tally_rules
-from tui.engine.events import Slot
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn
-from tui.engine.schedule import critique_target, round_order
+from tui.engine.schedule import Slot, critique_target, round_order
 from tui.engine.state import DebateState, Decision
 from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 
@@ -24,7 +23,7 @@ TEMPLATE = """# A moot debate spec. Validate with: moot validate {name}
 [debate]
 title = "Adopt event sourcing for the order service?"
 motion = "Move the order service to event sourcing this quarter."
-protocol = "debate"          # debate | adversary | challenge | refine
+protocol = "debate"          # debate | adversary | challenge | refine | delphi
 max_rounds = 2               # rounds before the debate escalates to the operator
 consensus_threshold = 2      # votes one option needs (and no tie) to decide
 # phases = ["proposal", "critique", "revision", "consensus"]
@@ -62,9 +61,34 @@ class DebateProtocol(Protocol):
     """Every debater speaks once per phase; each critiques the next in order."""
 
     name = "debate"
+    description = "rounds of proposal, critique, revision, consensus; a vote decides"
+    tasks = {
+        ("proposal", 1): (
+            "State your opening position on the motion. Be concrete: name the decision you "
+            "favour, the strongest reason for it, and the main risk you accept."
+        ),
+        ("proposal", 2): (
+            "A new round. Restate your position, keeping what survived the critiques and "
+            "changing what did not. Say plainly if you changed your mind and why."
+        ),
+        ("revision", 0): (
+            "Revise your position in light of the critiques of it. Answer each weakness: "
+            "fix it, or explain precisely why it does not hold."
+        ),
+        ("consensus", 0): (
+            "Read every debater's latest position and cast your final vote for this round. "
+            "Vote for what the arguments support, not for agreement's sake."
+        ),
+        ("critique", 0): (
+            "Critique the position shown. Find what could fail: unstated assumptions, missing "
+            "evidence, risks, and cases where it breaks. List each weakness as one specific "
+            "sentence. Only if you find no weakness at all, give the verdict no_defect_found."
+        ),
+    }
     template = TEMPLATE
     default_rounds = 2
     role_keys = frozenset({"early_stop"})
+    open_votes = True  # every debater votes in the consensus phase, so an answer can count
 
     @classmethod
     def voters(cls, spec: Spec) -> list[str]:

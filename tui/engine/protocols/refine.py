@@ -14,15 +14,17 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tui.engine.events import Slot
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn
+from tui.engine.schedule import Slot
 from tui.engine.state import DebateState, Decision
 from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 
 if TYPE_CHECKING:
+    from tui.engine.session import SessionData
     from tui.engine.spec import Spec
+    from tui.engine.verify import Verification
 
 INCUMBENT_FIRST, CHALLENGER_FIRST = "incumbent-first", "challenger-first"
 
@@ -133,15 +135,48 @@ model = "local"
 """
 
 
+DEFAULT_CONVERGENCE = 3  # incumbent wins in a row, when the spec names none
+
+
+def wins_needed(spec: Spec) -> int:
+    """How many incumbent wins in a row converge (``convergence``, a whole number here)."""
+    given = spec.debate.convergence
+    return int(given) if given is not None else DEFAULT_CONVERGENCE
+
+
 class RefineProtocol(Protocol):
     """The incumbent defends its place each round; N wins in a row converge."""
 
     name = "refine"
+    description = "rewrites judged blind until one candidate keeps winning"
+    tasks = {
+        ("author_a", 0): (
+            "Write the strongest answer you can to the question: specific, complete, decisive."
+        ),
+        ("critique", 0): (
+            "Attack this candidate. You did not write it and owe it nothing. List its concrete "
+            "weaknesses and how to fix them; only if you find none, give no_defect_found."
+        ),
+        ("author_b", 0): (
+            "Write a better candidate than candidate A: keep its strengths, fix every weakness the "
+            "critique names."
+        ),
+        ("synthesis", 0): (
+            "Merge the strongest elements of candidates A and B into one candidate that is better "
+            "than both."
+        ),
+        ("judging", 0): (
+            "Two candidates answer the question, labelled X and Y. Nothing else is known about "
+            "them. Pick the better one on content alone and give the decisive reason."
+        ),
+    }
     template = TEMPLATE
+    views = ("judges",)
     default_rounds = 8
     role_keys = frozenset(
         {"authors", "critic", "synthesizer", "judges", "convergence", "seed", "position_swap"}
     )
+    debater_keys = frozenset({"authors", "critic", "synthesizer", "judges"})
     shows_votes = False
 
     @classmethod
@@ -202,6 +237,13 @@ class RefineProtocol(Protocol):
     def spec_problems(cls, raw: RawSpec) -> list[str]:
         """Two authors, a critic who writes no candidate, an odd panel judging no own work."""
         problems = super().spec_problems(raw)
+        convergence = raw.debate.get("convergence")
+        if convergence is not None and (
+            isinstance(convergence, bool)
+            or not isinstance(convergence, int)
+            or not 1 <= convergence <= 50
+        ):
+            problems.append("debate.convergence: a whole number of wins in a row, 1 to 50")
         authors = raw.debate.get("authors")
         if not isinstance(authors, list) or len(authors) != 2:
             problems.append("debate.authors: name exactly two debaters, author A and author B")
@@ -385,9 +427,18 @@ class RefineProtocol(Protocol):
             }
         )
         self.candidates = {}
-        if self.streak >= self.spec.debate.convergence:
+        if self.streak >= wins_needed(self.spec):
             return Decision("release", DecisionRule.JUDGE_CONVERGENCE)
         return None
+
+    def view_data(self, view: str, turns: Sequence[Turn]) -> dict[str, Any]:
+        """The judges panel: incumbent, streak against the wins needed, the judged rounds."""
+        return {
+            "incumbent": self.incumbent,
+            "streak": self.streak,
+            "needed": wins_needed(self.spec),
+            "rounds": self.rounds,
+        }
 
     def report(self, state: DebateState) -> dict[str, Any]:
         last = self.rounds[-1] if self.rounds else None
@@ -398,7 +449,7 @@ class RefineProtocol(Protocol):
             "judges": self.judges,
             "seed": self.seed,
             "position_swap": self.spec.debate.position_swap,
-            "convergence": self.spec.debate.convergence,
+            "convergence": wins_needed(self.spec),
             "incumbent_streak": self.streak,
             "judge_rounds": self.rounds,
         }
@@ -417,7 +468,7 @@ class RefineProtocol(Protocol):
                 for j, p in judges.items()
                 if not majority or p["pick"] != majority
             ]
-        converged = self.streak >= self.spec.debate.convergence
+        converged = self.streak >= wins_needed(self.spec)
         out["convergence_round"] = self.rounds[-1]["round"] if converged and self.rounds else None
         judged = [
             t
@@ -428,3 +479,55 @@ class RefineProtocol(Protocol):
             out["cross_family_held"] = all(t.cross_family_held for t in judged)
             out["weak_adversarial_pass"] = not out["cross_family_held"]
         return out
+
+    def result_claims(self, data: SessionData, out: Verification, result: dict[str, Any]) -> None:
+        """Refine's judge rounds: each majority from the picks, the streak and convergence counts."""
+        if result.get("judge_rounds") is None:
+            return
+        by_index = {t.index: t for t in data.turns}
+        streak = 0
+        for row in result.get("judge_rounds") or []:
+            where = f"result.judge_rounds (round {row.get('round')})"
+            judges = row.get("judges") or {}
+            picks = Counter(str(p.get("pick")) for p in judges.values())
+            inc, chal = picks.get("incumbent", 0), picks.get("challenger", 0)
+            winner = "challenger" if chal > inc else "incumbent" if inc > chal else "tie"
+            out.same(where, "winner", row.get("winner"), winner, "a count of the judges' picks")
+            streak = (
+                0 if winner == "challenger" else streak + 1 if winner == "incumbent" else streak
+            )
+            out.same(where, "streak", row.get("streak"), streak, "the winners so far")
+            majority = winner if winner != "tie" else None
+            agree = sum(1 for p in judges.values() if majority and p.get("pick") == majority)
+            share = round(agree / len(judges), 3) if judges else 0.0
+            out.same(
+                where, "agreement", row.get("agreement"), share, "the judges with the majority"
+            )
+            for judge, pick in judges.items():
+                made = [
+                    t
+                    for t in data.turns
+                    if t.round == row.get("round")
+                    and t.speaker == judge
+                    and t.kind == TurnKind.JUDGMENT
+                ]
+                valid = [t for t in made if not t.invalid]
+                resolved = {t.derived.get("picked") for t in valid}
+                own = resolved.pop() if len(valid) == len(made) and len(resolved) == 1 else "none"
+                out.same(where, f"judges.{judge}", pick.get("pick"), own, "the judge's turns")
+            for key in ("incumbent_turn", "challenger_turn"):
+                number = row.get(key)
+                ok = number == -1 or (
+                    isinstance(number, int)
+                    and number in by_index
+                    and by_index[number].kind == TurnKind.CANDIDATE
+                )
+                out.check(where, key, ok, f"turn {number} is a candidate" if ok else "no candidate")
+        if result.get("decision_rule") == DecisionRule.JUDGE_CONVERGENCE:
+            needed = wins_needed(data.spec)
+            out.check(
+                "result",
+                "convergence",
+                streak >= needed,
+                f"the incumbent won {streak} rounds in a row; convergence needs {needed}",
+            )

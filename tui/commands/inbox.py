@@ -18,7 +18,7 @@ from typing import Any
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.safeio import FileRefused, read_regular
-from tui.engine.vocab import ESCALATE, OperatorAction, is_deferral
+from tui.engine.vocab import DEFAULT_PROTOCOL, ESCALATE, OperatorAction, is_deferral
 
 MAX_SCANNED = 2000  # newest files looked at; an inbox is not an archive
 
@@ -88,7 +88,7 @@ def peek(path: Path) -> Awaiting | None:
     return Awaiting(
         path=path,
         title=str(debate.get("title", path.stem)),
-        protocol=str(debate.get("protocol", "debate")),
+        protocol=str(debate.get("protocol", DEFAULT_PROTOCOL)),
         decision_rule=str(result.get("decision_rule", "")),
         vote_tally={str(k): v for k, v in tally.items() if isinstance(v, int)},
         votes=[str(v) for v in votes] if isinstance(votes, list) else [],

@@ -16,7 +16,7 @@ No Textual here: the console and tests use it alike.
 
 from __future__ import annotations
 
-from tui.textsafe import SCREEN_LIMIT, clean
+from tui.render.textsafe import SCREEN_LIMIT, clean
 
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "", "f": "", "n": "\n", "r": "", "t": "    "}
 TRUNCATED_NOTE = "… the rest is shown when the turn completes"

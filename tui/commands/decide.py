@@ -59,10 +59,8 @@ def refusal(data: SessionData, vote: str, rationale: str, flag: str = "--") -> s
     if why:
         return why
     debate = data.spec.debate
-    if not debate.accepts(vote):
-        if debate.open_votes:
-            return f"{flag}vote: {vote!r} is not an answer as {debate.normaliser} votes are counted"
-        return f"{flag}vote: {vote!r} is not one of {', '.join(debate.vote_options)}"
+    if problem := data.spec.protocol_class.decision_problem(data.spec, vote):
+        return f"{flag}vote: {problem}"
     problem = rationale_problem(rationale, votes=debate.vote_options, motion=debate.motion)
     if problem:
         return f"{flag}rationale: {problem}"

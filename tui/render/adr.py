@@ -4,7 +4,7 @@ Every statement comes from the session file: the motion and its documents (with
 their hashes), who signed it, the positions held and by whom, the chosen option and the rule
 that chose it, the arguments for it and the weaknesses raised (and whether a
 later turn answered each), dissent, the admitted evidence, and whether ``moot
-verify`` holds. Model text goes through tui.textsafe's Markdown sanitiser, so it
+verify`` holds. Model text goes through tui.render.textsafe's Markdown sanitiser, so it
 can never restructure the record.
 
 The status and the decision-makers are written twice: as MADR 4's YAML front
@@ -28,8 +28,8 @@ from tui.engine.redact import redacted_session
 from tui.engine.session import SessionData
 from tui.engine.signing import check as check_signatures
 from tui.engine.vocab import ESCALATE, DecidedBy, TurnKind
-from tui.export import verification
-from tui.textsafe import md_code, md_inline, md_text
+from tui.render.export import verification
+from tui.render.textsafe import md_code, md_inline, md_text
 
 _CRITIQUES = (TurnKind.CRITIQUE, TurnKind.ADVERSARY_CRITIQUE, TurnKind.CANDIDATE_CRITIQUE)
 _ANSWERS = (TurnKind.POSITION, TurnKind.CANDIDATE, TurnKind.DEFENSE)
@@ -68,6 +68,7 @@ def _table(value: object) -> dict[str, Any]:
 def status(data: SessionData) -> str:
     """MADR's word: accepted (the first vote), rejected (another), proposed (no decision yet).
 
+    An open vote's answer, or a value a protocol decides (an estimate), is accepted.
     An escalation, or anything else that is not one of the spec's votes, leaves the
     decision to a person: the record stays proposed.
     """
@@ -78,8 +79,8 @@ def status(data: SessionData) -> str:
     options = data.spec.debate.vote_options
     if decision == ESCALATE:  # escalated, or deferred by the operator: still to decide
         return "proposed"
-    if not options:  # open votes: the answer the debate reached is the decision
-        return "accepted"
+    if not options or data.spec.protocol_class.value_prompt(data.spec) is not None:
+        return "accepted"  # open votes, or a decided value: the answer reached is the decision
     if decision not in options:
         return "proposed"
     return "accepted" if decision == options[0] else "rejected"
@@ -114,18 +115,9 @@ def _quote(text: Any, indent: str = "") -> list[str]:
     return [(indent + "> " + line).rstrip() for line in md_text(text).split("\n")]
 
 
-def _position(turn: Turn) -> str | None:
-    """The position a turn puts forward, if it puts one forward."""
-    c = turn.content
-    if turn.invalid:
-        return None
-    if turn.kind == TurnKind.POSITION:
-        return str(c.get("stance", ""))
-    if turn.kind == TurnKind.CANDIDATE:
-        return str(c.get("candidate", ""))
-    if turn.kind == TurnKind.DEFENSE:
-        return str(c.get("revised_artifact", ""))
-    return None
+def _position(data: SessionData, turn: Turn) -> str | None:
+    """The position a turn puts forward, if it puts one forward (the protocol says which)."""
+    return None if turn.invalid else data.spec.protocol_class.position(data.spec, turn)
 
 
 def _key(text: str) -> str:
@@ -139,7 +131,7 @@ def options(data: SessionData) -> list[tuple[str, list[tuple[str, int]]]]:
         owner = data.spec.debate.defender or "the artifact's author"
         held[_key(data.spec.debate.artifact)] = (data.spec.debate.artifact, [(owner, 0)])
     for turn in data.turns:
-        text = _position(turn)
+        text = _position(data, turn)
         if text:
             held.setdefault(_key(text), (text, []))[1].append((turn.speaker, turn.index))
     return list(held.values())
@@ -191,7 +183,7 @@ def chosen(data: SessionData) -> str | None:
         return str(r["winning_candidate"])
     latest: dict[str, str] = {}
     for turn in data.turns:
-        if (text := _position(turn)) is not None:
+        if (text := _position(data, turn)) is not None:
             latest[turn.speaker] = text
     final_votes = _table(r.get("final_votes"))
     backers = [
@@ -200,7 +192,7 @@ def chosen(data: SessionData) -> str | None:
     if backers:
         return Counter(map(_key, backers)).most_common(1)[0][0]
     if options and decision == options[0]:
-        positions = [text for t in data.turns if (text := _position(t))]
+        positions = [text for t in data.turns if (text := _position(data, t))]
         return positions[-1] if positions else data.spec.debate.artifact
     return None
 
@@ -216,7 +208,8 @@ def outcome(data: SessionData) -> list[str]:
     text = chosen(data)
     named = {_key(t): name for name, t, _ in titled(data)}
     option = named.get(_key(text), title(text)) if text else str(decision)
-    because = _BECAUSE.get(rule, f"the rule {rule} decided so")
+    reasons = _BECAUSE | data.spec.protocol_class.rule_reasons
+    because = reasons.get(rule, f"the rule {rule} decided so")
     if text is None and status(data) == "proposed":
         because += "; no option was chosen, and the decision is left to a person"
     lines = [
@@ -226,6 +219,9 @@ def outcome(data: SessionData) -> list[str]:
         + (f", relayed via {md_code(r['decided_via'])}" if r.get("decided_via") else "")
         + ")."
     ]
+    said = data.spec.protocol_class.result_lines(r)  # the protocol's own outcome
+    if said:
+        lines += ["", *(f"- {md_inline(line)}" for line in said)]
     tally = {k: v for k, v in _table(r.get("vote_tally")).items() if v}
     if tally:
         lines += [

@@ -44,8 +44,8 @@ from tui.engine.spec import Debater, Spec, read_spec_file
 from tui.engine.vocab import ESCALATE
 from tui.exitcodes import ExitCode
 from tui.filekind import refuse_wrong_kind
+from tui.render.textsafe import clean_line, shorten
 from tui.telemetry import batch_trace, flush, trace_session
-from tui.textsafe import clean_line, shorten
 from tui.tools.toolbox import run_tools
 
 DEFAULT_CONCURRENCY = 4

@@ -23,16 +23,16 @@ from pydantic import TypeAdapter, ValidationError
 from rich.console import Console
 from rich.text import Text
 
+from tui.commands.headless import report_table, turn_text
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.chain import HASH, SIGNATURE
 from tui.engine.errors import SessionError
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.records import Turn
 from tui.engine.signing import SIGNER
-from tui.engine.vocab import ESCALATE
+from tui.engine.vocab import DEFAULT_PROTOCOL, ESCALATE
 from tui.exitcodes import ExitCode
-from tui.headless import report_table, turn_text
-from tui.textsafe import clean_line
+from tui.render.textsafe import clean_line
 
 POLL_S = 0.1
 HEADER_WAIT_S = 5.0  # a new session's first record lands at once; a spec never gets one
@@ -169,7 +169,10 @@ def _show(console: Console, seen: Seen) -> None:
         debate = seen.body.get("spec", {}).get("debate", {})
         console.print(
             Text(f"watching: {clean_line(debate.get('title', ''))}", style="bold")
-            + Text(f"  ({clean_line(debate.get('protocol', 'debate'))}, read-only)", style="dim"),
+            + Text(
+                f"  ({clean_line(debate.get('protocol', DEFAULT_PROTOCOL))}, read-only)",
+                style="dim",
+            ),
             soft_wrap=True,
         )
     elif seen.kind == "turn" and seen.turn is not None:

@@ -11,11 +11,11 @@ from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
 from tui.engine.verify import verify
 from tui.engine.vocab import is_deferral
-from tui.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
-from tui.textsafe import json_rows, md_code, md_inline, md_text
+from tui.render.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
+from tui.render.textsafe import json_rows, md_code, md_inline, md_text
 
 # Every value below that is not this module's own literal text goes through
-# tui.textsafe's Markdown sanitiser: md_text (quoted blocks), md_inline (one line)
+# tui.render.textsafe's Markdown sanitiser: md_text (quoted blocks), md_inline (one line)
 # or md_code (ids and model names), so no model or spec text can add structure.
 
 
@@ -29,7 +29,7 @@ def verification(data: SessionData) -> dict[str, Any]:
     An export of a tampered file must say so where it is read, not only on stderr.
     """
     report = verify(data)
-    return Redactor.for_spec(data.spec).tree(
+    checked: dict[str, Any] = Redactor.for_spec(data.spec).tree(
         {
             "ok": report.ok,
             "claims": len(report.claims),
@@ -39,6 +39,7 @@ def verification(data: SessionData) -> dict[str, Any]:
             "notes": report.notes,
         }
     )
+    return checked
 
 
 def to_json(data: SessionData) -> str:
@@ -176,7 +177,7 @@ def _protocol_md(r: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _result_md(r: dict[str, Any]) -> list[str]:
+def _result_md(r: dict[str, Any], said: list[str]) -> list[str]:
     lines = [
         f"- decision: **{md_inline(r.get('decision'))}** by rule "
         f"{md_code(r.get('decision_rule'))} ({md_inline(r.get('decided_by'))}"
@@ -191,6 +192,7 @@ def _result_md(r: dict[str, Any]) -> list[str]:
         tally = ", ".join(f"{md_inline(k)} {v}" for k, v in r["vote_tally"].items())
         lines.append("- tally: " + tally)
     lines.append(f"- rounds run: {r.get('rounds_run')} of {r.get('max_rounds')}")
+    lines += [f"- {md_inline(line)}" for line in said]  # the protocol's own outcome
     return lines + _protocol_md(r)
 
 
@@ -243,7 +245,8 @@ def to_markdown(data: SessionData) -> str:
         try:  # the handoff's arguments name what a judge saw as X or Y
             handoff = _handoff(data) or {}
             lines += _result_md(
-                r | {k: handoff[k] for k in ("key_arguments", "minority_dissent") if k in handoff}
+                r | {k: handoff[k] for k in ("key_arguments", "minority_dissent") if k in handoff},
+                data.spec.protocol_class.result_lines(r),
             )
         except SHAPE_ERRORS:  # a damaged file: say so, and show the table as stored
             lines += [

@@ -30,9 +30,9 @@ from tui.engine.records import Turn
 from tui.engine.spec import spec_warnings
 from tui.engine.vocab import ESCALATE, RunStatus
 from tui.exitcodes import ExitCode
-from tui.present import Emphasis, Section, Tone, lookup_item, present
+from tui.render.present import Emphasis, Section, Tone, lookup_item, present
+from tui.render.textsafe import bound, clean, clean_line, json_text
 from tui.telemetry import flush, trace_session
-from tui.textsafe import bound, clean, clean_line, json_text
 
 SHOWN_CHARS = 4000
 

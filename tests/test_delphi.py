@@ -1,0 +1,177 @@
+"""``delphi``: anonymous estimate rounds, decided by the median once the spread is small."""
+
+from __future__ import annotations
+
+import statistics
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.export_schema import validate_export
+from tests.test_verify_session import Doc, failed, rewrite, verify
+from tui.cli import main
+from tui.engine import SpecError, validate_spec
+from tui.engine.session import load_session
+from tui.exitcodes import ExitCode
+from tui.render.adr import status, to_adr
+from tui.render.export import to_json, to_markdown
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "sessions" / "examples" / "scripted-delphi.toml"
+PANEL = ("backend", "qa", "lead")
+
+
+@pytest.fixture(scope="module")
+def converged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("delphi") / "converged.toml"
+    assert main(["run", str(EXAMPLE), "--headless", "--out", str(path)]) == ExitCode.DECIDED
+    return path
+
+
+def copied(source: Path, tmp_path: Path) -> Path:
+    target = tmp_path / source.name
+    target.write_bytes(source.read_bytes())
+    return target
+
+
+def test_a_panel_converges_on_the_median_and_verifies(
+    converged: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = load_session(converged)
+    r = data.result
+    assert r is not None
+    round_two = [t.content["estimate"] for t in data.turns if t.round == 2]
+    assert round_two == [7.0, 8.0, 8.0]
+    quartiles = statistics.quantiles(round_two, n=4, method="inclusive")
+    assert (r["decision"], r["decision_rule"], r["decided_by"]) == ("8", "converged", "rule")
+    assert r["quartiles"] == quartiles == [7.5, 8.0, 8.0]
+    # Round 1 (5, 12, 8) was too spread out: (10 - 6.5) / 8 > 0.25, so a second round ran.
+    assert [(x["round"], x["converged"]) for x in r["estimate_rounds"]] == [(1, False), (2, True)]
+    assert r["estimate_rounds"][0]["spread"] == 0.4375
+    code, report = verify(converged, capsys)
+    assert code == ExitCode.DECIDED and report["failures"] == []
+    names = {c["field"] for c in report["claims"]}
+    assert {"median", "quartiles", "spread", "anonymity", "convergence"} <= names
+
+
+def test_from_round_two_a_panelist_sees_the_last_round_without_ids(converged: Path) -> None:
+    data = load_session(converged)
+    for turn in data.turns:
+        others = set(PANEL) - {turn.speaker}
+        assert not any(part in others for label in turn.saw for part in label.split(":"))
+        if turn.round == 2:
+            assert turn.saw == ["motion", "unit", f"estimate:r1:{turn.speaker}", "panel:r1"]
+    spec = data.spec
+    protocol = spec.protocol_class(spec)
+    from tui.engine.schedule import Slot
+    from tui.engine.state import DebateState
+    from tui.engine.vocab import TurnKind
+
+    state = DebateState(spec, spec.max_rounds)
+    for turn in data.turns[:3]:
+        state.add(turn)
+    items = protocol.context(state, Slot(4, 2, "estimate", "lead", TurnKind.ESTIMATE))
+    panel = next(text for label, _, text in items if label == "panel:r1")
+    assert "Median 8 engineer-days; quartiles Q1 6.5, Q3 10" in panel
+    assert "The last two exports took seven and nine days" in panel  # the rationales
+    assert not any(who in panel for who in PANEL)
+
+
+def test_markdown_and_adr_state_the_estimate_with_unit_and_spread(converged: Path) -> None:
+    data = load_session(converged)
+    spread = "median 8, Q1 7.5, Q3 8 engineer-days; relative spread 0.0625 (converges at 0.25)"
+    for text in (to_markdown(data), to_adr(data)):
+        assert "Estimate: 8 engineer-days" in text
+        assert spread in text
+    exported = validate_export(to_json(data))  # the published schema knows estimate turns
+    assert [t["content"]["estimate"] for t in exported["turns"]] == [5, 12, 8, 7, 8, 8]
+    assert exported["result"]["quartiles"] == [7.5, 8.0, 8.0]
+    adr = to_adr(data)
+    assert "status: accepted" in adr  # a decided estimate is the decision, not a rejected vote
+    assert '- "8 engineer-days", held by `lead` (turn 3, turn 6); `qa` (turn 5)' in adr
+    assert "because the panel's estimates converged on the median" in adr
+
+
+def test_an_edited_estimate_fails_verify(
+    converged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = copied(converged, tmp_path)
+
+    def change(doc: Doc) -> None:
+        doc["turns"][0]["content"]["estimate"] = 50.0  # backend's first estimate, was 5
+
+    rewrite(path, change)
+    code, report = verify(path, capsys)
+    assert code == ExitCode.VERIFY_FAILED
+    assert ("result.estimate_rounds (round 1)", "median") in failed(report)
+    assert ("result.estimate_rounds (round 1)", "quartiles") in failed(report)
+    assert not any(f["field"] == "hash" for f in report["failures"])  # the claims caught it
+
+
+def test_a_forged_decision_or_a_peek_at_another_panelist_is_named(
+    converged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = copied(converged, tmp_path)
+
+    def change(doc: Doc) -> None:
+        doc["result"]["decision"] = "7"
+        doc["turns"][3]["saw"].append("estimate:r1:qa")  # turn 4 (backend) saw qa's estimate
+
+    rewrite(path, change)
+    code, report = verify(path, capsys)
+    assert code == ExitCode.VERIFY_FAILED
+    assert {("result", "decision"), ("turn 4", "anonymity")} <= failed(report)
+
+
+def spread_out(tmp_path: Path) -> Path:
+    raw = tomllib.loads(EXAMPLE.read_text("utf-8"))
+    raw["debate"]["max_rounds"] = 2
+    for debater, numbers in zip(raw["debaters"], ([2, 3], [20, 18], [9, 9]), strict=True):
+        debater["script"]["turns"] = [
+            {"estimate": n, "rationale": f"My count of the work gives {n} days."} for n in numbers
+        ]
+    import tomli_w
+
+    spec = tmp_path / "spread.toml"
+    spec.write_text(tomli_w.dumps(raw), "utf-8")
+    return spec
+
+
+def test_no_convergence_escalates_and_the_operator_decides_a_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = tmp_path / "spread-session.toml"
+    run = main(["run", str(spread_out(tmp_path)), "--headless", "--out", str(session)])
+    assert run == ExitCode.UNRESOLVED
+    result: dict[str, Any] | None = load_session(session).result
+    assert result is not None and result["decision"] == "escalate"
+    assert status(load_session(session)) == "proposed"
+    assert result["decision_rule"] == "max_rounds_exhausted"
+    capsys.readouterr()
+    refused = main(["decide", str(session), "--value", "soon", "--rationale", "Gut feeling."])
+    assert refused == ExitCode.BAD_INPUT
+    assert "'soon' is not a number (engineer-days)" in capsys.readouterr().err
+    defer = ["decide", str(session), "--value", "escalate", "--rationale", "Ask finance first."]
+    assert main(defer) == ExitCode.UNRESOLVED  # deferred: an estimate waits like any decision
+    ok = ["decide", str(session), "--value", "9.5", "--rationale", "The lead's history holds."]
+    assert main(ok) == ExitCode.DECIDED
+    decided = load_session(session).result
+    assert decided is not None
+    assert (decided["decision"], decided["decision_rule"]) == ("9.5", "operator_decision")
+    assert status(load_session(session)) == "accepted"
+    capsys.readouterr()
+    assert main(["verify", str(session)]) == ExitCode.DECIDED
+
+
+def test_spec_rules_name_unit_convergence_and_panel_size() -> None:
+    raw = tomllib.loads(EXAMPLE.read_text("utf-8"))
+    del raw["debate"]["unit"]
+    raw["debate"]["convergence"] = "tight"
+    raw["debaters"] = raw["debaters"][:1]
+    with pytest.raises(SpecError) as info:
+        validate_spec(raw)
+    text = "\n".join(info.value.problems)
+    assert "debate.unit: required for delphi" in text
+    assert "debate.convergence" in text
+    assert "debaters: a Delphi panel needs at least two panelists" in text
