@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tui.engine.budget import CAPS, SESSION, Budget, cap_key
+from tui.engine.clients import client_for
 from tui.engine.context import ARTIFACT, digest, seen_documents, slot_context
 from tui.engine.errors import SessionError
 from tui.engine.events import Slot
@@ -349,6 +350,8 @@ def _turn_claims(data: SessionData, out: Verification) -> None:
             actions.at_phase_start = actions.models()
         slot = slots[len(group)] if len(group) < len(slots) else None
         _usage_claim(out, turn, spec.debate.retries + 1 + bool(turn.lookups))
+        if turn.client is not None:
+            _client_claim(out, turn, spec)
         if turn.lookups is not None:
             _lookup_claim(data, out, turn)
         if turn.raw_cut is not None:
@@ -493,6 +496,19 @@ def _usage_claim(out: Verification, turn: Turn, most_calls: int) -> None:
         + (f"; clamped: {', '.join(clamped)}" if clamped else "")
     )
     out.check(f"turn {turn.index}", "usage", not wild, detail)
+
+
+def _client_claim(out: Verification, turn: Turn, spec: Spec) -> None:
+    """The client a turn names is the one the spec's rule picks for its model and server."""
+    debater = next((d for d in spec.debaters if d.id == turn.speaker), None)
+    api_base = debater.api_base if debater is not None else None
+    rule = client_for(turn.model, api_base)
+    out.check(
+        f"turn {turn.index}",
+        "client",
+        turn.client == rule,
+        f"{turn.client}" + ("" if turn.client == rule else f": the spec's rule picks {rule}"),
+    )
 
 
 def _schedule_claim(out: Verification, where: str, turn: Turn, slot: Slot | None) -> bool:
