@@ -16,8 +16,8 @@ import logging
 import os
 import random
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Mapping
+from typing import Any, cast
 
 from tui.engine.clients import LITELLM
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
@@ -370,11 +370,14 @@ class LiteLLMProvider:
             extra=extra,
         )
 
-    async def _open(self, body: dict[str, Any]) -> Any:
-        """Start one streamed call through LiteLLM (or its Router for several servers)."""
+    def _open(self, body: dict[str, Any]) -> Awaitable[Any]:
+        """One streamed call through LiteLLM (or its Router for several servers), to await.
+
+        Loading the library happens here, before the call's deadline starts.
+        """
         litellm = _lib()
         kwargs = {**body, "num_retries": 0, "max_retries": 0, "drop_params": True}
-        return await completion(litellm, {**kwargs, **self._extra})
+        return cast(Awaitable[Any], completion(litellm, {**kwargs, **self._extra}))
 
     # -------------------------------------------------------------- errors
     def _error(

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, cast
 
 from tui.engine.clients import OPENAI, OPENAI_PREFIX, client_for
 from tui.engine.spec import Debater
@@ -52,15 +53,15 @@ class OpenAIClientProvider(LiteLLMProvider):
             )
         return client
 
-    async def _open(self, body: dict[str, Any]) -> Any:
-        """Start one streamed call; the SDK's exceptions are classified as LiteLLM's are."""
+    def _open(self, body: dict[str, Any]) -> Awaitable[Any]:
+        """One streamed call, to await; the SDK's exceptions are classified as LiteLLM's are."""
         call = dict(body)
         base = call.pop("api_base")
         key = call.pop("api_key", None) or os.environ.get(KEY_ENV) or NO_KEY
         call["model"] = call["model"].removeprefix(OPENAI_PREFIX)
         if self._extra:
             call["extra_body"] = self._extra  # sent as is, as LiteLLM passes unknown params
-        return await self._client(base, key).chat.completions.create(**call)
+        return cast(Awaitable[Any], self._client(base, key).chat.completions.create(**call))
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
