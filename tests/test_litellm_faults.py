@@ -406,3 +406,25 @@ async def test_verify_checks_the_client_a_turn_names(
     failed = {c.field for c in report.failures}
     assert ("client" not in failed) is holds
     assert failed <= {"client"}  # nothing else the rewrite touched is refused
+
+
+@pytest.mark.parametrize("openai_key", [None, "sk-from-the-environment"])
+async def test_the_key_sent_without_api_key_env_is_the_same_through_both_clients(
+    cls: type[LiteLLMProvider],
+    fake: FakeOpenAI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    openai_key: str | None,
+) -> None:
+    """No api_key_env: OPENAI_API_KEY if set (as LiteLLM reads it), else a placeholder."""
+    if openai_key is None:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    else:
+        monkeypatch.setenv("OPENAI_API_KEY", openai_key)
+    fake.push(Reply(VALID))
+    raw = _raw_spec(fake.base_url)
+    del raw["debaters"][0]["api_key_env"]
+    engine, _ = await _run(tmp_path, raw, _quick(cls))
+    assert engine.state.turns[0].vote == "release"
+    assert fake.requests[0]["authorization"] == f"Bearer {openai_key or 'moot-no-key'}"
+    assert fake.requests[0]["body"]["model"] == "fake"  # the openai/ prefix is LiteLLM's, not sent

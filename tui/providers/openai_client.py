@@ -35,15 +35,16 @@ class OpenAIClientProvider(LiteLLMProvider):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        # One HTTP client (its connection pool) per event loop, server and key.
-        self._clients: dict[tuple[int, str, str], Any] = {}
+        # One HTTP client (its connection pool) per event loop, server and key: a pool's
+        # connections belong to the loop that opened them.
+        self._clients: dict[tuple[asyncio.AbstractEventLoop, str, str], Any] = {}
 
     @staticmethod
     def _key_env(model: str) -> str | None:
         return None if os.environ.get(KEY_ENV) else KEY_ENV
 
     def _client(self, base: str, key: str) -> Any:
-        slot = (id(asyncio.get_running_loop()), base, key)
+        slot = (asyncio.get_running_loop(), base, key)
         client = self._clients.get(slot)
         if client is None:
             import openai
