@@ -12,8 +12,11 @@ Run with ``.venv/bin/python bench/batch.py`` (``--sizes 10,100`` for a quick loo
    one process reaches is the disk's fsync rate.
 3. 100 debates against an OpenAI-compatible server on loopback that answers
    every call after 200 ms, reporting usage as real servers do (run in its own
-   process), through LiteLLM: wall time against the ideal (every debate's
-   phases back to back, nothing else) and the client's CPU per call.
+   process), through moot's providers (``openai/`` at one ``api_base``: the
+   openai SDK; ``--litellm`` forces LiteLLM, for comparison in the same run):
+   wall time against the ideal (every debate's phases back to back, nothing
+   else) and the client's CPU per call, beside a bare ``openai.AsyncOpenAI``
+   making the same calls in waves.
 """
 
 from __future__ import annotations
@@ -84,20 +87,23 @@ def served_spec(n: int, base: str) -> dict[str, Any]:
     }
 
 
-async def _run_specs(raws: list[dict[str, Any]], folder: Path) -> list[Any]:
+async def _run_specs(raws: list[dict[str, Any]], folder: Path, litellm: bool) -> list[Any]:
     from tui.commands.batch import Item, run_items
     from tui.engine.spec import validate_spec
+    from tui.providers.litellm_provider import LiteLLMProvider
     from tui.providers.registry import close_all, provider_for
 
+    forced = LiteLLMProvider()
+    choose = (lambda d: forced) if litellm else provider_for
     items = [Item(f"bench-{i}", validate_spec(raw), raw) for i, raw in enumerate(raws)]
     try:
-        await run_items(items, concurrency=len(items), directory=folder, provider_for=provider_for)
+        await run_items(items, concurrency=len(items), directory=folder, provider_for=choose)
     finally:
         await close_all(stop_local_model=False)
     return items
 
 
-def one_size(n: int, base: str | None, root: str | None) -> dict[str, Any]:
+def one_size(n: int, base: str | None, root: str | None, litellm: bool = False) -> dict[str, Any]:
     """Run ``n`` debates at once in this process; the figures as a dict."""
     import tui.commands.batch  # noqa: F401  (imports counted in the baseline, not per debate)
     import tui.providers.registry  # noqa: F401
@@ -106,12 +112,13 @@ def one_size(n: int, base: str | None, root: str | None) -> dict[str, Any]:
         import tui.providers.litellm_provider as lp
 
         lp._lib()  # LiteLLM's import is a one-off, not a cost of the debates
+        import openai  # noqa: F401  (so is the SDK's)
     raws = [served_spec(i, base) if base else scripted_spec(i) for i in range(n)]
     baseline = _rss_kb("VmRSS")
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     with tempfile.TemporaryDirectory(dir=root) as tmp:
         started = time.perf_counter()
-        items = asyncio.run(_run_specs(raws, Path(tmp)))
+        items = asyncio.run(_run_specs(raws, Path(tmp), litellm))
         wall = time.perf_counter() - started
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
@@ -170,8 +177,11 @@ def bare_waves(base: str, calls: int, waves: int) -> dict[str, Any]:
     return {"wall_s": wall, "cpu_ms_per_call": 1000 * cpu / (calls * waves)}
 
 
-def _child(n: int, root: str | None, base: str | None = None) -> dict[str, Any]:
+def _child(
+    n: int, root: str | None, base: str | None = None, litellm: bool = False
+) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--one", str(n)] + (["--base", base] if base else [])
+    cmd += ["--litellm"] if litellm else []
     cmd += ["--root", root] if root else []
     env = {**os.environ, "MOOT_BENCH_KEY": "bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
@@ -233,7 +243,7 @@ def serve(port_file: str, latency: float) -> None:
     asyncio.run(main())
 
 
-def latency_run() -> dict[str, Any]:
+def latency_run(litellm: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         port_file = Path(tmp) / "port"
         server = subprocess.Popen([sys.executable, __file__, "--serve", str(port_file)])
@@ -244,7 +254,7 @@ def latency_run() -> dict[str, Any]:
                     raise SystemExit("the slow server did not start")
                 time.sleep(0.05)
             base = f"http://127.0.0.1:{port_file.read_text()}/v1"
-            moot = _child(LATENCY_DEBATES, TMPFS, base)
+            moot = _child(LATENCY_DEBATES, TMPFS, base, litellm)
             calls = moot["turns"] // max(1, moot["phases"])
             cmd = [sys.executable, __file__, "--bare", f"{base},{calls},{moot['phases']}"]
             done = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -278,6 +288,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="10,100,1000")
     parser.add_argument("--no-latency", action="store_true")
     parser.add_argument("--no-disk", action="store_true")
+    parser.add_argument("--latency-only", action="store_true", help="only the served debates")
+    parser.add_argument("--litellm", action="store_true", help="served calls through LiteLLM")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--base", help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
@@ -292,7 +304,10 @@ def main() -> None:
         serve(args.serve, LATENCY_S)
         return
     if args.one:
-        print(json.dumps(one_size(args.one, args.base, args.root)))
+        print(json.dumps(one_size(args.one, args.base, args.root, args.litellm)))
+        return
+    if args.latency_only:
+        latency_report(args.litellm)
         return
     print(f"scripted debates, {TURN_DELAY_MS} ms per turn, all in flight at once, one process")
     sizes = [int(n) for n in args.sizes.split(",")]
@@ -307,13 +322,17 @@ def main() -> None:
     )
     if not args.no_disk:
         table("sessions on disk (fsync per turn)", [n for n in sizes if n <= DISK_MAX], None)
-    if args.no_latency:
-        return
-    r = latency_run()
+    if not args.no_latency:
+        latency_report(args.litellm)
+
+
+def latency_report(litellm: bool) -> None:
+    r = latency_run(litellm)
     ideal = r["phases"] * LATENCY_S
     print(
         f"\n{r['debates']} debates x {r['turns'] // r['debates']} turns against a loopback server "
-        f"answering in {LATENCY_S * 1000:.0f} ms (LiteLLM, streaming, sessions on tmpfs):"
+        f"answering in {LATENCY_S * 1000:.0f} ms "
+        f"({'LiteLLM' if litellm else 'moot providers'}, streaming, sessions on tmpfs):"
     )
     print(
         f"wall {r['wall_s']:.2f} s, ideal {ideal:.2f} s ({r['phases']} phases back to back): "

@@ -46,7 +46,22 @@ class Stall:
     hang_s: float = 30.0
 
 
-Behaviour = Reply | Status | Stall
+@dataclass
+class Cut:
+    """Headers and one chunk of ``first``, then the connection closed mid-stream."""
+
+    first: str = '{"stance": '
+
+
+@dataclass
+class BadJSON:
+    """Headers, one good chunk, then an SSE event whose data is not JSON, then [DONE]."""
+
+    first: str = '{"stance": '
+    junk: str = '{"choices": [{"delta": {"content": "x"'
+
+
+Behaviour = Reply | Status | Stall | Cut | BadJSON
 
 
 def free_port() -> int:
@@ -156,6 +171,8 @@ class FakeOpenAI:
         model = body.get("model", "fake")
         if isinstance(behaviour, Stall):
             return await self._stall(request, model, behaviour)
+        if isinstance(behaviour, Cut | BadJSON):
+            return await self._broken(request, model, behaviour)
         if body.get("stream"):
             return await self._stream(request, model, behaviour, body)
         completion = _completion(model, behaviour.content, body)
@@ -178,6 +195,21 @@ class FakeOpenAI:
             await _sse(resp, {**_chunk(model, {}), "choices": [], "usage": usage})
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
+        return resp
+
+    async def _broken(
+        self, request: web.Request, model: str, broken: Cut | BadJSON
+    ) -> web.StreamResponse:
+        resp = await _sse_start(request)
+        await _sse(resp, _chunk(model, {"role": "assistant", "content": broken.first}))
+        if isinstance(broken, BadJSON):
+            await resp.write(f"data: {broken.junk}\n\n".encode())
+            await resp.write(b"data: [DONE]\n\n")
+            await resp.write_eof()
+            return resp
+        transport = request.transport
+        assert transport is not None
+        transport.abort()  # no finish, no [DONE], no chunked terminator: the stream is cut
         return resp
 
     async def _stall(self, request: web.Request, model: str, stall: Stall) -> web.StreamResponse:

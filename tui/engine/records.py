@@ -251,6 +251,7 @@ class Turn:
     cross_family_held: bool | None = None
     variant: str | None = None
     structured: str | None = None  # how the provider asked for JSON, when it says (json_schema ...)
+    client: str | None = None  # the library that made the calls, when it says (tui.engine.clients)
     clamped: list[str] | None = None  # counts a provider reported out of range (tui.engine.usage)
     derived: dict[str, Any] = field(default_factory=dict)  # engine-owned facts about the turn
     lookups: list[dict[str, Any]] | None = None  # every lookup asked, as run (lookups.py)

@@ -242,6 +242,7 @@ class TurnPlayer:
         tokens_in = tokens_out = 0
         cost = 0.0
         structured: str | None = None
+        client: str | None = None
         clamped: set[str] = set()
         attempts = 0
         last_text, last_error = "", ""
@@ -284,6 +285,7 @@ class TurnPlayer:
             tokens_out += reply.tokens_out
             cost += reply.cost
             structured = reply.extra.get("structured")
+            client = reply.extra.get("client")
             # A lone surrogate can be neither printed nor saved; a key it echoes is never kept.
             reply.text = self._redact(as_text(reply.text))
             last_text = reply.text
@@ -323,6 +325,7 @@ class TurnPlayer:
         turn.elapsed_ms = round((time.perf_counter() - t0) * 1000, 3)
         turn.tokens_in, turn.tokens_out, turn.cost = tokens_in, tokens_out, cost
         turn.structured = structured
+        turn.client = client
         turn.clamped = sorted(clamped) or None
         turn.lookups = lookups
         if content is None:

@@ -31,6 +31,7 @@ from tui.engine.budget import (
     lookup_budget_problems,
     lookup_caps,
 )
+from tui.engine.clients import clients_for
 from tui.engine.context import ARTIFACT, digest, seen_documents, slot_context
 from tui.engine.errors import SessionError
 from tui.engine.evidence import assess, with_rubric
@@ -367,6 +368,8 @@ def _turn_claims(data: SessionData, out: Verification) -> None:
             actions.at_phase_start = actions.models()
         slot = slots[len(group)] if len(group) < len(slots) else None
         _usage_claim(out, turn, spec.debate.retries + 1 + bool(turn.lookups))
+        if turn.client is not None:
+            _client_claim(out, turn, spec)
         if turn.lookups is not None:
             _lookup_claim(data, out, turn)
         if turn.raw_cut is not None:
@@ -524,6 +527,20 @@ def _usage_claim(out: Verification, turn: Turn, most_calls: int) -> None:
         + (f"; clamped: {', '.join(clamped)}" if clamped else "")
     )
     out.check(f"turn {turn.index}", "usage", not wild, detail)
+
+
+def _client_claim(out: Verification, turn: Turn, spec: Spec) -> None:
+    """The client a turn names can reach its model: the openai SDK only an ``openai/``
+    model at one ``api_base`` (tui.engine.clients)."""
+    debater = next((d for d in spec.debaters if d.id == turn.speaker), None)
+    able = clients_for(turn.model, debater.api_base if debater is not None else None)
+    held = turn.client in able
+    out.check(
+        f"turn {turn.index}",
+        "client",
+        held,
+        f"{turn.client}" + ("" if held else f": cannot reach {turn.model} at this api_base"),
+    )
 
 
 def _schedule_claim(out: Verification, where: str, turn: Turn, slot: Slot | None) -> bool:

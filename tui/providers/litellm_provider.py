@@ -11,13 +11,15 @@ The provider returns raw text only. Parsing, validation, the re-ask and the
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import random
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
 
+from tui.engine.clients import LITELLM
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.redact import redact
 from tui.engine.spec import Structured
@@ -178,6 +180,8 @@ def classify(err: BaseException) -> str:
         return "timeout" if any(_TIMEOUT_TEXT.search(str(e)) for e in chain) else "connection"
     if top & {"InternalServerError", "ServiceUnavailableError", "BadGatewayError"}:
         return "server"
+    if any(isinstance(e, json.JSONDecodeError) for e in chain):
+        return "server"  # a streamed event that is not JSON: the server's answer is broken
     status = _status(err)
     if status is not None:
         if status == 429:
@@ -238,6 +242,8 @@ class LiteLLMProvider:
         self._extra = dict(extra_params or {})
         self._refused: dict[tuple[str, Base], Structured] = {}  # server: the mode it took
 
+    client = LITELLM  # what made the calls; each reply says, and the turn records it
+
     # ------------------------------------------------------------ settings
     def _settings(self, request: TurnRequest) -> dict[str, Any]:
         d = request.debater
@@ -253,7 +259,7 @@ class LiteLLMProvider:
                     f"environment variable {d.api_key_env} is not set; set it to the API key "
                     f"for {model}",
                 )
-        if api_key is None and api_base and _default_key_env(model) is not None:
+        if api_key is None and api_base and self._key_env(model) is not None:
             api_key = NO_KEY  # a self-hosted server checks no key; LiteLLM still wants one
         temperature = d.temperature if d.temperature is not None else self._default_temperature
         max_tokens = d.max_tokens if d.max_tokens is not None else self._default_max_tokens
@@ -320,34 +326,8 @@ class LiteLLMProvider:
         mode: Structured,
         on_token: TokenSink | None,
     ) -> TurnReply:
-        litellm = _lib()
-        kwargs: dict[str, Any] = {
-            "model": s["model"],
-            "messages": request.messages,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            "timeout": s["timeout"],
-            "num_retries": 0,
-            "max_retries": 0,
-            "drop_params": True,
-        }
-        for key in ("api_base", "api_key", "temperature", "max_tokens"):
-            if s[key] is not None:
-                kwargs[key] = s[key]
-        if mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
-        elif mode == "json_schema":
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": request.schema_name,
-                    "schema": request.json_schema,
-                    "strict": False,
-                },
-            }
-        kwargs.update(self._extra)
         timeout = s["timeout"]
-        stream = await asyncio.wait_for(completion(litellm, kwargs), timeout)
+        stream = await asyncio.wait_for(self._open(_request_body(request, s, mode)), timeout)
         parts: list[str] = []
         usage: Any = None
         iterator = stream.__aiter__()
@@ -375,11 +355,11 @@ class LiteLLMProvider:
         text = "".join(parts)
         tokens_in, tokens_out, replaced = _usage_counts(usage)
         if not tokens_in:
-            tokens_in = _count(litellm, s["model"], messages=request.messages)
+            tokens_in = _count(_lib(), s["model"], messages=request.messages)
         if not tokens_out and text:
-            tokens_out = _count(litellm, s["model"], text=text)
-        cost = self._cost(litellm, s["model"], tokens_in, tokens_out)
-        extra: dict[str, Any] = {"structured": mode}
+            tokens_out = _count(_lib(), s["model"], text=text)
+        cost = _cost(s["model"], tokens_in, tokens_out)
+        extra: dict[str, Any] = {"structured": mode, "client": self.client}
         if replaced:
             extra[CLAMPED] = replaced
         return TurnReply(
@@ -390,16 +370,14 @@ class LiteLLMProvider:
             extra=extra,
         )
 
-    @staticmethod
-    def _cost(litellm: Any, model: str, tokens_in: int, tokens_out: int) -> float:
-        try:
-            cin, cout = litellm.cost_per_token(
-                model=model, prompt_tokens=tokens_in, completion_tokens=tokens_out
-            )
-            cost = float(cin) + float(cout)
-            return cost if cost >= 0 else 0.0
-        except Exception:
-            return 0.0
+    def _open(self, body: dict[str, Any]) -> Awaitable[Any]:
+        """One streamed call through LiteLLM (or its Router for several servers), to await.
+
+        Loading the library happens here, before the call's deadline starts.
+        """
+        litellm = _lib()
+        kwargs = {**body, "num_retries": 0, "max_retries": 0, "drop_params": True}
+        return cast(Awaitable[Any], completion(litellm, {**kwargs, **self._extra}))
 
     # -------------------------------------------------------------- errors
     def _error(
@@ -419,7 +397,7 @@ class LiteLLMProvider:
         base = s["api_base"]
         where = redact(", ".join(base) if isinstance(base, tuple) else base) if base else model
         if kind == "auth":
-            env = request.debater.api_key_env or _default_key_env(model)
+            env = request.debater.api_key_env or self._key_env(model)
             if env:
                 hint = f"set the environment variable {env} to a valid key"
                 if not request.debater.api_key_env:
@@ -442,6 +420,11 @@ class LiteLLMProvider:
         if kind == "bad_request":
             return ProviderError("bad_request", f"{model} rejected the request{http}: {detail}")
         return ProviderError("internal", f"{model}: {detail}")
+
+    @staticmethod
+    def _key_env(model: str) -> str | None:
+        """The variable LiteLLM would read a key from for ``model``, when it is not set."""
+        return _default_key_env(model)
 
     async def aclose(self) -> None:
         return None
@@ -478,6 +461,50 @@ def _usage_counts(usage: Any) -> tuple[int, int, list[str]]:
             count = 0
         counts.append(int(count))
     return counts[0], counts[1], replaced
+
+
+def _request_body(request: TurnRequest, s: dict[str, Any], mode: Structured) -> dict[str, Any]:
+    """The OpenAI-shaped chat request for one call: streamed, usage asked for, JSON by ``mode``."""
+    body: dict[str, Any] = {
+        "model": s["model"],
+        "messages": request.messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "timeout": s["timeout"],
+    }
+    for key in ("api_base", "api_key", "temperature", "max_tokens"):
+        if s[key] is not None:
+            body[key] = s[key]
+    if mode == "json_object":
+        body["response_format"] = {"type": "json_object"}
+    elif mode == "json_schema":
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": request.schema_name,
+                "schema": request.json_schema,
+                "strict": False,
+            },
+        }
+    return body
+
+
+_UNPRICED: set[str] = set()  # models LiteLLM's cost map has no price for: never asked again
+
+
+def _cost(model: str, tokens_in: int, tokens_out: int) -> float:
+    """LiteLLM's price of a call; 0.0 for a model it cannot price (remembered, not re-raised)."""
+    if model in _UNPRICED:
+        return 0.0
+    try:
+        cin, cout = _lib().cost_per_token(
+            model=model, prompt_tokens=tokens_in, completion_tokens=tokens_out
+        )
+    except Exception:
+        _UNPRICED.add(model)
+        return 0.0
+    cost = float(cin) + float(cout)
+    return cost if cost >= 0 else 0.0
 
 
 def _count(litellm: Any, model: str, **what: Any) -> int:

@@ -1,7 +1,10 @@
-"""Which provider serves a debater: scripted, the embedded local model, or LiteLLM.
+"""Which provider serves a debater: scripted, the embedded local model, the openai SDK, or LiteLLM.
 
-Importing this module imports neither LiteLLM nor xllamacpp; each is loaded
-the first time a debater needs it.
+An ``openai/`` model at one ``api_base`` is called through the ``openai`` SDK
+(``tui.providers.openai_client``); every other model, and a list of servers
+(the Router), through LiteLLM. Each turn records which client made its calls.
+Importing this module imports none of LiteLLM, openai or xllamacpp; each is
+loaded the first time a debater needs it.
 """
 
 from __future__ import annotations
@@ -48,9 +51,14 @@ def provider_for(debater: Debater) -> Provider:
         key = _settings_key(debater)
         provider = _litellm.get(key)
         if provider is None:
-            from tui.providers.litellm_provider import LiteLLMProvider
+            from tui.providers.openai_client import OpenAIClientProvider, takes
 
-            provider = _litellm[key] = LiteLLMProvider()
+            if takes(debater):
+                provider = _litellm[key] = OpenAIClientProvider()
+            else:
+                from tui.providers.litellm_provider import LiteLLMProvider
+
+                provider = _litellm[key] = LiteLLMProvider()
         return provider
 
 
