@@ -11,6 +11,7 @@ from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
 from tui.engine.verify import verify
 from tui.engine.vocab import is_deferral
+from tui.plural import all_hold
 from tui.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
 from tui.textsafe import json_rows, md_code, md_inline, md_text
 
@@ -197,7 +198,7 @@ def _result_md(r: dict[str, Any]) -> list[str]:
 def _verification_md(checked: dict[str, Any]) -> list[str]:
     """The verify outcome as Markdown lines: one when every claim holds, else each failure."""
     if checked["ok"]:
-        return [f"`moot verify` passes: all {checked['claims']} claims hold."]
+        return [f"`moot verify` passes: {all_hold(checked['claims'])}."]
     failures = checked["failures"]
     return [
         f"**`moot verify` fails: {len(failures)} of {checked['claims']} claims do not hold.** "
