@@ -232,7 +232,9 @@ class LiveScreen(DebateScreen):
                 self._operator_acted(event.action)
             case LedgerChanged() as event:
                 if event.speaker in self._engine_now.debaters:  # a copy: the engine's changes
-                    self.pane(event.speaker).ledger = replace(event.ledger)
+                    pane = self.pane(event.speaker)
+                    pane.ledger = replace(event.ledger)
+                    pane.reply_done()  # charged after each call: its reply has ended
             case DecisionReached() as event:
                 await self._decision_reached(event)
 
