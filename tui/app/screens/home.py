@@ -136,10 +136,6 @@ def list_sessions(directory: Path) -> list[SessionRow]:
     return rows
 
 
-def _cell(text: str, width: int = 60) -> Text:
-    return Text(shorten(text, width))
-
-
 def home_columns(width: int) -> dict[str, list[tuple[str, int]]]:
     """Each table's (label, width) columns for a terminal ``width`` wide.
 
@@ -320,35 +316,38 @@ class HomeScreen(Screen[None]):
         ex = self.query_one("#examples", DataTable)
         se = self.query_one("#sessions", DataTable)
         aw.clear()
+        cell = self._cell
         for a in self.waiting:
             aw.add_row(
-                _cell(a.title, 50),
-                _cell(a.protocol, 12),
-                _cell(a.why, 30),
-                _cell(tally_text(a.vote_tally), 30),
+                cell("awaiting", "title", a.title),
+                cell("awaiting", "protocol", a.protocol),
+                cell("awaiting", "rule", a.why),
+                cell("awaiting", "tally", tally_text(a.vote_tally)),
             )
         ke = self.query_one("#keyed", DataTable)
         for table, offline in ((ex, True), (ke, False)):
             table.clear()
+            name = str(table.id)
             for row in self._examples(offline):
-                title = _cell(row.title)
+                title = cell(name, "title", row.title)
                 if row.problem:
-                    title = Text.assemble(_cell(row.title, 40), (" (invalid)", "red"))
+                    cut = Text(shorten(row.title, self._width(name, "title") - len(" (invalid)")))
+                    title = Text.assemble(cut, (" (invalid)", "red"))
                 table.add_row(
                     title,
-                    _cell(row.protocol, 12),
-                    _cell(row.debaters, 40),
-                    _cell(row.path.name, 40),
+                    cell(name, "protocol", row.protocol),
+                    cell(name, "debaters", row.debaters),
+                    cell(name, "file", row.path.name),
                 )
         se.clear()
         for s in self.sessions:
             se.add_row(
-                _cell(s.date, 16),
-                _cell(s.title, 50),
-                _cell(s.protocol, 12),
-                _cell(s.decision, 30),
+                cell("sessions", "date", s.date),
+                cell("sessions", "title", s.title),
+                cell("sessions", "protocol", s.protocol),
+                cell("sessions", "decision", s.decision),
                 Text(str(s.turns)),
-                _cell(s.path.name, 50),
+                cell("sessions", "file", s.path.name),
             )
         for table in (aw, ex, ke, se):
             if table.row_count:
@@ -361,6 +360,13 @@ class HomeScreen(Screen[None]):
                 else f"No saved sessions yet in {shorten(str(self.sessions_dir), 80)}"
             )
         )
+
+    def _width(self, table: str, column: str) -> int:
+        return dict(self._columns.get(table, [])).get(column, 60)
+
+    def _cell(self, table: str, column: str, text: str) -> Text:
+        """One line cut to its column with ``…``: a table would cut it with no mark."""
+        return Text(shorten(text, self._width(table, column)))
 
     def _examples(self, offline: bool) -> list[ExampleRow]:
         return [row for row in self.examples if row.offline == offline]
