@@ -272,10 +272,19 @@ def to_markdown(data: SessionData) -> str:
     return "\n".join(lines).rstrip("\n")  # the writer ends the file with one newline
 
 
+BESIDE_SUFFIX = {"markdown": ".md", "json": ".json", "adr": ".adr.md"}
+
+
 def write_beside(session: str | Path, fmt: str) -> Path:
-    """Write ``<session>.md`` or ``<session>.json`` next to the session file."""
+    """Write ``<session>.md``, ``<session>.json`` or ``<session>.adr.md`` next to the session
+    file: the text ``moot export --format FMT`` prints for it."""
     data = load_session(session)
-    out = Path(session).with_suffix(".md" if fmt == "markdown" else ".json")
-    text = (to_markdown(data) if fmt == "markdown" else to_json(data)) + "\n"
-    replace_file(out, text.encode("utf-8"))  # a link planted at ``out`` is replaced, not followed
+    out = Path(session).with_suffix(BESIDE_SUFFIX[fmt])
+    if fmt == "adr":
+        from tui.adr import to_adr  # the record builds on this module's verification
+
+        text = to_adr(data)
+    else:
+        text = to_markdown(data) if fmt == "markdown" else to_json(data)
+    replace_file(out, (text + "\n").encode("utf-8"))  # a planted link is replaced, not followed
     return out

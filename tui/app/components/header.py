@@ -112,7 +112,9 @@ class DebateHeader(Horizontal):
         head = [*before, [(shorten(title, max(1, room)), "bold")], *after]
         parts: list[tuple[str, str] | str] = []
         for fact in [*head, *facts]:
-            parts += ([sep] if parts else []) + fact
+            if parts:
+                parts.append(sep)
+            parts += fact
         motion = max(10, min(150, width - len("motion "))) if width > 0 else 150
         parts += ["\n", ("motion ", "$text-muted"), (shorten(self.motion, motion), "italic")]
         self.query_one("#facts", Static).update(Content.assemble(*parts))
