@@ -16,6 +16,8 @@ from textual.widgets import Static
 from tui.engine.vocab import RunStatus
 from tui.textsafe import clean_line, shorten
 
+Fact = list[tuple[str, str] | str]  # one fact of the header's line, as Content parts
+
 REPLAY = "REPLAY"  # the replay screen's badge: a saved debate, not a run
 
 STATUS_LABEL = {
@@ -93,23 +95,29 @@ class DebateHeader(Horizontal):
         first, then the brand and the protocol go, so "round 1/2" stays whole."""
         width = self._facts_width()
         sep = (" │ ", "$text-muted")
-        facts: list[list[tuple[str, str] | str]] = [
+        facts: list[Fact] = [
             [f"round {self.round}/{self.max_rounds}" if self.round else "not started"]
         ]
         if self.phase:
             facts.append([("phase ", "$text-muted"), (clean_line(self.phase), "bold")])
         if self.extra:
             facts.append([(self.extra, "$secondary")])
-        brand: list[tuple[str, str] | str] = [("moot", "bold $accent")]
-        protocol: list[tuple[str, str] | str] = [clean_line(self.protocol)]
+        brand: Fact = [("moot", "bold $accent")]
+        protocol: Fact = [clean_line(self.protocol)]
         title = clean_line(self.debate_title)
         room = 70
-        for before, after in (([brand], [protocol]), ([], [protocol]), ([], [])):
+        ways: list[tuple[list[Fact], list[Fact]]] = [
+            ([brand], [protocol]),
+            ([], [protocol]),
+            ([], []),
+        ]
+        for before, after in ways:
             fixed = sum(_cells(fact) + 3 for fact in [*before, *after, *facts])  # + a separator
             room = min(70, width - fixed) if width > 0 else 70
             if room >= min(MIN_TITLE, len(title)):
                 break
-        head = [*before, [(shorten(title, max(1, room)), "bold")], *after]
+        shown_title: Fact = [(shorten(title, max(1, room)), "bold")]
+        head: list[Fact] = [*before, shown_title, *after]
         parts: list[tuple[str, str] | str] = []
         for fact in [*head, *facts]:
             if parts:
@@ -123,5 +131,5 @@ class DebateHeader(Horizontal):
 MIN_TITLE = 16  # below this the brand and then the protocol give way to the title
 
 
-def _cells(fact: list[tuple[str, str] | str]) -> int:
+def _cells(fact: Fact) -> int:
     return sum(cell_len(part if isinstance(part, str) else part[0]) for part in fact)
