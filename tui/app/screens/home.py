@@ -189,6 +189,7 @@ class HomeScreen(Screen[None]):
         Binding("r", "resume", "Resume"),
         Binding("p", "replay", "Replay"),
         Binding("k", "fork", "Fork"),
+        Binding("n", "new_spec", "New spec"),
         Binding("f5", "reload", "Reload"),
         Binding("tab", "app.focus_next", "Switch list", show=False),
         Binding("q", "app.quit", "Quit"),
@@ -418,3 +419,36 @@ class HomeScreen(Screen[None]):
         if chosen and chosen[0] in ("session", "awaiting"):
             self.notify("pick the turn (← →, g), then k forks after it", markup=False, timeout=8)
             self.post_message(SessionChosen("replay", str(chosen[1])))
+
+    def action_new_spec(self) -> None:
+        """``n``: a protocol, a file name; then as ``moot new``, the editor, a check, a run."""
+        from tui.app.screens.files import NewSpecModal
+        from tui.engine.protocols import PROTOCOLS
+
+        protocols = {
+            name: (protocol.__doc__ or "").strip().splitlines()[0]
+            for name, protocol in PROTOCOLS.items()
+        }
+        self.app.push_screen(NewSpecModal(protocols, Path.cwd()), self._write_spec)
+
+    def _write_spec(self, chosen: tuple[str, str] | None) -> None:
+        from tui.app.editor import checked, edit
+        from tui.engine.safeio import write_new
+        from tui.templates import TEMPLATES
+
+        if chosen is None:
+            return
+        protocol, name = chosen
+        path = Path(name) if Path(name).is_absolute() else Path.cwd() / name
+        try:  # never over an existing file, never through a link: as ``moot new``
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_new(path, TEMPLATES[protocol].format(name=path.name).encode("utf-8"))
+        except (FileRefused, OSError) as err:
+            self.notify(shorten(f"{name}: {err}", 400), severity="error", markup=False)
+            return
+        self.notify(f"wrote {path}", markup=False)
+        problem = edit(self.app, path)
+        if problem is not None:
+            self.notify(problem, severity="warning", markup=False, timeout=10)
+        elif checked(self.app, path):
+            self.post_message(SessionChosen("run", str(path)))  # the preflight, then the run
