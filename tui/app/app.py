@@ -436,6 +436,14 @@ class MootApp(App[int]):
                 return run
         return None
 
+    def holds_session(self, path: Path) -> bool:
+        """Whether a debate of this app holds ``path`` open (it is written to, so it stays)."""
+        wanted = path.resolve()
+        return any(
+            run.session is not None and run.path is not None and run.path.resolve() == wanted
+            for run in self.runs
+        )
+
     def opened_from_home(self) -> bool:
         """A debate or replay is shown over the home screen (Esc goes back there)."""
         return self.debate_screen() is not None and any(
