@@ -64,7 +64,7 @@ class DebateScreen(Screen[None]):
         Binding("q", "app.quit", "Quit"),
         Binding("t", "transcript", "Transcript"),
         Binding("slash", "search", "Search"),
-        Binding("c", "copy_turn", "Copy turn"),
+        Binding("c", "copy_turn", "Copy turn", show=False),
         Binding("escape", "back", "Home"),
         Binding("left_square_bracket", "cycle_pane(-1)", "Previous debater", show=False),
         Binding("right_square_bracket", "cycle_pane(1)", "Next debater", show=False),

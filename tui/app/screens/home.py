@@ -194,7 +194,8 @@ class HomeScreen(Screen[None]):
         Binding("n", "new_spec", "New spec"),
         Binding("slash", "filter", "Filter"),
         Binding("R", "rename", "Rename"),
-        Binding("delete,D", "delete", "Delete"),
+        Binding("delete", "delete", "Delete"),
+        Binding("D", "delete", "Delete", show=False),
         Binding("f5", "reload", "Reload"),
         Binding("tab", "app.focus_next", "Switch list", show=False),
         Binding("q", "app.quit", "Quit"),
@@ -234,7 +235,9 @@ class HomeScreen(Screen[None]):
             id="brand",
             markup=False,
         )
-        yield Input(placeholder="/ filter by title, file, protocol or decision", id="filter")
+        yield Input(
+            placeholder="/ filter by title, file, protocol or decision", id="filter", compact=True
+        )
         with Vertical():
             yield Static(
                 Content("Awaiting you  (enter: open and decide)"),
