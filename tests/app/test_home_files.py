@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 
 from app_support import debate_spec, fill, make_app, record_session, tap, wait_until, write_spec
 from textual.widgets import DataTable
@@ -96,8 +98,8 @@ async def test_a_session_running_here_is_never_deleted_or_renamed(tmp_path, moot
             await pilot.pause(0.1)
             assert app.screen is home  # no question: refused at once
         notes = [str(n.message) for n in app._notifications]
-        assert any("is running here; it cannot be deleted" in n for n in notes), notes
-        assert any("is running here; it cannot be renamed" in n for n in notes), notes
+        assert any("is running; it cannot be deleted" in n for n in notes), notes
+        assert any("is running; it cannot be renamed" in n for n in notes), notes
         assert path.exists()
         await tap(pilot, "q")
         await tap(pilot, "y")
@@ -129,3 +131,28 @@ async def test_rename_keeps_the_session_verifiable_and_never_replaces_a_file(tmp
         await pilot.press("q")
     report = await asyncio.to_thread(verify_file, renamed)  # verify runs a loop of its own
     assert report.ok, [c for c in report.claims if not c.ok]
+
+
+async def test_a_session_another_moot_process_writes_is_never_deleted(tmp_path, moot_dirs):
+    alpha, _beta = await _two_sessions(moot_dirs["sessions"])
+    writer = os.open(alpha, os.O_RDWR | os.O_APPEND)
+    fcntl.flock(writer, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the lock every session writer holds
+    try:
+        app = make_app(tmp_path)
+        async with app.run_test(size=(120, 40)) as pilot:
+            home = await _home(pilot)
+            home.query_one("#sessions", DataTable).focus()
+            await tap(pilot, "down")  # alpha
+            await tap(pilot, "delete")
+            await wait_until(
+                pilot,
+                lambda: any("cannot be deleted" in str(n.message) for n in app._notifications),
+            )
+            assert app.screen is home and alpha.exists()
+            fcntl.flock(writer, fcntl.LOCK_UN)  # the other run ended: now it may go
+            await tap(pilot, "delete")
+            await wait_until(pilot, lambda: isinstance(app.screen, DeleteModal))
+            await pilot.press("escape")
+            await pilot.press("q")
+    finally:
+        os.close(writer)

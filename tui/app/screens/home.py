@@ -513,7 +513,7 @@ class HomeScreen(Screen[None]):
         row = shown[focused.cursor_row]
         if self._session_running(row.path):
             self.notify(
-                f"{shorten(row.path.name, 60)} is running here; it cannot be {doing}d",
+                f"{shorten(row.path.name, 60)} is running; it cannot be {doing}d",
                 severity="warning",
                 markup=False,
             )
@@ -521,9 +521,12 @@ class HomeScreen(Screen[None]):
         return row
 
     def _session_running(self, path: Path) -> bool:
+        """A debate of this app, or a moot process elsewhere, is writing the file."""
         from tui.app.app import MootApp  # the app imports this module first
+        from tui.engine.session import held
 
-        return isinstance(self.app, MootApp) and self.app.holds_session(path)
+        here = isinstance(self.app, MootApp) and self.app.holds_session(path)
+        return here or held(path)
 
     def action_rename(self) -> None:
         from tui.app.screens.files import RenameModal
@@ -556,7 +559,7 @@ class HomeScreen(Screen[None]):
             if not yes:
                 return
             if self._session_running(row.path):  # started while the question was up
-                self.notify("it is running here now; not deleted", markup=False)
+                self.notify("it is running now; not deleted", markup=False)
                 return
             try:
                 row.path.unlink()  # a link is removed, never the file it points to
