@@ -577,7 +577,7 @@ def test_loading_checks_each_spans_last_signature_and_verify_checks_every_one(
     assert code == ExitCode.VERIFY_FAILED
     assert failed(report) == {("turn 2", "signature")}
     assert main(["export", str(path), "--format", "adr"]) == ExitCode.DECIDED
-    assert "but 1 signatures do not hold" in capsys.readouterr().out  # the ADR checks each too
+    assert "but 1 signature does not hold" in capsys.readouterr().out  # the ADR checks each too
 
 
 def test_a_bad_last_signature_on_load_names_the_first_record_it_fails_at(

@@ -12,6 +12,7 @@ from tui import __version__
 from tui.engine.vocab import DEFAULT_PROTOCOL
 from tui.exitcodes import ExitCode
 from tui.pathlimits import path_arg
+from tui.plural import counted
 from tui.render.textsafe import clean_line
 
 if TYPE_CHECKING:
@@ -335,7 +336,7 @@ def _print_input_error(err: Exception) -> None:
     from tui.engine.redact import redact
 
     assert isinstance(err, MootInputError)
-    _err(f"moot: {redact(err.source)}: {len(err.problems)} problem(s)")
+    _err(f"moot: {redact(err.source)}: {counted(len(err.problems), 'problem')}")
     for problem in err.problems:  # a message may quote what was given, a key included
         _err(f"  - {redact(problem)}")
 
@@ -445,8 +446,8 @@ def _validate(path: str, allow_read: list[str]) -> int:
 
     spec, _ = read_spec_file(path, allow_read)
     _out(
-        f"{path}: ok — {spec.debate.protocol}, {len(spec.debaters)} debaters, "
-        f"{spec.max_rounds} round(s), threshold {spec.threshold}"
+        f"{path}: ok — {spec.debate.protocol}, {counted(len(spec.debaters), 'debater')}, "
+        f"{counted(spec.max_rounds, 'round')}, threshold {spec.threshold}"
     )
     if outgrow := outgrow_warning(spec):  # valid, but the session could fill up
         _out(f"{path}: warning: {outgrow}")

@@ -100,3 +100,25 @@ async def test_a_spec_from_home_runs_the_preflight_first_and_writes_nothing(
         await pilot.press("enter")  # the scripted example passes the preflight and runs
         await wait_until(pilot, lambda: app.debate_screen(), timeout=30)
         assert len(list(moot_dirs["sessions"].glob("*.toml"))) == 1
+
+
+async def test_at_80_columns_a_cut_name_ends_with_an_ellipsis(tmp_path, moot_dirs):
+    long = "Ship the cookie-to-token migration for every client this quarter, staged"
+    sessions = tmp_path / "sessions"
+    await record_session(
+        debate_spec(title=long, max_rounds=1), sessions / "20250102-120000-long-title.toml"
+    )
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen)
+        await wait_until(pilot, lambda: screen.sessions)
+        table = screen.query_one("#sessions")
+        widths = dict(home_columns(80)["sessions"])
+        row = dict(
+            zip([str(c.label) for c in table.columns.values()], table.get_row_at(0), strict=True)
+        )
+        title = row["title"].plain
+        assert title.endswith("…") and len(title) == widths["title"], title
+        assert long.startswith(title[:-1])
+        name = row["file"].plain
+        assert name.endswith("…") and len(name) == widths["file"], name

@@ -127,3 +127,33 @@ async def test_below_the_minimum_a_clear_message_until_the_terminal_grows(tmp_pa
         await pilot.resize_terminal(MIN_WIDTH, MIN_HEIGHT)
         await wait_until(pilot, lambda: app.screen is app.debate_screen())
         await quit_confirmed(pilot)
+
+
+def _screen_rows(app, widget):
+    """The text the terminal shows in ``widget``'s rows (what was drawn, wrapping included)."""
+    region = widget.region
+    lines = []
+    for y in range(region.y, region.bottom):
+        strip = app.screen._compositor.render_strips()[y]
+        lines.append(strip.crop(region.x, region.right).text)
+    return lines
+
+
+async def test_at_80_columns_the_header_keeps_round_whole_on_one_line(tmp_path, moot_dirs):
+    spec = debate_spec(
+        title="Ship the cookie-to-token migration for every client this quarter, staged",
+        max_rounds=2,
+        phases=["proposal"],
+        token_delay_ms=20,
+    )
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        await wait_until(pilot, lambda: screen.header.phase == "proposal")
+        facts = screen.header.query_one("#facts")
+        first, motion = _screen_rows(app, facts)
+        assert "round 1/2" in first and "phase proposal" in first, first
+        assert "Ship the cookie" in first and first.rstrip().endswith("proposal")
+        assert "…" in first  # the title gave way, not the round
+        assert motion.startswith(" motion Ship")
+        await quit_confirmed(pilot)

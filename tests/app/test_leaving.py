@@ -184,3 +184,29 @@ async def test_slash_searches_the_transcript(tmp_path, moot_dirs):
         await pilot.press("escape")
         assert app.screen is screen
         await pilot.press("q")
+
+
+async def test_the_keys_screen_lists_moots_keys_before_textuals_scroll_keys(tmp_path, moot_dirs):
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    (examples / "demo.toml").write_text(
+        (Path(__file__).parent / "specs" / "demo.toml").read_text(), encoding="utf-8"
+    )
+    app = make_app(tmp_path, examples_dir=examples)
+    async with app.run_test(size=(100, 40)) as pilot:
+        home = await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen)
+        await wait_until(pilot, lambda: home.examples)
+        assert app.focused is home.query_one("#examples")  # a table: it brings cursor keys
+        await tap(pilot, "question_mark")
+        help_screen = await wait_until(
+            pilot, lambda: isinstance(app.screen, HelpScreen) and app.screen
+        )
+        lines = plain(help_screen.query_one("#help-keys")).splitlines()
+        described = [line.split("  ")[-1].strip() for line in lines if line.strip()]
+        ours = ["Resume", "Replay", "Fork", "Reload", "Quit", "Keys"]
+        assert described.count("Quit") == 1  # the app's q and home's q are one key
+        textual = [d for d in described if d.lower().startswith(("cursor", "page", "scroll"))]
+        assert textual, described  # the table's own keys are listed too, after moot's
+        last_ours = max(described.index(d) for d in ours)
+        assert last_ours < min(described.index(d) for d in textual), described
+        await tap(pilot, "escape")

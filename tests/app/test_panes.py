@@ -263,3 +263,32 @@ async def test_a_resize_while_a_turn_box_mounts_never_reaches_it(tmp_path, moot_
         assert app.is_running
         await tap(pilot, "q")
         await tap(pilot, "y")
+
+
+async def test_a_reply_waiting_to_be_written_shows_done_not_a_falling_rate(tmp_path, moot_dirs):
+    """A parallel phase writes turns in schedule order: the fast critic's reply is over
+    while the slow planner still speaks, and its pane says so instead of a rate that
+    keeps falling with the clock."""
+    spec = debate_spec(
+        debaters=2,
+        phases=["proposal"],
+        parallel=True,
+        scripts={0: {"stances": [LONG], "token_delay_ms": 60}, 1: {"stances": ["Short."]}},
+    )
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.debate_screen())
+        screen = live_screen(app)
+        critic = await wait_until(pilot, lambda: screen.pane("critic"))
+        waiting = await wait_until(
+            pilot, lambda: critic.streaming is not None and critic.streaming.replied and critic
+        )
+        streaming = waiting.streaming
+        assert not screen.pane("planner").streaming.replied  # still speaking: nothing written
+        assert screen.timeline.entries[2].status != "done"
+        heading = str(streaming.query_one(".heading", Static).render())
+        live = str(streaming.query_one(".live", Static).render())
+        assert "done" in heading and "speaking" not in heading, heading
+        assert live.startswith("done ·") and "tok/s" not in live, live
+        await tap(pilot, "q")
+        await tap(pilot, "y")

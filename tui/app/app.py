@@ -32,6 +32,7 @@ from tui.app.themes import (
 )
 from tui.config import load_config, save_config
 from tui.exitcodes import ExitCode
+from tui.plural import counted
 from tui.render.textsafe import shorten
 
 if TYPE_CHECKING:  # the engine and the debate screens load when a debate starts
@@ -389,19 +390,37 @@ class MootApp(App[int]):
         return list_sessions(self.sessions_path)[:n]
 
     def export(self, fmt: str) -> None:
-        from tui.engine.errors import SessionError
-        from tui.render.export import write_beside
-
         path = self.current_session_path()
         if path is None:
             self.notify("no session to export", markup=False)
             return
+        self._export(path, fmt)
+
+    @work(thread=True, group="export")
+    def _export(self, path: Path, fmt: str) -> None:
+        """In a thread: the export re-runs ``moot verify``, which runs the rules on an event
+        loop of its own (on the app's loop it failed, and every export said "tampered")."""
+        from tui.engine.errors import SessionError
+        from tui.render.export import write_beside
+
         try:
             out = write_beside(path, fmt)
         except (SessionError, OSError) as err:
-            self.notify(shorten(f"export failed: {err}", 400), severity="error", markup=False)
+            message, severity = shorten(f"export failed: {err}", 400), "error"
+        else:
+            message, severity = f"exported {out}", "information"
+        self.call_from_thread(self.notify, message, severity=severity, markup=False, timeout=10)
+
+    def copy_transcript(self) -> None:
+        """The palette's "Copy transcript": every turn of the debate shown, as plain text."""
+        from tui.app.copying import transcript_text
+
+        screen = self.debate_screen()
+        if screen is None or not screen.turns:
+            self.notify("no turns to copy yet", markup=False)
             return
-        self.notify(f"exported {out.name}", markup=False)
+        self.copy_to_clipboard(transcript_text(screen.spec, screen.turns, screen.actions))
+        self.notify(f"copied the transcript ({counted(len(screen.turns), 'turn')})", markup=False)
 
     # ------------------------------------------------------------------ quit
     def exit_code(self) -> int:
@@ -415,6 +434,14 @@ class MootApp(App[int]):
             if run.session is not None and run.exit_code() == ExitCode.INTERRUPTED:
                 return run
         return None
+
+    def holds_session(self, path: Path) -> bool:
+        """Whether a debate of this app holds ``path`` open (it is written to, so it stays)."""
+        wanted = path.resolve()
+        return any(
+            run.session is not None and run.path is not None and run.path.resolve() == wanted
+            for run in self.runs
+        )
 
     def opened_from_home(self) -> bool:
         """A debate or replay is shown over the home screen (Esc goes back there)."""

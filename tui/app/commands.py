@@ -40,7 +40,11 @@ class MootCommands(Provider):
                 ("Replay: fork after this turn", screen.action_fork, "k — goes on live"),
             ]
         if screen is not None:
-            out.append(("Debate: transcript", screen.action_transcript, "t"))
+            out += [
+                ("Debate: transcript", screen.action_transcript, "t"),
+                ("Copy transcript", app.copy_transcript, "every turn, as plain text"),
+                ("Copy turn", screen.action_copy_turn, "c — the focused debater's newest turn"),
+            ]
         if app.current_session_path() is not None:
             out += [
                 (
@@ -52,6 +56,11 @@ class MootCommands(Provider):
                     "Export: JSON (result and turns)",
                     partial(app.export, "json"),
                     "written next to the session file",
+                ),
+                (
+                    "Export ADR (architecture decision record)",
+                    partial(app.export, "adr"),
+                    "MADR 4, as moot export --format adr; written next to the session file",
                 ),
             ]
         for name in app.moot_theme_names():

@@ -44,6 +44,7 @@ from tui.engine.spec import Debater, Spec, read_spec_file
 from tui.engine.vocab import ESCALATE
 from tui.exitcodes import ExitCode
 from tui.filekind import refuse_wrong_kind
+from tui.plural import counted
 from tui.render.textsafe import clean_line, shorten
 from tui.telemetry import batch_trace, flush, trace_session
 from tui.tools.toolbox import run_tools
@@ -173,7 +174,7 @@ def _outcome(item: Item) -> Text:
     style = "yellow" if item.status == Status.UNRESOLVED else "green"
     return Text(
         f"{clean_line(r.get('decision'))} ({clean_line(r.get('decision_rule'))}) "
-        f"{r.get('turns', 0)} turns {item.seconds:.1f}s",
+        f"{counted(int(r.get('turns', 0)), 'turn')} {item.seconds:.1f}s",
         style=style,
     )
 
@@ -482,7 +483,10 @@ def _table_width(items: Sequence[Item]) -> int:
 
 def _print_problems(errors: Console, item: Item) -> None:
     errors.print(
-        Text(f"moot: {item.name}: {item.status}, {len(item.problems)} problem(s)", style="red"),
+        Text(
+            f"moot: {item.name}: {item.status}, {counted(len(item.problems), 'problem')}",
+            style="red",
+        ),
         soft_wrap=True,
     )
     for problem in item.said:

@@ -64,6 +64,7 @@ from tui.engine.vocab import (
     TurnKind,
     is_deferral,
 )
+from tui.plural import all_hold, counted, do_not_hold
 
 # Kinds whose valid turns must carry a negative channel: (list field, verdict that may replace it).
 _NEGATIVE = {
@@ -308,7 +309,7 @@ def _document_claims(data: SessionData, out: Verification) -> None:
                 where,
                 "redacted",
                 marks >= doc.redacted,
-                f"{doc.redacted} secret(s) replaced by {REDACTED}, {marks} in the text",
+                f"{counted(doc.redacted, 'secret')} replaced by {REDACTED}, {marks} in the text",
             )
         if labels.count(doc.label) > 1:
             out.check(where, "label", False, "stored more than once")
@@ -490,7 +491,7 @@ def _lookup_claim(data: SessionData, out: Verification, turn: Turn) -> None:
         not problems,
         "; ".join(problems)
         if problems
-        else f"{len(turn.lookups or [])} lookup(s): hashes, permissions and bounds hold",
+        else f"{counted(len(turn.lookups or []), 'lookup')}: hashes, permissions and bounds hold",
     )
 
 
@@ -521,7 +522,7 @@ def _usage_claim(out: Verification, turn: Turn, most_calls: int) -> None:
     if unknown:
         wild.append(f"clamped names {_show(unknown)}, not counts a provider reports")
     detail = (
-        "; ".join(wild) + f": outside 0..the bound per call ({calls} call(s))"
+        "; ".join(wild) + f": outside 0..the bound per call ({counted(calls, 'call')})"
         if wild
         else "tokens and cost within range"
         + (f"; clamped: {', '.join(clamped)}" if clamped else "")
@@ -953,7 +954,7 @@ def _replay_claims(data: SessionData, out: Verification) -> None:
                 f"({replayed.decision.rule}); resuming writes it"
             )
         else:
-            out.notes.append(f"unfinished: {played} turns and no [result] (not a claim)")
+            out.notes.append(f"unfinished: {counted(played, 'turn')} and no [result] (not a claim)")
         return
     recomputed = dict(engine.result())
     if replayed.decision is None:
@@ -1002,12 +1003,12 @@ def summary_lines(report: Verification) -> Iterable[str]:
     if report.ok:
         decided = f"; decision {report.decision}" if report.decision else ""
         yield (
-            f"{report.path}: verified: all {len(report.claims)} claims hold "
-            f"({report.turns} turns, {report.records} records{decided})"
+            f"{report.path}: verified: {all_hold(len(report.claims))} "
+            f"({counted(report.turns, 'turn')}, {counted(report.records, 'record')}{decided})"
         )
     else:
         failures = report.failures
-        yield f"{report.path}: {len(failures)} claim(s) do not hold"
+        yield f"{report.path}: {do_not_hold(len(failures), 'claim')}"
         for c in failures:
             yield f"  - {c.where}: {c.field}: {c.detail}"
     yield from signer_lines(report.signers, report.unsigned, report.trusted)
@@ -1027,7 +1028,7 @@ def signer_lines(
         return
     if unsigned:
         yield (
-            f"  the first {unsigned} record(s) were written unsigned; the first signature "
+            f"  the first {counted(unsigned, 'record')} {'was' if unsigned == 1 else 'were'} written unsigned; the first signature "
             "covers them (it signs a hash chained over them)"
         )
     for s in signers:

@@ -28,6 +28,7 @@ from tui.engine.redact import redacted_session
 from tui.engine.session import SessionData
 from tui.engine.signing import check as check_signatures
 from tui.engine.vocab import ESCALATE, DecidedBy, TurnKind
+from tui.plural import counted, do_not_hold
 from tui.render.export import verification
 from tui.render.textsafe import md_code, md_inline, md_text
 
@@ -483,18 +484,20 @@ def _signers(data: SessionData) -> str:
     found = data.signatures if data.signatures.every else check_signatures(data.records)
     if not found.spans:
         return "nobody (unsigned)" + (
-            f"; {len(found.problems)} signature(s) do not hold" if found.problems else ""
+            f"; {do_not_hold(len(found.problems), 'signature')}" if found.problems else ""
         )
     keys = ", ".join(md_code(s.fingerprint) for s in found.spans)
     if found.problems:
-        return f"{keys}, but {len(found.problems)} signatures do not hold (changed after signing)"
+        return (
+            f"{keys}, but {do_not_hold(len(found.problems), 'signature')} (changed after signing)"
+        )
     return f"{keys} (Ed25519; every signature holds)"
 
 
 def _more(data: SessionData) -> list[str]:
     lines = [
         f"- Session file: {md_code(Path(data.path).name)} (id {md_code(data.meta.get('id', ''))}), "
-        f"{len(data.turns)} turns, {len(data.actions)} operator actions.",
+        f"{counted(len(data.turns), 'turn')}, {counted(len(data.actions), 'operator action')}.",
     ]
     lines += [f"- Signer's public key: {md_code(span.public)}." for span in data.signatures.spans]
     fork = data.meta.get("forked_from")

@@ -11,6 +11,7 @@ from tui.engine.safeio import replace_file
 from tui.engine.session import SessionData, load_session
 from tui.engine.verify import verify
 from tui.engine.vocab import is_deferral
+from tui.plural import all_hold
 from tui.render.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
 from tui.render.textsafe import json_rows, md_code, md_inline, md_text
 
@@ -199,7 +200,7 @@ def _result_md(r: dict[str, Any], said: list[str]) -> list[str]:
 def _verification_md(checked: dict[str, Any]) -> list[str]:
     """The verify outcome as Markdown lines: one when every claim holds, else each failure."""
     if checked["ok"]:
-        return [f"`moot verify` passes: all {checked['claims']} claims hold."]
+        return [f"`moot verify` passes: {all_hold(checked['claims'])}."]
     failures = checked["failures"]
     return [
         f"**`moot verify` fails: {len(failures)} of {checked['claims']} claims do not hold.** "
@@ -274,10 +275,19 @@ def to_markdown(data: SessionData) -> str:
     return "\n".join(lines).rstrip("\n")  # the writer ends the file with one newline
 
 
+BESIDE_SUFFIX = {"markdown": ".md", "json": ".json", "adr": ".adr.md"}
+
+
 def write_beside(session: str | Path, fmt: str) -> Path:
-    """Write ``<session>.md`` or ``<session>.json`` next to the session file."""
+    """Write ``<session>.md``, ``<session>.json`` or ``<session>.adr.md`` next to the session
+    file: the text ``moot export --format FMT`` prints for it."""
     data = load_session(session)
-    out = Path(session).with_suffix(".md" if fmt == "markdown" else ".json")
-    text = (to_markdown(data) if fmt == "markdown" else to_json(data)) + "\n"
-    replace_file(out, text.encode("utf-8"))  # a link planted at ``out`` is replaced, not followed
+    out = Path(session).with_suffix(BESIDE_SUFFIX[fmt])
+    if fmt == "adr":
+        from tui.render.adr import to_adr  # the record builds on this module's verification
+
+        text = to_adr(data)
+    else:
+        text = to_markdown(data) if fmt == "markdown" else to_json(data)
+    replace_file(out, (text + "\n").encode("utf-8"))  # a planted link is replaced, not followed
     return out

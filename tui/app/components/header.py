@@ -6,6 +6,7 @@ them (the status is bound to the screen's own) and the watchers redraw.
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
@@ -14,6 +15,8 @@ from textual.widgets import Static
 
 from tui.engine.vocab import RunStatus
 from tui.render.textsafe import clean_line, shorten
+
+Fact = list[tuple[str, str] | str]  # one fact of the header's line, as Content parts
 
 REPLAY = "REPLAY"  # the replay screen's badge: a saved debate, not a run
 
@@ -71,6 +74,7 @@ class DebateHeader(Horizontal):
     def watch_status(self) -> None:
         if self.is_mounted:
             self._show_status()
+            self._show_facts()  # the badge's width is the facts line's to give
 
     def _show_status(self) -> None:
         widget = self.query_one("#status", Static)
@@ -78,20 +82,54 @@ class DebateHeader(Horizontal):
             widget.set_class(name == self.status, f"-{name.lower()}")
         widget.update(Content(STATUS_LABEL.get(self.status, clean_line(self.status))))
 
+    def on_resize(self) -> None:
+        self._show_facts()  # the title and the motion are cut to the new width
+
+    def _facts_width(self) -> int:
+        """The cells the facts line has: the header less the status badge and paddings."""
+        label = STATUS_LABEL.get(self.status, clean_line(self.status))
+        return self.size.width - (cell_len(label) + 2) - 2
+
     def _show_facts(self) -> None:
+        """One line of facts that never wraps: at a narrow width the title is cut
+        first, then the brand and the protocol go, so "round 1/2" stays whole."""
+        width = self._facts_width()
         sep = (" │ ", "$text-muted")
-        parts: list[tuple[str, str] | str] = [
-            ("moot", "bold $accent"),
-            sep,
-            (shorten(self.debate_title, 70), "bold"),
-            sep,
-            clean_line(self.protocol),
-            sep,
-            f"round {self.round}/{self.max_rounds}" if self.round else "not started",
+        facts: list[Fact] = [
+            [f"round {self.round}/{self.max_rounds}" if self.round else "not started"]
         ]
         if self.phase:
-            parts += [sep, ("phase ", "$text-muted"), (clean_line(self.phase), "bold")]
+            facts.append([("phase ", "$text-muted"), (clean_line(self.phase), "bold")])
         if self.extra:
-            parts += [sep, (self.extra, "$secondary")]
-        parts += ["\n", ("motion ", "$text-muted"), (shorten(self.motion, 150), "italic")]
+            facts.append([(self.extra, "$secondary")])
+        brand: Fact = [("moot", "bold $accent")]
+        protocol: Fact = [clean_line(self.protocol)]
+        title = clean_line(self.debate_title)
+        room = 70
+        ways: list[tuple[list[Fact], list[Fact]]] = [
+            ([brand], [protocol]),
+            ([], [protocol]),
+            ([], []),
+        ]
+        for before, after in ways:
+            fixed = sum(_cells(fact) + 3 for fact in [*before, *after, *facts])  # + a separator
+            room = min(70, width - fixed) if width > 0 else 70
+            if room >= min(MIN_TITLE, len(title)):
+                break
+        shown_title: Fact = [(shorten(title, max(1, room)), "bold")]
+        head: list[Fact] = [*before, shown_title, *after]
+        parts: list[tuple[str, str] | str] = []
+        for fact in [*head, *facts]:
+            if parts:
+                parts.append(sep)
+            parts += fact
+        motion = max(10, min(150, width - len("motion "))) if width > 0 else 150
+        parts += ["\n", ("motion ", "$text-muted"), (shorten(self.motion, motion), "italic")]
         self.query_one("#facts", Static).update(Content.assemble(*parts))
+
+
+MIN_TITLE = 16  # below this the brand and then the protocol give way to the title
+
+
+def _cells(fact: Fact) -> int:
+    return sum(cell_len(part if isinstance(part, str) else part[0]) for part in fact)

@@ -105,12 +105,16 @@ def packed(parts: list[str], width: int, taken: int = 0) -> str:
     return out
 
 
-def live_line(elapsed: float, tokens: int, streamed: float) -> str:
+def live_line(elapsed: float, tokens: int, streamed: float, done: bool = False) -> str:
     """``12 s · 57 tok · 9.8 tok/s``: how a turn in progress is going.
 
     ``streamed`` is the time since the first token (the rate leaves out the wait
-    for it); before the first token the line says what it is waiting for.
+    for it); before the first token the line says what it is waiting for. Once
+    the reply is ``done`` the line stops (a rate falling while the turn waits to
+    be written in schedule order would say the model is slow when it is not).
     """
+    if done:
+        return f"done · {elapsed:.0f} s · {tokens:,} tok"
     if tokens == 0:
         return f"waiting for the first token · {elapsed:.0f} s"
     rate = tokens / streamed if streamed > 0.05 else 0.0
@@ -149,6 +153,7 @@ class StreamingTurn(Vertical):
         self.tokens = 0
         self.started = time.monotonic()
         self.first_token: float | None = None
+        self.replied: float | None = None  # when the reply ended; the turn is not yet written
 
     def compose(self) -> ComposeResult:
         yield Static(self._heading(), markup=False, classes="heading")
@@ -185,15 +190,25 @@ class StreamingTurn(Vertical):
         heading = f"#{self.slot.index} r{self.slot.round} {clean_line(self.slot.phase)}"
         if self.slot.target:
             heading += f" → {clean_line(self.slot.target)}"
-        parts: list[tuple[str, str] | str] = [(heading, "$text-muted"), ("  speaking…", "$accent")]
+        state = ("  done", "$success") if self.replied is not None else ("  speaking…", "$accent")
+        parts: list[tuple[str, str] | str] = [(heading, "$text-muted"), state]
         if self.attempt > 1:
             parts.append((f" (attempt {self.attempt})", "$warning"))
         return Content.assemble(*parts)
 
     def _live(self) -> Content:
-        now = time.monotonic()
+        now = self.replied if self.replied is not None else time.monotonic()
         streamed = now - self.first_token if self.first_token is not None else 0.0
-        return Content(live_line(now - self.started, self.tokens, streamed))
+        return Content(
+            live_line(now - self.started, self.tokens, streamed, self.replied is not None)
+        )
+
+    def reply_done(self) -> None:
+        """The model has answered; the turn waits to be checked and written."""
+        if self.replied is None:
+            self.replied = time.monotonic()
+            self.query_one(".heading", Static).update(self._heading())
+            self._show_progress()
 
     def _show_progress(self) -> None:
         """One line of fixed height: a repaint, never a layout."""
@@ -402,6 +417,11 @@ class DebaterPane(Vertical):
         """``tokens`` chunks arrived, together ``text``."""
         if self.streaming is not None:
             self.streaming.feed(text, tokens)
+
+    def reply_done(self) -> None:
+        """The speaking turn's call has ended: it shows done until it is written or asked again."""
+        if self.streaming is not None:
+            self.streaming.reply_done()
 
     async def stop_streaming(self) -> None:
         if self.streaming is not None:

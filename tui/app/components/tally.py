@@ -13,6 +13,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from tui.engine.vocab import ESCALATE, is_deferral
+from tui.plural import counted
 from tui.render.textsafe import clean_line, shorten
 
 
@@ -124,7 +125,9 @@ class TallyPanel(Static):
                 parts.append(("┃", "bold $warning"))
             parts.append((f" {n}\n", style))
         if self.decide:
-            parts.append((f"threshold ┃ {self.threshold} of {self.voters} votes", "$text-muted"))
+            parts.append(
+                (f"threshold ┃ {self.threshold} of {counted(self.voters, 'vote')}", "$text-muted")
+            )
         else:  # a request is not a decision: the gate's verdict is below
             parts.append(("requested; code decides the routing", "$text-muted"))
         self._decision_parts(parts)

@@ -73,6 +73,7 @@ class DebateScreen(Screen[None]):
         Binding("q", "app.quit", "Quit"),
         Binding("t", "transcript", "Transcript"),
         Binding("slash", "search", "Search"),
+        Binding("c", "copy_turn", "Copy turn", show=False),
         Binding("escape", "back", "Home"),
         Binding("left_square_bracket", "cycle_pane(-1)", "Previous debater", show=False),
         Binding("right_square_bracket", "cycle_pane(1)", "Next debater", show=False),
@@ -258,6 +259,17 @@ class DebateScreen(Screen[None]):
 
         screen = TranscriptScreen(self.spec, list(self.turns), list(self.actions), search=search)
         self.app.push_screen(screen)
+
+    def action_copy_turn(self) -> None:
+        """``c``: the newest turn of the debater in focus (or shown), else the newest turn."""
+        from tui.app.copying import selected_turn, turn_text
+
+        turn = selected_turn(self)
+        if turn is None:
+            self.notify("no turn to copy yet", markup=False)
+            return
+        self.app.copy_to_clipboard(turn_text(turn))
+        self.notify(f"copied turn #{turn.index} ({shorten(turn.speaker, 30)})", markup=False)
 
     def action_search(self) -> None:
         """``/``: the transcript, with its search field open."""

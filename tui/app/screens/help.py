@@ -19,17 +19,35 @@ _TEXTUAL_KEYS = {"app.focus_next", "app.focus_previous", "screen.copy_text", "ap
 def describe(
     active: Mapping[str, ActiveBinding], display: Callable[[Binding], str]
 ) -> list[tuple[str, str]]:
-    """(keys, description) per action, hidden keys included; Textual's own left out."""
-    keys: dict[tuple[str, str], list[str]] = {}
+    """(keys, description) per action, hidden keys included, moot's own first.
+
+    Textual's focus, copy and palette keys are left out; the keys Textual's
+    widgets bring (scrolling, lists) follow moot's, which are what a reader looks for.
+    """
+    keys: dict[tuple[bool, str], list[str]] = {}  # one line per description: q is one Quit
     for active_binding in active.values():
         binding = active_binding.binding
         if binding.action in _TEXTUAL_KEYS or not binding.description:
             continue
         shown = display(binding)
-        wanted = keys.setdefault((binding.action, binding.description), [])
+        ours = _declared_by_moot(active_binding.node, binding)
+        wanted = keys.setdefault((ours, binding.description), [])
         if shown not in wanted:
             wanted.append(shown)
-    return [(" ".join(k), description) for (_action, description), k in keys.items()]
+    ordered = sorted(keys.items(), key=lambda item: not item[0][0])  # stable: moot's first
+    return [(" ".join(k), description) for (_ours, description), k in ordered]
+
+
+def _declared_by_moot(node: object, binding: Binding) -> bool:
+    """Whether a class of moot's own (not one it inherits from Textual) binds this action."""
+    for cls in type(node).__mro__:
+        if not cls.__module__.startswith("tui."):
+            continue
+        for declared in cls.__dict__.get("BINDINGS", ()):
+            action = declared.action if isinstance(declared, Binding) else declared[1]
+            if action == binding.action:
+                return True
+    return False
 
 
 def key_lines(bindings: list[tuple[str, str]]) -> Content:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,9 +14,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.events import Key
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
 from tui.app.messages import SessionChosen
 from tui.app.screens.too_small import NARROW_BELOW
@@ -136,10 +138,6 @@ def list_sessions(directory: Path) -> list[SessionRow]:
     return rows
 
 
-def _cell(text: str, width: int = 60) -> Text:
-    return Text(shorten(text, width))
-
-
 def home_columns(width: int) -> dict[str, list[tuple[str, int]]]:
     """Each table's (label, width) columns for a terminal ``width`` wide.
 
@@ -193,6 +191,11 @@ class HomeScreen(Screen[None]):
         Binding("r", "resume", "Resume"),
         Binding("p", "replay", "Replay"),
         Binding("k", "fork", "Fork"),
+        Binding("n", "new_spec", "New spec"),
+        Binding("slash", "filter", "Filter"),
+        Binding("R", "rename", "Rename"),
+        Binding("delete", "delete", "Delete"),
+        Binding("D", "delete", "Delete", show=False),
         Binding("f5", "reload", "Reload"),
         Binding("tab", "app.focus_next", "Switch list", show=False),
         Binding("q", "app.quit", "Quit"),
@@ -218,6 +221,7 @@ class HomeScreen(Screen[None]):
         self.sessions: list[SessionRow] = []
         self.waiting: list[Awaiting] = []
         self._columns: dict[str, list[tuple[str, int]]] = {}
+        self.filter = ""  # what the filter field holds, casefolded
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -230,6 +234,9 @@ class HomeScreen(Screen[None]):
             ),
             id="brand",
             markup=False,
+        )
+        yield Input(
+            placeholder="/ filter by title, file, protocol or decision", id="filter", compact=True
         )
         with Vertical():
             yield Static(
@@ -320,50 +327,98 @@ class HomeScreen(Screen[None]):
         ex = self.query_one("#examples", DataTable)
         se = self.query_one("#sessions", DataTable)
         aw.clear()
+        cell = self._cell
         for a in self.waiting:
             aw.add_row(
-                _cell(a.title, 50),
-                _cell(a.protocol, 12),
-                _cell(a.why, 30),
-                _cell(tally_text(a.vote_tally), 30),
+                cell("awaiting", "title", a.title),
+                cell("awaiting", "protocol", a.protocol),
+                cell("awaiting", "rule", a.why),
+                cell("awaiting", "tally", tally_text(a.vote_tally)),
             )
         ke = self.query_one("#keyed", DataTable)
         for table, offline in ((ex, True), (ke, False)):
             table.clear()
+            name = str(table.id)
             for row in self._examples(offline):
-                title = _cell(row.title)
+                title = cell(name, "title", row.title)
                 if row.problem:
-                    title = Text.assemble(_cell(row.title, 40), (" (invalid)", "red"))
+                    cut = Text(shorten(row.title, self._width(name, "title") - len(" (invalid)")))
+                    title = Text.assemble(cut, (" (invalid)", "red"))
                 table.add_row(
                     title,
-                    _cell(row.protocol, 12),
-                    _cell(row.debaters, 40),
-                    _cell(row.path.name, 40),
+                    cell(name, "protocol", row.protocol),
+                    cell(name, "debaters", row.debaters),
+                    cell(name, "file", row.path.name),
                 )
         se.clear()
-        for s in self.sessions:
+        for s in self.shown_sessions():
             se.add_row(
-                _cell(s.date, 16),
-                _cell(s.title, 50),
-                _cell(s.protocol, 12),
-                _cell(s.decision, 30),
+                cell("sessions", "date", s.date),
+                cell("sessions", "title", s.title),
+                cell("sessions", "protocol", s.protocol),
+                cell("sessions", "decision", s.decision),
                 Text(str(s.turns)),
-                _cell(s.path.name, 50),
+                cell("sessions", "file", s.path.name),
             )
         for table in (aw, ex, ke, se):
             if table.row_count:
                 table.move_cursor(row=min(cursors.get(str(table.id), 0), table.row_count - 1))
         empty = self.query_one("#sessions-empty", Static)
-        empty.update(
-            Content(
-                ""
-                if self.sessions
-                else f"No saved sessions yet in {shorten(str(self.sessions_dir), 80)}"
-            )
-        )
+        if not self.sessions:
+            note = f"No saved sessions yet in {shorten(str(self.sessions_dir), 80)}"
+        elif not se.row_count:
+            note = "No saved session matches the filter (Esc in the filter clears it)"
+        else:
+            note = ""
+        empty.update(Content(note))
+
+    def _width(self, table: str, column: str) -> int:
+        return dict(self._columns.get(table, [])).get(column, 60)
+
+    def _cell(self, table: str, column: str, text: str) -> Text:
+        """One line cut to its column with ``…``: a table would cut it with no mark."""
+        return Text(shorten(text, self._width(table, column)))
 
     def _examples(self, offline: bool) -> list[ExampleRow]:
-        return [row for row in self.examples if row.offline == offline]
+        return [
+            row
+            for row in self.examples
+            if row.offline == offline
+            and self._matches(row.title, row.protocol, row.debaters, row.path.name)
+        ]
+
+    def shown_sessions(self) -> list[SessionRow]:
+        """The saved sessions the filter lets through, newest first."""
+        return [
+            s
+            for s in self.sessions
+            if self._matches(s.title, s.protocol, s.decision, s.date, s.path.name)
+        ]
+
+    def _matches(self, *fields: str) -> bool:
+        return not self.filter or any(self.filter in f.casefold() for f in fields)
+
+    # ------------------------------------------------------------ filter
+    def action_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter = event.value.strip().casefold()
+        self._fill({str(t.id): 0 for t in self.query(DataTable)})
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        (table if table.row_count else self.query_one("#examples", DataTable)).focus()
+
+    def on_key(self, event: Key) -> None:
+        """Esc in the filter clears it (and leaves it)."""
+        box = self.query_one("#filter", Input)
+        if event.key == "escape" and self.focused is box:
+            event.stop()
+            box.value = ""
+            self.query_one("#examples", DataTable).focus()
 
     def action_reload(self) -> None:
         self.load()
@@ -372,8 +427,9 @@ class HomeScreen(Screen[None]):
         focused = self.focused
         if isinstance(focused, DataTable) and focused.id == "awaiting" and self.waiting:
             return "awaiting", self.waiting[focused.cursor_row].path
-        if isinstance(focused, DataTable) and focused.id == "sessions" and self.sessions:
-            return "session", self.sessions[focused.cursor_row].path
+        shown = self.shown_sessions()
+        if isinstance(focused, DataTable) and focused.id == "sessions" and shown:
+            return "session", shown[focused.cursor_row].path
         if isinstance(focused, DataTable) and focused.id == "keyed" and self._examples(False):
             return "example", self._examples(False)[focused.cursor_row].path
         ex = self.query_one("#examples", DataTable)
@@ -412,3 +468,133 @@ class HomeScreen(Screen[None]):
         if chosen and chosen[0] in ("session", "awaiting"):
             self.notify("pick the turn (← →, g), then k forks after it", markup=False, timeout=8)
             self.post_message(SessionChosen("replay", str(chosen[1])))
+
+    def action_new_spec(self) -> None:
+        """``n``: a protocol, a file name; then as ``moot new``, the editor, a check, a run."""
+        from tui.app.screens.files import NewSpecModal
+        from tui.engine.protocols import PROTOCOLS
+
+        protocols = {
+            name: (protocol.__doc__ or "").strip().splitlines()[0]
+            for name, protocol in PROTOCOLS.items()
+        }
+        self.app.push_screen(NewSpecModal(protocols, Path.cwd()), self._write_spec)
+
+    def _write_spec(self, chosen: tuple[str, str] | None) -> None:
+        from tui.app.editor import checked, edit
+        from tui.engine.safeio import write_new
+        from tui.templates import TEMPLATES
+
+        if chosen is None:
+            return
+        protocol, name = chosen
+        path = Path(name) if Path(name).is_absolute() else Path.cwd() / name
+        try:  # never over an existing file, never through a link: as ``moot new``
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_new(path, TEMPLATES[protocol].format(name=path.name).encode("utf-8"))
+        except (FileRefused, OSError) as err:
+            self.notify(shorten(f"{name}: {err}", 400), severity="error", markup=False)
+            return
+        self.notify(f"wrote {path}", markup=False)
+        problem = edit(self.app, path)
+        if problem is not None:
+            self.notify(problem, severity="warning", markup=False, timeout=10)
+        elif checked(self.app, path):
+            self.post_message(SessionChosen("run", str(path)))  # the preflight, then the run
+
+    # ------------------------------------------------- rename and delete
+    def _chosen_session(self, doing: str) -> SessionRow | None:
+        """The saved session under the cursor; a running one is refused, with the reason."""
+        focused = self.focused
+        shown = self.shown_sessions()
+        if not (isinstance(focused, DataTable) and focused.id == "sessions" and shown):
+            self.notify(f"pick a saved session to {doing} (Tab to the list)", markup=False)
+            return None
+        row = shown[focused.cursor_row]
+        if self._session_running(row.path):
+            self.notify(
+                f"{shorten(row.path.name, 60)} is running; it cannot be {doing}d",
+                severity="warning",
+                markup=False,
+            )
+            return None
+        return row
+
+    def _session_running(self, path: Path) -> bool:
+        """A debate of this app, or a moot process elsewhere, is writing the file."""
+        from tui.app.app import MootApp  # the app imports this module first
+        from tui.engine.session import held
+
+        here = isinstance(self.app, MootApp) and self.app.holds_session(path)
+        return here or held(path)
+
+    def action_rename(self) -> None:
+        from tui.app.screens.files import RenameModal
+
+        row = self._chosen_session("rename")
+        if row is None:
+            return
+        modal = RenameModal(row.path)
+
+        def renamed(name: str | None) -> None:
+            if name is None:
+                return
+            problem = rename_session(row.path, name)
+            if problem is not None:
+                self.notify(shorten(problem, 400), severity="error", markup=False)
+                return
+            self.notify(f"renamed to {shorten(name, 80)}", markup=False)
+            self.load()
+
+        self.app.push_screen(modal, renamed)
+
+    def action_delete(self) -> None:
+        from tui.app.screens.files import DeleteModal
+
+        row = self._chosen_session("delete")
+        if row is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            if self._session_running(row.path):  # started while the question was up
+                self.notify("it is running now; not deleted", markup=False)
+                return
+            try:
+                row.path.unlink()  # a link is removed, never the file it points to
+            except OSError as err:
+                self.notify(
+                    shorten(f"cannot delete {row.path.name}: {err.strerror}", 400),
+                    severity="error",
+                    markup=False,
+                )
+                return
+            self.notify(f"deleted {shorten(row.path.name, 80)}", markup=False)
+            self.load()
+
+        self.app.push_screen(DeleteModal(row.path, row.title), answered)
+
+
+def rename_session(path: Path, name: str) -> str | None:
+    """Give a session file a new name in its folder; what is wrong with the name, or None.
+
+    The file is moved as it is: its hash chain, signatures and ``[session].id`` do not
+    name the file, so ``moot verify`` holds after. It never replaces another file.
+    """
+    name = name.strip()
+    if not name.endswith(".toml"):
+        name += ".toml"
+    if "/" in name or "\\" in name or name.startswith(".") or name == ".toml":
+        return f"{name!r}: a file name in the same folder, not starting with a dot"
+    target = path.with_name(name)
+    if target == path:
+        return None
+    try:
+        os.link(path, target, follow_symlinks=False)  # fails if the name is taken
+        path.unlink()
+    except FileExistsError:
+        return f"{name} exists already; pick another name"
+    except OSError as err:
+        return f"cannot rename to {name}: {err.strerror or err}"
+    return None

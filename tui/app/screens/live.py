@@ -78,6 +78,7 @@ class LiveScreen(DebateScreen):
         Binding("x", "cut(False)", "Cut turn"),
         Binding("X", "cut(True)", "Cut phase", show=False),
         Binding("f,end", "follow", "Follow", show=False),
+        Binding("E", "edit_spec", "Edit spec", show=False),
     ]
 
     def __init__(
@@ -233,7 +234,9 @@ class LiveScreen(DebateScreen):
                 self._operator_acted(event.action)
             case LedgerChanged() as event:
                 if event.speaker in self._engine_now.debaters:  # a copy: the engine's changes
-                    self.pane(event.speaker).ledger = replace(event.ledger)
+                    pane = self.pane(event.speaker)
+                    pane.ledger = replace(event.ledger)
+                    pane.reply_done()  # charged after each call: its reply has ended
             case DecisionReached() as event:
                 await self._decision_reached(event)
 
@@ -582,6 +585,30 @@ class LiveScreen(DebateScreen):
         """Every pane follows its newest words again (scrolling up had stopped it)."""
         for pane in self.query(DebaterPane):
             pane.follow()
+
+    def action_edit_spec(self) -> None:
+        """``E``: the spec file in ``$EDITOR``, then checked. This run keeps the spec it
+        started with (the session file records it); the edits are for the next run."""
+        from tui.app.editor import checked, edit
+
+        if self.spec_source is None:
+            self.notify(
+                "this debate's spec is the copy in its session file; there is no spec file to edit",
+                markup=False,
+            )
+            return
+        path = Path(self.spec_source)
+        problem = edit(self.app, path)
+        if problem is not None:
+            self.notify(problem, severity="warning", markup=False, timeout=10)
+            return
+        if checked(self.app, path, self.moot.allow_read):
+            self.notify(
+                f"{shorten(path.name, 60)} is valid; this debate keeps the spec it started "
+                "with, the next run uses the edits",
+                markup=False,
+                timeout=10,
+            )
 
     def action_note(self) -> None:
         engine = self.engine

@@ -15,6 +15,7 @@ from textual.widgets import Footer, Input, Static
 from tui.app.components.cards import turn_body, turn_heading
 from tui.engine.records import Turn
 from tui.engine.spec import Spec
+from tui.plural import counted
 from tui.render.textsafe import SCREEN_LIMIT, clean_line, shorten
 
 MAX_SHOWN = 400
@@ -51,7 +52,7 @@ class TranscriptScreen(Screen[None]):
             Content.assemble(
                 ("Transcript · ", "bold"),
                 shorten(d.title, 80),
-                (f" · {len(self.turns)} turns", "$text-muted"),
+                (f" · {counted(len(self.turns), 'turn')}", "$text-muted"),
             ),
             classes="head",
             markup=False,
@@ -60,7 +61,7 @@ class TranscriptScreen(Screen[None]):
             if len(self.turns) > MAX_SHOWN:
                 yield Static(
                     Content(
-                        f"… {len(self.turns) - MAX_SHOWN} earlier turns are in the session file"
+                        f"… {counted(len(self.turns) - MAX_SHOWN, 'earlier turn')} in the session file"
                     ),
                     markup=False,
                 )
