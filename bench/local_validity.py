@@ -1,6 +1,7 @@
 """How often the embedded 135M model's answers pass the engine's checks, per shipped example.
 
 Run: .venv/bin/python bench/local_validity.py [--runs 5] [--examples local-debate.toml,...]
+     .venv/bin/python bench/local_validity.py --templates   (the specs ``moot new`` writes)
 
 The tests on the local model check that every answer is judged (counted, or
 refused on record with its reason), never that it is valid: llama.cpp samples
@@ -21,6 +22,7 @@ import argparse
 import asyncio
 import re
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -30,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tui.engine import Engine  # noqa: E402
 from tui.engine.spec import read_spec_file  # noqa: E402
 from tui.providers.registry import close_all, provider_for  # noqa: E402
+from tui.templates import TEMPLATES  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "sessions" / "examples"
 DEFAULT = sorted(p.name for p in EXAMPLES.glob("local-*.toml"))
@@ -42,7 +45,7 @@ def _reason(error: str) -> str:
     return re.sub(r"\[\d+\]", "[n]", error.split(" / ")[0])[:90]
 
 
-async def _play(example: str, runs: int) -> None:
+async def _play(example: str, runs: int, folder: Path = EXAMPLES) -> None:
     played = valid = 0
     reasons: Counter[str] = Counter()
     rules: Counter[str] = Counter()
@@ -50,7 +53,7 @@ async def _play(example: str, runs: int) -> None:
     slowest = 0.0
     t0 = time.perf_counter()
     for _ in range(runs):
-        spec, _raw = read_spec_file(EXAMPLES / example)
+        spec, _raw = read_spec_file(folder / example)
         engine = Engine(spec, provider_for)
         started = time.perf_counter()
         decision = await engine.run()
@@ -80,8 +83,18 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--examples", default=",".join(DEFAULT))
+    parser.add_argument(
+        "--templates", action="store_true", help="play the specs `moot new` writes instead"
+    )
     args = parser.parse_args()
     try:
+        if args.templates:
+            with tempfile.TemporaryDirectory() as folder:
+                for name, template in TEMPLATES.items():
+                    path = Path(folder) / f"new-{name}.toml"
+                    path.write_text(template.format(name=path.name), encoding="utf-8")
+                    await _play(path.name, args.runs, Path(folder))
+            return
         for example in args.examples.split(","):
             await _play(example.strip(), args.runs)
     finally:

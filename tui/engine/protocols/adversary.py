@@ -31,17 +31,19 @@ motion = "Write the rollout plan for moving sessions from cookies to tokens."
 protocol = "adversary"
 proposer = "author"
 critic = "red-team"          # must differ from the proposer: self-critique is refused
-max_rounds = 3               # revise loops before escalating to the operator
+max_rounds = 2               # revise loops before escalating to the operator
 release_score = 80           # a release needs no open weakness and at least this score
 
 [[debaters]]
 id = "author"
 model = "local"
+max_tokens = 220             # sized for the embedded model: raise it for a real one
 role = "Writes a concrete, staged rollout plan."
 
 [[debaters]]
 id = "red-team"
 model = "local"
+max_tokens = 220
 role = "Finds every way the plan could fail in production."
 """
 

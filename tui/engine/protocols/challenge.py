@@ -49,18 +49,20 @@ defender = "owner"
 adversary = "reviewer"       # must differ from the defender
 mode = "blocking"            # blocking: unresolved critical challenges block release
                              # advisory: the adversary informs, the operator decides
-max_rounds = 3
+max_rounds = 2
 artifact = """Cache every catalogue response for 24 hours.
 Invalidate nothing: prices change rarely."""
 
 [[debaters]]
 id = "owner"
 model = "local"
+max_tokens = 260             # sized for the embedded model: raise it for a real one
 role = "Owns the plan and defends it, or fixes it."
 
 [[debaters]]
 id = "reviewer"
 model = "local"
+max_tokens = 260
 role = "Challenges the plan with evidence quoted from it."
 
 # Evidence rubric (optional): verdicts need admitted evidence, default no.

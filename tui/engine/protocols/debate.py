@@ -36,16 +36,19 @@ consensus_threshold = 2      # votes one option needs (and no tie) to decide
 [[debaters]]
 id = "architect"
 model = "local"              # "local" (embedded), "scripted", or any LiteLLM model string
+max_tokens = 300             # sized for the embedded model: raise it for a real one
 role = "Argues for event sourcing: auditability and replay."
 
 [[debaters]]
 id = "operator-sre"
 model = "local"
+max_tokens = 300
 role = "Argues against: operational cost and migration risk."
 
 [[debaters]]
 id = "pragmatist"
 model = "local"
+max_tokens = 300
 role = "Looks for the smallest change that gets most of the benefit."
 
 # A real model, reading its key from an environment variable (never a literal key):

@@ -45,16 +45,19 @@ convergence = 0.25           # converged when (Q3 - Q1) / |median| is at most th
 [[debaters]]
 id = "backend"
 model = "local"
+max_tokens = 120             # sized for the embedded model: raise it for a real one
 role = "A backend engineer who has built exports before."
 
 [[debaters]]
 id = "qa"
 model = "local"
+max_tokens = 120
 role = "A tester who counts the cases nobody mentions."
 
 [[debaters]]
 id = "lead"
 model = "local"
+max_tokens = 120
 role = "A team lead who remembers how long the last three features took."
 """
 

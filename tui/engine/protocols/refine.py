@@ -103,35 +103,42 @@ judges = ["judge-1", "judge-2", "judge-3"]   # an odd panel of 3 to 7, none an a
 convergence = 3              # incumbent wins in a row that end the loop
 position_swap = false        # true: ask each judge both ways; a flip is no preference
 # seed = 42                  # judge X/Y order; drawn and recorded when absent
-max_rounds = 6
+max_rounds = 3
 
 [[debaters]]
 id = "author-a"
 model = "local"
+max_tokens = 120             # sized for the embedded model: raise it for a real one
 
 [[debaters]]
 id = "author-b"
 model = "local"
+max_tokens = 120
 
 [[debaters]]
 id = "critic"
 model = "local"
+max_tokens = 160
 
 [[debaters]]
 id = "synth"
 model = "local"
+max_tokens = 160
 
 [[debaters]]
 id = "judge-1"
 model = "local"
+max_tokens = 80
 
 [[debaters]]
 id = "judge-2"
 model = "local"
+max_tokens = 80
 
 [[debaters]]
 id = "judge-3"
 model = "local"
+max_tokens = 80
 """
 
 
