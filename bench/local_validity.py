@@ -33,6 +33,7 @@ from tui.engine import Engine  # noqa: E402
 from tui.engine.spec import read_spec_file  # noqa: E402
 from tui.providers.registry import close_all, provider_for  # noqa: E402
 from tui.templates import TEMPLATES  # noqa: E402
+from tui.tools.toolbox import run_tools  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "sessions" / "examples"
 DEFAULT = sorted(p.name for p in EXAMPLES.glob("local-*.toml"))
@@ -54,9 +55,16 @@ async def _play(example: str, runs: int, folder: Path = EXAMPLES) -> None:
     t0 = time.perf_counter()
     for _ in range(runs):
         spec, _raw = read_spec_file(folder / example)
-        engine = Engine(spec, provider_for)
+        tools = run_tools(spec, folder / example)  # the spec's [[tools]], as `moot run` starts them
+        if tools is not None:
+            await tools.start()
+        engine = Engine(spec, provider_for, tools=tools)
         started = time.perf_counter()
-        decision = await engine.run()
+        try:
+            decision = await engine.run()
+        finally:
+            if tools is not None:
+                await tools.aclose()
         took_run = time.perf_counter() - started
         slowest = max(slowest, took_run)
         rules[decision.rule] += 1

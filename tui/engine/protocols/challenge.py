@@ -50,6 +50,8 @@ adversary = "reviewer"       # must differ from the defender
 mode = "blocking"            # blocking: unresolved critical challenges block release
                              # advisory: the adversary informs, the operator decides
 max_rounds = 2
+retries = 3                  # the embedded model's junk answer is asked again three times
+min_words = 1                # it writes hyphenated phrases; for a real model keep 3
 artifact = """Cache every catalogue response for 24 hours.
 Invalidate nothing: prices change rarely."""
 
