@@ -207,3 +207,33 @@ def test_slot_schema_names_exactly_the_ids_to_answer() -> None:
     assert responses["minItems"] == responses["maxItems"] == 2
     assert responses["items"]["properties"]["challenge_id"]["enum"] == ["C1.1", "C1.2"]
     assert "$defs" not in schema and base == pristine  # the kind's schema is untouched
+
+
+def test_a_challenge_names_a_lookup_source_only_where_its_adversary_may_look_up(
+    tmp_path: Any,
+) -> None:
+    """Without a tool there is nothing to quote: a small model that fills in ``source``
+    anyway got its challenges refused, so the report's schema offers it only with a tool."""
+    from tui.engine.protocols import protocol_for
+    from tui.engine.schedule import Slot
+
+    base = CONTENT_MODELS[TurnKind.CHALLENGE_REPORT].model_json_schema()
+    slot = Slot(1, 1, "challenge", "red", TurnKind.CHALLENGE_REPORT, "owner")
+
+    def item_fields(raw: dict[str, Any]) -> set[str]:
+        spec = validate_spec(raw)
+        engine, _ = run_engine(raw)
+        schema = protocol_for(spec).slot_schema(engine.state, slot, base)
+        return set(schema["properties"]["challenges"]["items"]["properties"])
+
+    plain = spec_raw([{"challenges": [C_MINOR], "verdict": "objections"}], max_rounds=1)
+    assert "source" not in item_fields(plain)
+    (tmp_path / "docs").mkdir()
+    grounded = {
+        **plain,
+        "tools": [
+            {"name": "docs", "builtin": "files", "root": str(tmp_path / "docs"), "roles": ["red"]}
+        ],
+    }
+    assert "source" in item_fields(grounded)
+    assert {"evidence", "concern"} <= item_fields(plain)

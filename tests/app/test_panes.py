@@ -9,6 +9,7 @@ from app_support import debate_spec, live_screen, make_app, tap, wait_until, wri
 from textual.app import App
 from textual.widgets import Static
 
+import tui.app.screens.live as live_module
 from tui.app.components.cards import TurnCard
 from tui.app.components.pane import MAX_CARDS, TailText, packed
 from tui.engine.schedule import Slot
@@ -265,10 +266,14 @@ async def test_a_resize_while_a_turn_box_mounts_never_reaches_it(tmp_path, moot_
         await tap(pilot, "y")
 
 
-async def test_a_reply_waiting_to_be_written_shows_done_not_a_falling_rate(tmp_path, moot_dirs):
+async def test_a_reply_waiting_to_be_written_shows_done_not_a_falling_rate(
+    tmp_path, moot_dirs, monkeypatch
+):
     """A parallel phase writes turns in schedule order: the fast critic's reply is over
     while the slow planner still speaks, and its pane says so instead of a rate that
-    keeps falling with the clock."""
+    keeps falling with the clock. Pane changes are spaced out as on a loaded machine, so
+    the critic's reply ends before its box is mounted: the "done" must not be lost."""
+    monkeypatch.setattr(live_module, "PANE_OP_INTERVAL", 0.3)
     spec = debate_spec(
         debaters=2,
         phases=["proposal"],

@@ -236,7 +236,13 @@ class LiveScreen(DebateScreen):
                 if event.speaker in self._engine_now.debaters:  # a copy: the engine's changes
                     pane = self.pane(event.speaker)
                     pane.ledger = replace(event.ledger)
-                    pane.reply_done()  # charged after each call: its reply has ended
+
+                    async def reply_done(pane: DebaterPane = pane) -> None:
+                        pane.reply_done()
+
+                    # Charged after each call: its reply has ended. Queued behind the
+                    # pane's own changes, so a reply faster than its box's mount is not lost.
+                    await self._pane_op(event.speaker, reply_done)
             case DecisionReached() as event:
                 await self._decision_reached(event)
 

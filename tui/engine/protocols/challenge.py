@@ -214,6 +214,10 @@ class ChallengeProtocol(Protocol):
         key = "assessments" if reports else "responses"
         ids = self.awaiting_assessment() if reports else self.unresolved()
         out = inline_refs(schema)
+        if reports and not _may_look_up(self.spec, slot.speaker):
+            # No lookup to quote: a ``source`` a small model fills in anyway would only
+            # get its challenge refused, so the field is not offered.
+            out["properties"]["challenges"]["items"]["properties"].pop("source", None)
         arr = out["properties"][key]
         arr["minItems"] = arr["maxItems"] = len(ids)
         if ids:
@@ -374,6 +378,12 @@ class ChallengeProtocol(Protocol):
             out["cross_family_held"] = last.cross_family_held
             out["weak_adversarial_pass"] = not last.cross_family_held
         return out
+
+
+def _may_look_up(spec: Spec, speaker: str) -> bool:
+    from tui.engine.lookups import tools_of  # both import the spec, which imports us
+
+    return bool(tools_of(spec, speaker))
 
 
 def _lookup_evidence(turn: Turn) -> list[dict[str, Any]]:
