@@ -32,6 +32,7 @@ protocol = "adversary"
 proposer = "author"
 critic = "red-team"          # must differ from the proposer: self-critique is refused
 max_rounds = 2               # revise loops before escalating to the operator
+retries = 3                  # the embedded model's junk answer is asked again three times
 release_score = 80           # a release needs no open weakness and at least this score
 
 [[debaters]]

@@ -104,6 +104,7 @@ convergence = 3              # incumbent wins in a row that end the loop
 position_swap = false        # true: ask each judge both ways; a flip is no preference
 # seed = 42                  # judge X/Y order; drawn and recorded when absent
 max_rounds = 3
+retries = 3                  # the embedded model's junk answer is asked again three times
 
 [[debaters]]
 id = "author-a"
