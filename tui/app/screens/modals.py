@@ -217,7 +217,8 @@ class ConfirmModal(_Modal[bool]):
                 yield Button(Content("Stay"), id="no", variant="primary")
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
+        for button in self.query("#no").results(Button):  # none if the app closed first
+            button.focus()
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
@@ -260,7 +261,8 @@ class GuardModal(_Modal[bool]):
                 yield Button(Content(self.act), id="yes", variant="error")
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
+        for button in self.query("#no").results(Button):  # none if the app closed first
+            button.focus()
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
