@@ -123,6 +123,10 @@ class DecideModal(_Modal[DecideResult | None]):
 
     def on_mount(self) -> None:
         self.query_one("#summary", Static).display = bool(self.summary)
+        if self.focused is None:  # AUTO_FOCUS waits while the terminal reports focus lost,
+            for widget in self.query("#value, #votes"):  # yet keys reach the app: they go here
+                widget.focus()
+                break
 
     async def escalated(self, summary: str, vetoes: dict[str, str]) -> None:
         """The debate ended unresolved while this modal was open: become the unresolved
