@@ -217,7 +217,7 @@ class ChallengeProtocol(Protocol):
         if reports and not _may_look_up(self.spec, slot.speaker):
             # No lookup to quote: a ``source`` a small model fills in anyway would only
             # get its challenge refused, so the field is not offered.
-            out["properties"]["challenges"]["items"]["properties"].pop("source", None)
+            _drop_source(out)
         arr = out["properties"][key]
         arr["minItems"] = arr["maxItems"] = len(ids)
         if ids:
@@ -378,6 +378,22 @@ class ChallengeProtocol(Protocol):
             out["cross_family_held"] = last.cross_family_held
             out["weak_adversarial_pass"] = not last.cross_family_held
         return out
+
+
+def _drop_source(node: Any) -> None:
+    """Take ``source`` out of every challenge item of a report schema, wherever it sits."""
+    if isinstance(node, dict):
+        challenges = node.get("properties", {}).get("challenges")
+        item = challenges.get("items") if isinstance(challenges, dict) else None
+        if isinstance(item, dict) and isinstance(item.get("properties"), dict):
+            item["properties"].pop("source", None)
+            if isinstance(item.get("required"), list):
+                item["required"] = [k for k in item["required"] if k != "source"]
+        for value in node.values():
+            _drop_source(value)
+    elif isinstance(node, list):
+        for value in node:
+            _drop_source(value)
 
 
 def _may_look_up(spec: Spec, speaker: str) -> bool:
