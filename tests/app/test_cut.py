@@ -111,7 +111,7 @@ async def test_replace_model_from_the_cut_modal_takes_enter(tmp_path, moot_dirs)
         await tap(pilot, "x")  # asks no question again: the turn is already cut
         modal = await wait_until(pilot, lambda: isinstance(app.screen, CutModal) and app.screen)
         await tap(pilot, "tab")  # the note, then the model
-        assert modal.query_one("#model").has_focus
+        await wait_until(pilot, lambda: modal.query_one("#model").has_focus)
         await fill(pilot, "#model", "scripted-b")
         await tap(pilot, "enter")
         await wait_until(pilot, lambda: screen.decision is not None, timeout=60)

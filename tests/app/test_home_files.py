@@ -44,7 +44,7 @@ async def test_the_filter_narrows_the_lists_and_enter_opens_what_it_shows(tmp_pa
         home = await _home(pilot)
         assert _titles(home) == ["Beta pricing", "Alpha rollout"]
         await tap(pilot, "slash")
-        assert app.focused is home.query_one("#filter")
+        await wait_until(pilot, lambda: app.focused is home.query_one("#filter"))
         await fill(pilot, "#filter", "ALPHA")
         await wait_until(pilot, lambda: _titles(home) == ["Alpha rollout"])
         await fill(pilot, "#filter", "nothing like it")
@@ -52,7 +52,7 @@ async def test_the_filter_narrows_the_lists_and_enter_opens_what_it_shows(tmp_pa
         await fill(pilot, "#filter", "beta")
         await wait_until(pilot, lambda: _titles(home) == ["Beta pricing"])
         await tap(pilot, "enter")  # to the list; Enter there opens the row shown
-        assert app.focused is home.query_one("#sessions")
+        await wait_until(pilot, lambda: app.focused is home.query_one("#sessions"))
         await tap(pilot, "enter")
         replay = await wait_until(
             pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen

@@ -51,7 +51,7 @@ async def test_80x24_shows_one_wide_pane_and_every_debater_is_reachable(tmp_path
             reached.add(pane.debater_id)
         assert reached == {"planner", "critic", "operator"}
         await tap(pilot, "full_stop")  # follow the speaker again
-        assert screen.picked is None
+        await wait_until(pilot, lambda: screen.picked is None)
         await quit_confirmed(pilot)
 
 

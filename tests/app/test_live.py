@@ -54,7 +54,7 @@ async def test_pause_stops_the_next_turn_from_starting(tmp_path, moot_dirs):
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await _first_turn_speaking(pilot)
         await tap(pilot, "p")
-        assert screen.header.status == "PAUSED"  # shown at once, while a turn is in flight
+        await wait_until(pilot, lambda: screen.header.status == "PAUSED")  # before the turn ends
         engine = screen.engine
         assert engine.paused
         # The turn in flight finishes; then nothing is speaking and nothing starts.
@@ -69,7 +69,7 @@ async def test_pause_stops_the_next_turn_from_starting(tmp_path, moot_dirs):
         assert not any(e.status == "speaking" for e in screen.timeline.entries.values())
         assert all(p.streaming is None for p in screen.query("DebaterPane"))
         await tap(pilot, "p")
-        assert screen.header.status == "LIVE"
+        await wait_until(pilot, lambda: screen.header.status == "LIVE")
         await wait_until(pilot, lambda: len(engine.state.turns) > done)
         await quit_confirmed(pilot)
     assert app.return_value in (130, 3)  # quit before a decision: saved, not decided

@@ -71,7 +71,7 @@ async def test_replay_plays_at_a_chosen_speed(tmp_path):
         await pilot.press("minus")
         assert screen.speed == 16.0
         await tap(pilot, "space")
-        assert screen.playing
+        await wait_until(pilot, lambda: screen.playing)
         await wait_until(pilot, lambda: screen.cursor == len(screen.recorded), timeout=5)
         await wait_until(pilot, lambda: not screen.playing)
         await pilot.press("q")

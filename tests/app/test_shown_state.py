@@ -39,7 +39,7 @@ async def test_pause_escalate_add_a_round_quit_resume_shows_live(tmp_path, moot_
         screen = await wait_until(pilot, lambda: app.debate_screen())
         await wait_until(pilot, lambda: screen.engine and len(screen.engine.state.turns) >= 1)
         await tap(pilot, "p")
-        assert screen.header.status == "PAUSED"
+        await wait_until(pilot, lambda: screen.header.status == "PAUSED")
         await tap(pilot, "e")
         await confirm_guard(pilot)
         modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
@@ -63,7 +63,7 @@ async def test_pause_escalate_add_a_round_quit_resume_shows_live(tmp_path, moot_
         assert screen.header.status == "LIVE"
         assert seen and all(status == "LIVE" for _, status in seen), seen
         await tap(pilot, "p")  # p on a running debate pauses it
-        assert screen.header.status == "PAUSED"
+        await wait_until(pilot, lambda: screen.header.status == "PAUSED")
         await quit_confirmed(pilot)
     actions = [a["action"] for a in load_session(path).actions]
     assert actions == ["pause", "resume", "escalate", "extend", "pause"]
