@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import io
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomli
 from rich.console import Console
 
 from tests.helpers import SCRIPTED, debate_raw
@@ -52,16 +52,27 @@ def _run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 @pytest.fixture
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every text handed to ``tomllib.loads``: a refused input must never get there."""
+    """Every text handed to the TOML parser: a refused input must never get there."""
     seen: list[str] = []
-    real = tomllib.loads
+    real = tomli.loads
 
     def spy(text: str, **kwargs: Any) -> dict[str, Any]:
         seen.append(text)
         return real(text, **kwargs)
 
-    monkeypatch.setattr(tomllib, "loads", spy)
+    monkeypatch.setattr(tomli, "loads", spy)
     return seen
+
+
+def test_the_spy_sees_what_moot_parses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], parsed: list[str]
+) -> None:
+    """The tests below would pass by mistake if moot parsed with another function."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(OK_SPEC)
+    code, err = _run_cli(capsys, "validate", str(spec))
+    assert code == 0, err
+    assert OK_SPEC in parsed
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE_TOML))

@@ -1,18 +1,19 @@
 """Limits checked on TOML and JSON text before a parser sees it.
 
-``tomllib`` and ``json`` recurse per nesting level, take quadratic time on deep
-dotted keys and refuse integers over 4,300 digits with a ValueError, so hostile
-input could crash or stall them. These scans run at C speed on the text with
+``tomli`` (the parser ``tomllib`` was taken from) and ``json`` recurse per
+nesting level, take quadratic time on deep dotted keys and refuse integers over
+4,300 digits with a ValueError, so hostile input could crash or stall them. These scans run at C speed on the text with
 its strings removed and name the first limit exceeded.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
 from datetime import date, time
 from itertools import accumulate
 from typing import Any
+
+import tomli
 
 SPEC_BYTES = 1_000_000
 SESSION_BYTES = 32_000_000
@@ -97,7 +98,7 @@ def toml_document(data: bytes) -> dict[str, Any]:
     if limit := _skeleton_limit(skeleton):
         raise TomlRefused(f"refused before parsing: {limit}")
     try:
-        doc = tomllib.loads(text)
+        doc = tomli.loads(text)  # tomllib's own code, compiled: a long session reads in half
     except ValueError as err:  # TOMLDecodeError, or a number tomllib cannot convert
         raise TomlRefused(f"not valid TOML: {err}") from None
     # A date or time is bare text outside strings: with none of their shape there, no walk.
