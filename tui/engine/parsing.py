@@ -66,10 +66,29 @@ def parse_turn(text: str, model: type[BaseModel], votes: list[str]) -> BaseModel
     """
     data = extract_json_object(text)
     if "\\u" in text or _SURROGATE.search(text):  # where a lone surrogate can come from
-        try:
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise TurnParseError("the answer holds an unpaired surrogate (not text)") from None
+        _no_surrogate(json.dumps(data, ensure_ascii=False))
+    return _valid(data, model, votes)
+
+
+def check_content(data: dict[str, Any], model: type[BaseModel], votes: list[str]) -> BaseModel:
+    """A recorded turn's content held to every rule its reply was (``moot verify``).
+
+    The content is already JSON-shaped, so its text is only checked, never parsed again.
+    """
+    text = json.dumps(data, ensure_ascii=False)
+    if limit := json_limit(text):
+        raise TurnParseError(limit)
+    _no_surrogate(text)
+    return _valid(data, model, votes)
+
+
+def _no_surrogate(text: str) -> None:
+    if _SURROGATE.search(text):
+        raise TurnParseError("the answer holds an unpaired surrogate (not text)")
+
+
+def _valid(data: dict[str, Any], model: type[BaseModel], votes: list[str]) -> BaseModel:
+    """``data`` as ``model``, its vote (if it has one) among ``votes``."""
     try:
         content = model.model_validate(data)
     except ValidationError as err:

@@ -38,7 +38,7 @@ from tui.engine.evidence import assess, with_rubric
 from tui.engine.keys import YOU
 from tui.engine.lookups import lookup_problems
 from tui.engine.lookups import results as lookup_results
-from tui.engine.parsing import TurnParseError, parse_turn
+from tui.engine.parsing import TurnParseError, check_content
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.protocols import protocol_for
 from tui.engine.protocols.base import ContextItem, Protocol
@@ -595,7 +595,7 @@ def _slot_claims(
         return
     model = models[turn.kind]
     try:
-        parsed = parse_turn(json.dumps(turn.content), model, at.data.spec.debate.vote_options)
+        parsed = check_content(turn.content, model, at.data.spec.debate.vote_options)
         if at.legacy:  # the substance rules came after the file was written
             protocol.check_state(at.state, slot, parsed)
         else:
