@@ -413,3 +413,43 @@ async def test_an_unconverged_estimate_asks_for_a_number(
     assert "a number in engineer-days" in vote["description"]
     assert "'soon' is not a number" in second.message
     assert await holds(ran["session"])
+
+
+async def test_an_operators_escalate_leaves_it_awaiting_in_status_and_inbox(
+    server: MootServer, folder: Path, tmp_path: Path
+) -> None:
+    """Deciding "escalate" defers to a person: status must not call it decided."""
+    spec = write(tmp_path / "split.toml", unresolved())
+    answers = Answers(ElicitResult(action="decline"))
+    async with Client(server.mcp, elicitation_callback=answers) as client:
+        ran = _ok(await client.call_tool("run", {"spec": str(spec), "wait": True}))
+        deferred = _ok(
+            await client.call_tool(
+                "decide",
+                {
+                    "session": ran["session"],
+                    "vote": "escalate",
+                    "rationale": "The DBA must sign off on the rollback plan first.",
+                },
+            )
+        )
+        again = _ok(await client.call_tool("status", {"session": ran["session"]}))
+        inbox = _ok(await client.call_tool("inbox", {}))
+    assert deferred["status"] == again["status"] == "awaiting_decision"
+    assert [e["session"] for e in inbox["sessions"]] == [ran["session"]]
+    assert "DBA must sign off" in inbox["sessions"][0]["rationale"]
+
+
+async def test_the_inbox_asks_an_estimate_for_a_value_not_the_default_votes(
+    server: MootServer, tmp_path: Path
+) -> None:
+    from tests.test_delphi import spread_out
+
+    answers = Answers(ElicitResult(action="decline"))
+    async with Client(server.mcp, elicitation_callback=answers) as client:
+        ran = _ok(await client.call_tool("run", {"spec": str(spread_out(tmp_path)), "wait": True}))
+        inbox = _ok(await client.call_tool("inbox", {}))
+    [entry] = inbox["sessions"]
+    assert entry["session"] == ran["session"]
+    assert entry["votes"] == ran["votes"] == []
+    assert entry["value"] == ran["value"] and "a number in engineer-days" in entry["value"]

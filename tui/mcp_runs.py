@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tui.commands.inbox import awaits_a_person
 from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
 from tui.engine.context import read_documents
 from tui.engine.errors import MootInputError, SpecError
@@ -29,7 +30,7 @@ from tui.engine.ports import Provider, ToolFailure
 from tui.engine.records import Turn
 from tui.engine.session import SessionData, load_session
 from tui.engine.spec import Debater, Spec, read_spec_file, validate_spec
-from tui.engine.vocab import ESCALATE, DecisionChannel, OperatorAction
+from tui.engine.vocab import DecisionChannel
 from tui.filekind import refuse_wrong_kind
 from tui.telemetry import trace_session
 from tui.tools.toolbox import run_tools
@@ -88,7 +89,12 @@ class InboxEntry(BaseModel):
     protocol: str
     decision_rule: str
     tally: dict[str, int]
-    votes: list[str]
+    votes: list[str] = Field(description="the votes the spec allows, for `decide`")
+    value: str | None = Field(
+        default=None,
+        description="set when the protocol decides a value, not one of votes: "
+        "what `decide`'s vote must be",
+    )
     turns: int
     rationale: str
 
@@ -191,12 +197,6 @@ def _tally(data: SessionData) -> dict[str, int]:
     return tally
 
 
-def _awaiting(data: SessionData) -> bool:
-    result = data.result or {}
-    decided = any(a.get("action") == OperatorAction.DECIDE for a in data.actions)
-    return result.get("decision") == ESCALATE and not decided
-
-
 def snapshot(data: SessionData, live: Running | None = None) -> SessionStatus:
     """The status of a loaded session; ``live`` is this server's run of it, if any."""
     result = data.result
@@ -208,7 +208,7 @@ def snapshot(data: SessionData, live: Running | None = None) -> SessionStatus:
         status = "running"
     elif result is None:
         status = "unfinished"
-    elif _awaiting(data):
+    elif awaits_a_person(data.result, data.actions):
         status = "awaiting_decision"
     else:
         status = "decided"

@@ -36,12 +36,12 @@ from mcp.types import (
 from pydantic import BaseModel, Field, create_model
 
 from tui import __version__
-from tui.commands.inbox import tally_text
-from tui.engine.errors import MootInputError
+from tui.commands.inbox import Awaiting, tally_text
+from tui.engine.errors import MootInputError, SessionError
 from tui.engine.ports import Provider
 from tui.engine.records import Turn
 from tui.engine.session import load_session
-from tui.engine.spec import DEFAULT_VOTES, Debater, Spec
+from tui.engine.spec import Debater, Spec
 from tui.engine.vocab import DecisionChannel
 from tui.mcp_runs import (
     Asked,
@@ -317,21 +317,7 @@ class MootServer:
         from tui.commands.inbox import awaiting
 
         found = await anyio.to_thread.run_sync(awaiting, self.folder)
-        return Inbox(
-            sessions=[
-                InboxEntry(
-                    session=str(a.path),
-                    title=a.title,
-                    protocol=a.protocol,
-                    decision_rule=a.decision_rule,
-                    tally=a.vote_tally,
-                    votes=a.votes or list(DEFAULT_VOTES),  # a spec that kept the default
-                    turns=a.turns,
-                    rationale=a.rationale,
-                )
-                for a in found
-            ]
-        )
+        return Inbox(sessions=[await _off_loop(_inbox_entry, a) for a in found])
 
     async def verify(self, session: SessionArg) -> Verification:
         """Re-check every claim of a session from its file alone; ok when all hold."""
@@ -397,6 +383,27 @@ class MootServer:
             await _off_loop(decide_session, path, vote, rationale, via=DecisionChannel.MCP, flag="")
         data = await _off_loop(load_session, path)
         return snapshot(data, running)
+
+
+def _inbox_entry(waiting: Awaiting) -> InboxEntry:
+    """What ``decide`` takes for this session, from its spec as ``status`` gives it
+    (an estimate asks for a value; a spec without ``votes`` has the default ones)."""
+    try:
+        status = snapshot(load_session(waiting.path))
+        votes, value = status.votes, status.value
+    except SessionError:  # listed all the same; decide names what is wrong with it
+        votes, value = waiting.votes, None
+    return InboxEntry(
+        session=str(waiting.path),
+        title=waiting.title,
+        protocol=waiting.protocol,
+        decision_rule=waiting.decision_rule,
+        tally=waiting.vote_tally,
+        votes=votes,
+        value=value,
+        turns=waiting.turns,
+        rationale=waiting.rationale,
+    )
 
 
 async def serve_stdio(server: MootServer) -> None:

@@ -71,16 +71,9 @@ def peek(path: Path) -> Awaiting | None:
     if doc.get("schema") != SCHEMA:
         return None
     result = _table(doc, "result")
-    if result.get("decision") != ESCALATE:
-        return None  # running, interrupted, or decided
     actions = doc.get("operator_actions")
-    decides = [
-        a
-        for a in (actions if isinstance(actions, list) else [])
-        if isinstance(a, dict) and a.get("action") == OperatorAction.DECIDE
-    ]
-    if decides and decides[-1].get("vote") != ESCALATE:
-        return None  # decided, and the process stopped before it rewrote the result
+    if not awaits_a_person(result, actions if isinstance(actions, list) else []):
+        return None
     debate = _table(_table(doc, "spec"), "debate")
     tally = _table(result, "vote_tally")
     votes = debate.get("votes")
@@ -97,6 +90,20 @@ def peek(path: Path) -> Awaiting | None:
         rationale=str(result.get("rationale", "")),
         deferred=is_deferral(ESCALATE, result.get("decision_rule")),
     )
+
+
+def awaits_a_person(result: dict[str, Any] | None, actions: list[Any]) -> bool:
+    """Escalated, and no operator decision since but (at most) an escalate of their own.
+
+    A decision the process recorded but stopped before writing into the result
+    still settles it; the operator's escalate defers it, and it stays waiting.
+    """
+    if (result or {}).get("decision") != ESCALATE:
+        return False  # running, interrupted, or decided
+    decides = [
+        a for a in actions if isinstance(a, dict) and a.get("action") == OperatorAction.DECIDE
+    ]
+    return not decides or decides[-1].get("vote") == ESCALATE
 
 
 def awaiting(directory: str | Path) -> list[Awaiting]:
