@@ -98,6 +98,56 @@ def test_the_recorded_spec_folder_is_checked_by_verify(folder: Path) -> None:
     assert any(c.field == "spec_folder" and c.ok for c in report.claims), report
 
 
+def test_a_session_someone_else_signed_starts_no_tool_unless_allowed(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resuming a file sent by another person must not run its commands or read its
+    folders: it says what would start, leaves the file as it was, and --allow-tools
+    starts them."""
+    spec = spec_file(folder, challenge_raw(reviewer_turn("Payments deduplicates on the event id")))
+    out = folder / "session.toml"
+    assert moot("run", spec.name, "--headless", "--out", str(out), cwd=folder).returncode in DONE
+    keep_records(out, 1)
+    before = out.read_bytes()
+    monkeypatch.setenv("MOOT_CONFIG_DIR", str(tmp_path / "someone-else"))  # another user's keys
+    refused = moot("resume", str(out), "--headless", cwd=tmp_path)
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    said = " ".join(refused.stderr.split())
+    assert "not a key you trust" in said and "--allow-tools" in said, said
+    assert f"files reads {folder.resolve() / 'docs'}" in said, said
+    assert "Traceback" not in refused.stderr
+    assert out.read_bytes() == before
+    allowed = moot("resume", str(out), "--headless", "--allow-tools", cwd=tmp_path)
+    assert allowed.returncode in DONE, allowed.stderr[-2000:]
+    review = next(t for t in turns_of(out) if t.speaker == "reviewer")
+    [lookup] = review.lookups or []
+    assert lookup["ok"] is True and lookup["result"] == DESIGN, lookup
+    assert verify_file(out).ok
+
+
+def test_an_edited_tool_folder_is_not_followed_on_a_forced_resume(
+    folder: Path, tmp_path: Path
+) -> None:
+    """A file whose recorded folder was changed (to read elsewhere) breaks its chain:
+    --force resumes the debate, but its tools start only with --allow-tools."""
+    spec = spec_file(folder, challenge_raw(reviewer_turn("Payments deduplicates on the event id")))
+    out = folder / "session.toml"
+    assert moot("run", spec.name, "--headless", "--out", str(out), cwd=folder).returncode in DONE
+    keep_records(out, 1)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "docs").mkdir(parents=True)
+    (elsewhere / "docs" / "design.md").write_text("someone else's files")
+    text = out.read_text()
+    assert f'spec_folder = "{folder.resolve()}"' in text
+    out.write_text(text.replace(str(folder.resolve()), str(elsewhere)))
+    before = out.read_bytes()
+    refused = moot("resume", str(out), "--headless", "--force", cwd=tmp_path)
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    said = " ".join(refused.stderr.split())
+    assert "hash chain or signatures do not hold" in said and "--allow-tools" in said, said
+    assert out.read_bytes() == before
+
+
 # ------------------------------------------------- moot mcp and moot batch
 def shared_raw(folder: Path) -> dict[str, Any]:
     """The review whose files tool is rooted outside the spec's folder, in ``../shared``."""

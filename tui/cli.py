@@ -103,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     res.add_argument("--force", action="store_true", help="resume even if the hash chain is broken")
     _allow_read_option(res)
+    _allow_tools_option(res)
     res.add_argument(
         "--json", action="store_true", help="headless: print the result as one JSON object"
     )
@@ -255,6 +256,7 @@ def _parser() -> argparse.ArgumentParser:
         "--extend", action="store_true", help="instead add a round and continue headless"
     )
     _allow_read_option(dec)
+    _allow_tools_option(dec)
 
     wat = sub.add_parser(
         "watch", help="follow a session another process is writing (read-only, live)"
@@ -309,6 +311,15 @@ def _allow_read_option(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="also let the spec's documents and its files tools' roots come from this file "
         "or folder (repeatable); by default only the spec's own folder tree is read",
+    )
+
+
+def _allow_tools_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-tools",
+        action="store_true",
+        help="start the session's [[tools]] (its commands, its folders) even though no key "
+        "you trust signed the file; by default only your own sessions start theirs",
     )
 
 
@@ -634,7 +645,9 @@ def _decide(args: argparse.Namespace) -> int:
             raise MootInputError(args.session, [why])
         allowed = _allowed(args)
         session = LiveSession.resume(
-            args.session, provider_for, tools_for=lambda data: session_tools(data, allowed)
+            args.session,
+            provider_for,
+            tools_for=lambda data: session_tools(data, allowed, allow_tools=args.allow_tools),
         )
         try:
             return run_headless(session, extend_first=True)
@@ -776,7 +789,7 @@ def _resume_headless(args: argparse.Namespace) -> int:
         args.session,
         provider_for,
         force=args.force,
-        tools_for=lambda data: session_tools(data, allowed),
+        tools_for=lambda data: session_tools(data, allowed, allow_tools=args.allow_tools),
     )
     try:
         result = session.store.result
@@ -817,6 +830,7 @@ def _console(args: argparse.Namespace) -> int:
             sessions_dir=args.sessions_dir,
             force=args.force,
             allow_read=_allowed(args),
+            allow_tools=args.allow_tools,
         )
     if cmd == "replay":
         return launch(replay_path=args.session, theme=theme, sessions_dir=args.sessions_dir)

@@ -75,3 +75,44 @@ async def test_a_session_resumed_in_the_console_runs_its_tools(
     assert lookup["ok"] is True and lookup["result"] == DESIGN, lookup
     report = await asyncio.to_thread(verify_file, out)  # verify runs a loop of its own
     assert report.ok, [(c.where, c.field, c.detail) for c in report.failures]
+
+
+async def test_the_console_starts_a_strangers_tools_only_when_the_command_line_allows(
+    tmp_path: Path, moot_dirs: dict[str, Path], monkeypatch
+) -> None:
+    """As headless: refused with what would start, the file untouched; --allow-tools runs."""
+    from app_support import run_until_exit
+
+    from tests.test_lookups_runs import keep_records
+    from tui.engine.live import LiveSession
+    from tui.engine.session import load_session
+    from tui.engine.spec import validate_spec
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "design.md").write_text(DESIGN)
+    raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))
+    spec = write_spec(tmp_path, raw)
+    out = tmp_path / "session.toml"
+    LiveSession.start(validate_spec(raw), raw, scripted, out=out, spec_source=str(spec)).close()
+    keep_records(out, 1)
+    before = out.read_bytes()
+    monkeypatch.setenv("MOOT_CONFIG_DIR", str(tmp_path / "someone-else"))
+
+    app = make_app(tmp_path, resume_path=str(out))
+    await run_until_exit(app, size=(160, 45))
+    assert "not a key you trust" in app.startup_error and "--allow-tools" in app.startup_error
+    assert out.read_bytes() == before
+
+    allowed = make_app(tmp_path, resume_path=str(out), allow_tools=True)
+    async with allowed.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: allowed.debate_screen())
+        await wait_until(pilot, lambda: screen.decision is not None)
+        from tui.app.screens.modals import DecideModal
+
+        if isinstance(allowed.screen, DecideModal):
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: allowed.screen is screen)
+        await pilot.press("q")
+    review = next(t for t in load_session(out).turns if t.speaker == "reviewer")
+    [lookup] = review.lookups or []
+    assert lookup["ok"] is True and lookup["result"] == DESIGN, lookup

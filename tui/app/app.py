@@ -112,6 +112,7 @@ class MootApp(App[int]):
         preflight: bool = False,
         force_resume: bool = False,
         allow_read: Sequence[str] = (),
+        allow_tools: bool = False,
     ) -> None:
         super().__init__()
         self.spec_path = spec_path
@@ -133,6 +134,7 @@ class MootApp(App[int]):
         self.replay_speed = replay_speed
         self.preflight = preflight  # check a run's models before its session file exists
         self.allow_read = tuple(allow_read)  # --allow-read: the command line's spec only
+        self.allow_tools = allow_tools  # --allow-tools: the command line's session only
         self.runs: list[LiveScreen] = []  # every live debate opened here, oldest first
         self.startup_error: str | None = None
         self.moot_themes: dict[str, LoadedTheme] = {}
@@ -304,6 +306,7 @@ class MootApp(App[int]):
                     resume_path=path,
                     sessions_dir=self.sessions_path,
                     force=self.force_resume and startup,
+                    allow_tools=self.allow_tools and startup,
                 )
             else:
                 data = load_session(path)

@@ -26,6 +26,7 @@ def launch(
     preflight: bool = False,
     force: bool = False,
     allow_read: Sequence[str] = (),
+    allow_tools: bool = False,
 ) -> int:
     """Run the console; return the process exit code.
 
@@ -52,6 +53,7 @@ def launch(
         preflight=preflight,
         force_resume=force,
         allow_read=allow_read,
+        allow_tools=allow_tools,
     )
     try:
         code = app.run()

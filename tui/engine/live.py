@@ -160,7 +160,11 @@ class LiveSession:
         """
         store, data = SessionStore.open_existing(path, force=force)
         if tools is None and tools_for is not None:
-            tools = tools_for(data)
+            try:
+                tools = tools_for(data)
+            except BaseException:  # refused: the file is left as it was, and unlocked
+                store.close()
+                raise
         return cls(data.spec, store, provider_for, data=data, on_failure=on_failure, tools=tools)
 
     def close(self) -> None:

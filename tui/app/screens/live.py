@@ -92,12 +92,14 @@ class LiveScreen(DebateScreen):
         sessions_dir: str | Path | None = None,
         spec_source: str | None = None,
         force: bool = False,
+        allow_tools: bool = False,
     ) -> None:
         super().__init__(spec)
         self.spec_raw = spec_raw
         self.provider_for = provider_for
         self.resume_path = resume_path
         self.force = force  # resume a session whose hash chain is broken
+        self.allow_tools = allow_tools  # start its tools though no key you trust signed it
         self.out = out
         self.sessions_dir = sessions_dir
         self.spec_source = spec_source
@@ -128,7 +130,9 @@ class LiveScreen(DebateScreen):
                     self.provider_for,
                     on_failure=self._on_failure,
                     force=self.force,
-                    tools_for=lambda data: session_tools(data, self.moot.allow_read),
+                    tools_for=lambda data: session_tools(
+                        data, self.moot.allow_read, allow_tools=self.allow_tools
+                    ),
                 )
             else:
                 self.session = LiveSession.start(
