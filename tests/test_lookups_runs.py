@@ -285,3 +285,31 @@ def test_a_fork_whose_changes_would_fail_its_kept_lookups_is_refused(
     assert "turn 1" in str(err.value) and "not given to reviewer" in str(err.value), err.value
     assert not (tmp_path / "fork.toml").exists()
     assert verify_file(fork(source, 1, tmp_path / "fork.toml", ["budget.max_lookups=2"])).ok
+
+
+def test_a_fork_keeps_a_strangers_tools_only_when_allowed(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fork is signed by you: forking someone else's session must not make its
+    tools yours, to be started by the fork's resume without a word."""
+    from tui.engine.errors import SessionError
+    from tui.engine.fork import fork
+    from tui.engine.session import load_session
+
+    spec = spec_file(folder, challenge_raw(reviewer_turn("Payments deduplicates on the event id")))
+    source = tmp_path / "source.toml"
+    assert moot("run", spec.name, "--headless", "--out", str(source), cwd=folder).returncode in DONE
+    monkeypatch.setenv("MOOT_CONFIG_DIR", str(tmp_path / "someone-else"))
+    with pytest.raises(SessionError) as refused:
+        fork(source, 1, tmp_path / "fork.toml", [])
+    said = " ".join(refused.value.problems)
+    assert "not a key you trust" in said and "--allow-tools" in said, said
+    assert f"files reads {folder.resolve() / 'docs'}" in said, said
+    assert not (tmp_path / "fork.toml").exists()
+    done = moot(
+        "fork", str(source), "--at", "1", "--out", str(tmp_path / "fork.toml"), cwd=tmp_path
+    )
+    assert done.returncode == 2 and "--allow-tools" in done.stderr, done.stderr[-2000:]
+    forked = fork(source, 1, tmp_path / "fork.toml", [], allow_tools=True)
+    assert load_session(forked).meta["spec_folder"] == str(folder.resolve())
+    assert verify_file(forked).ok

@@ -181,6 +181,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="change a spec key for the rest (debaters.critic.model=local, debate.max_rounds=4)",
     )
+    _allow_tools_option(frk)
 
     new = sub.add_parser("new", help="write a commented spec to start from")
     new.add_argument("path", type=path_arg, help="the spec file to write (never overwritten)")
@@ -318,8 +319,9 @@ def _allow_tools_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-tools",
         action="store_true",
-        help="start the session's [[tools]] (its commands, its folders) even though no key "
-        "you trust signed the file; by default only your own sessions start theirs",
+        help="let the session's [[tools]] (the commands it runs, the folders it reads) start, "
+        "or a fork keep them, though no key you trust signed the file; by default only your "
+        "own sessions' tools do",
     )
 
 
@@ -407,7 +409,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd == "keys":
         return _keys(args)
     if cmd == "fork":
-        return _fork(args.session, args.at, args.out, args.set)
+        return _fork(args.session, args.at, args.out, args.set, args.allow_tools)
     if cmd == "batch":
         return _batch(args)
     if cmd == "bench":
@@ -509,11 +511,11 @@ def _export(session: str, fmt: str, output: str | None) -> int:
     return ExitCode.DECIDED
 
 
-def _fork(session: str, at: int, out: str | None, sets: list[str]) -> int:
+def _fork(session: str, at: int, out: str | None, sets: list[str], allow_tools: bool) -> int:
     from tui.engine.fork import fork
     from tui.render.textsafe import clean_line
 
-    path = fork(session, at, out, sets)
+    path = fork(session, at, out, sets, allow_tools=allow_tools)
     print(clean_line(f"wrote {path}: turns 1 to {at} of {session}"))
     print(clean_line(f"continue it with: moot resume {path}"))
     return ExitCode.DECIDED

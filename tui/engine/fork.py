@@ -24,6 +24,7 @@ from tui.engine.operator import now
 from tui.engine.records import Turn
 from tui.engine.session import SessionData, SessionStore, load_session
 from tui.engine.spec import Spec, redacted_problems, validate_spec
+from tui.engine.trust import not_known_yours, recorded_tools
 from tui.engine.vocab import OperatorAction
 
 
@@ -63,9 +64,20 @@ def _model_swap(key: str) -> str | None:
     return parts[1] if len(parts) == 3 and parts[0] == "debaters" and parts[2] == "model" else None
 
 
-def fork(source: str | Path, at: int, out: str | Path | None, sets: list[str]) -> Path:
+def fork(
+    source: str | Path,
+    at: int,
+    out: str | Path | None,
+    sets: list[str],
+    *,
+    allow_tools: bool = False,
+) -> Path:
     """Write the fork (``out`` None: beside the source); MootInputError (exit 2) for a bad
-    N, key or file, nothing written."""
+    N, key or file, nothing written.
+
+    The fork is signed by you, so it keeps a stranger's tools (which its resume would
+    start as yours) only with ``allow_tools`` (``--allow-tools``).
+    """
     data = load_session(source)  # first: a folder or a missing file is named as such
     if data.chain:
         raise SessionError(str(source), [f"hash chain broken at {data.chain[0]}; not forking it"])
@@ -73,6 +85,15 @@ def fork(source: str | Path, at: int, out: str | Path | None, sets: list[str]) -
         where, why = data.signatures.problems[0]
         raise SessionError(
             str(source), [f"signature does not hold at {where}: {why}; not forking it"]
+        )
+    tools = recorded_tools(data)
+    if tools and not allow_tools and (stranger := not_known_yours(data)):
+        raise SessionError(
+            str(source),
+            [
+                f"{stranger}; a fork is signed by you, and its resume would start the tools it "
+                f"records: {'; '.join(tools)}. Fork with --allow-tools to keep them"
+            ],
         )
     if not 0 <= at <= len(data.turns):
         raise MootInputError("--at", [f"{at}: the session has turns 1 to {len(data.turns)}"])

@@ -8,18 +8,17 @@ MCP server is launched on ``start`` (before the first turn) and stopped on
 from __future__ import annotations
 
 import asyncio
-import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tui.engine.errors import MootInputError, SessionError
-from tui.engine.keys import trusted_keys
+from tui.engine.errors import SessionError
 from tui.engine.ports import ToolFailure
 from tui.engine.readroots import ReadRoots
 from tui.engine.safeio import FileRefused
 from tui.engine.session import SessionData
 from tui.engine.spec import Spec
+from tui.engine.trust import not_known_yours, recorded_tools
 from tui.tools.files import CALLS, FilesTool
 from tui.tools.mcp_client import McpTool
 
@@ -107,47 +106,20 @@ def session_tools(
 
     A session that recorded no folder (a spec given as text, or a file written before
     moot recorded it) runs no tool: its lookups are refused on record. The commands
-    and folders come from the file, so they start only when a key the user trusts
-    signed it, chain intact, or the user says ``--allow-tools``: a session sent by
-    someone else must not run a program or read a folder by being resumed.
+    and folders come from the file, so they start only for a file known to be yours
+    (:mod:`tui.engine.trust`) or with ``--allow-tools``: a session sent by someone
+    else must not run a program or read a folder by being resumed.
     """
-    folder = data.meta.get("spec_folder")
-    if not data.spec.tools or not isinstance(folder, str) or not Path(folder).is_absolute():
+    tools = recorded_tools(data)
+    if not tools:
         return None
-    if not allow_tools and (why := _not_known_yours(data)):
+    if not allow_tools and (why := not_known_yours(data)):
         raise SessionError(
             str(data.path),
             [
                 f"{why}, and resuming it would start its tools as it records them: "
-                f"{'; '.join(_described(data.spec, folder))}. Resume with --allow-tools to "
-                "start them, or trust its signer's key (moot keys trust)"
+                f"{'; '.join(tools)}. Resume with --allow-tools to start them, or trust "
+                "its signer's key (moot keys trust)"
             ],
         )
-    return RunTools(data.spec, folder, allow_read)
-
-
-def _not_known_yours(data: SessionData) -> str | None:
-    """Why the file is not known to be written by a key the user trusts; None if it is."""
-    if data.chain or data.signatures.problems:
-        return "its hash chain or signatures do not hold"
-    if not data.signatures.spans:
-        return "it is unsigned"
-    try:
-        keys, _ = trusted_keys()
-    except MootInputError:  # the user's own key is unreadable: no key is known
-        keys = []
-    known = {k.fingerprint for k in keys}
-    strangers = [s.fingerprint for s in data.signatures.spans if s.fingerprint not in known]
-    if strangers:
-        return f"it is signed by {', '.join(strangers)}, not a key you trust"
-    return None
-
-
-def _described(spec: Spec, folder: str) -> list[str]:
-    """Each tool as what it would do: the command it runs, or the folder it reads."""
-    return [
-        f"{t.name} runs {shlex.join(t.mcp)}"
-        if t.mcp is not None
-        else f"{t.name} reads {Path(folder) / (t.root or '')}"
-        for t in spec.tools
-    ]
+    return RunTools(data.spec, str(data.meta["spec_folder"]), allow_read)
