@@ -60,6 +60,37 @@ async def test_E_opens_the_spec_and_reports_its_problems_by_key_path(
         await tap(pilot, "y")
 
 
+async def test_E_on_a_turn_being_spoken_pauses_and_opens_once_it_ends(
+    tmp_path, moot_dirs, monkeypatch
+):
+    """The editor holds the event loop: a stream stalled behind it could time out. So E
+    pauses (journalled), waits for the call under way, and no turn starts meanwhile."""
+    spec = write_spec(tmp_path, debate_spec(max_rounds=3, phases=["proposal"], token_delay_ms=40))
+    app = make_app(tmp_path, spec_path=str(spec))
+    _no_suspend(app, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        engine = await wait_until(pilot, lambda: screen.engine)
+        await wait_until(pilot, lambda: engine.turn_under_way)
+        done = len(engine.state.turns)
+        # The editor counts the turns committed when it opens: the one under way, and no more.
+        monkeypatch.setenv(
+            "EDITOR",
+            _editor(tmp_path, f"grep -c '^\\[\\[turns\\]\\]' {screen.path} > {tmp_path}/seen"),
+        )
+        await tap(pilot, "E")
+        await wait_until(pilot, lambda: screen.header.status == "PAUSED")
+        assert engine.turn_under_way or (tmp_path / "seen").exists()
+        if engine.turn_under_way:
+            assert not (tmp_path / "seen").exists(), "the editor opened mid-turn"
+        await wait_until(pilot, lambda: (tmp_path / "seen").exists())
+        assert int((tmp_path / "seen").read_text()) == done + 1
+        assert len(engine.state.turns) == done + 1 and not engine.turn_under_way
+        assert [a["action"] for a in engine.actions] == ["pause"]
+        await tap(pilot, "q")
+        await tap(pilot, "y")
+
+
 async def test_E_without_EDITOR_says_so(tmp_path, moot_dirs, monkeypatch):
     spec = write_spec(tmp_path, debate_spec(max_rounds=3, phases=["proposal"], token_delay_ms=20))
     monkeypatch.delenv("EDITOR", raising=False)

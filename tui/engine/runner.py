@@ -107,6 +107,11 @@ class Engine:
     def paused(self) -> bool:
         return self.operator.paused
 
+    @property
+    def turn_under_way(self) -> bool:
+        """A turn is being played (paused or not: a pause stops the next turn only)."""
+        return self.player.turns_under_way > 0
+
     def result(self) -> ResultRecord:
         """The ``[result]`` table, with the protocol's own report beside it."""
         return result_record(self.spec, self.state, self.decision, self.protocol)

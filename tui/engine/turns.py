@@ -142,6 +142,7 @@ class TurnPlayer:
         self._provider_for = provider_for
         self._on_failure = on_failure
         self._redact = Redactor.for_spec(spec)  # model text too: a reply can echo a key
+        self.turns_under_way = 0  # slots past the pause gate whose turn is not yet played
         self._models: dict[TurnKind, type[Any]] = dict(CONTENT_MODELS)
         self._rubric_kinds: set[TurnKind] = set()
         if spec.rubric is not None:
@@ -225,6 +226,13 @@ class TurnPlayer:
             await self.operator.gate.wait()
         if self.operator.stop is not None:
             return None
+        self.turns_under_way += 1  # past the gate: played, whatever the gate does now
+        try:
+            return await self._speak(slot, view)
+        finally:
+            self.turns_under_way -= 1
+
+    async def _speak(self, slot: Slot, view: DebateState | None) -> Turn | Decision | None:
         debater = self.roster[slot.speaker]
         if self._tools is not None and tools_of(self.spec, slot.speaker):
             try:

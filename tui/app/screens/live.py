@@ -10,6 +10,7 @@ from typing import Any
 
 from textual import work
 from textual.binding import Binding
+from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from tui.app.components.pane import DebaterPane
@@ -117,6 +118,7 @@ class LiveScreen(DebateScreen):
         self._pane_ops: dict[str, list[Callable[[], Awaitable[None]]]] = {}
         self._pane_ops_running = False
         self._streaming_slots: set[int] = set()
+        self._edit_waiting: Timer | None = None  # E pressed while a turn was being spoken
         self._finish_trace: Callable[[], None] | None = None
 
     # -------------------------------------------------------------- start-up
@@ -598,16 +600,47 @@ class LiveScreen(DebateScreen):
 
     def action_edit_spec(self) -> None:
         """``E``: the spec file in ``$EDITOR``, then checked. This run keeps the spec it
-        started with (the session file records it); the edits are for the next run."""
-        from tui.app.editor import checked, edit
+        started with (the session file records it); the edits are for the next run.
 
+        The editor holds the terminal and the event loop until it exits, so a running
+        debate is paused first, and the editor opens once no model call is under way
+        (a stream stalled behind it could time out and cost a retry).
+        """
         if self.spec_source is None:
             self.notify(
                 "this debate's spec is the copy in its session file; there is no spec file to edit",
                 markup=False,
             )
             return
-        path = Path(self.spec_source)
+        engine = self.engine
+        if engine is None or (not engine.turn_under_way and not self._can_steer()):
+            self._edit_spec_now()
+            return
+        if self._can_steer() and not engine.paused:
+            self.action_pause()
+        if not engine.turn_under_way:
+            self._edit_spec_now()
+            return
+        if self._edit_waiting is None:
+            self.notify(
+                "paused: the editor opens when the turn being spoken ends (p resumes the debate)",
+                markup=False,
+                timeout=5,
+            )
+            self._edit_waiting = self.set_interval(0.1, self._edit_when_quiet)
+
+    def _edit_when_quiet(self) -> None:
+        if self.engine is not None and self.engine.turn_under_way:
+            return
+        if self._edit_waiting is not None:
+            self._edit_waiting.stop()
+            self._edit_waiting = None
+        self._edit_spec_now()
+
+    def _edit_spec_now(self) -> None:
+        from tui.app.editor import checked, edit
+
+        path = Path(str(self.spec_source))
         problem = edit(self.app, path)
         if problem is not None:
             self.notify(problem, severity="warning", markup=False, timeout=10)
