@@ -193,7 +193,28 @@ class DecideModal(_Modal[DecideResult | None]):
         self.dismiss(None)
 
 
-class ConfirmModal(_Modal[bool]):
+class _YesNoModal(_Modal[bool]):
+    """A question answered by a button: ``#no`` has the focus first, ``#yes`` acts."""
+
+    def __init__(self, question: str, detail: str) -> None:
+        super().__init__()
+        self.question = question
+        self.detail = detail
+
+    def on_mount(self) -> None:
+        for button in self.query("#no").results(Button):  # none if the app closed first
+            button.focus()
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+    @on(Button.Pressed)
+    def pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+
+class ConfirmModal(_YesNoModal):
     """A yes/no question before something that cannot be undone here (quit, leave).
 
     y or q says yes (q twice quits); n or Esc stays.
@@ -205,9 +226,7 @@ class ConfirmModal(_Modal[bool]):
     ]
 
     def __init__(self, question: str, detail: str = "", yes: str = "Quit") -> None:
-        super().__init__()
-        self.question = question
-        self.detail = detail
+        super().__init__(question, detail)
         self.yes = yes
 
     def compose(self) -> ComposeResult:
@@ -220,19 +239,8 @@ class ConfirmModal(_Modal[bool]):
                 yield Button(Content(self.yes), id="yes", variant="error")
                 yield Button(Content("Stay"), id="no", variant="primary")
 
-    def on_mount(self) -> None:
-        for button in self.query("#no").results(Button):  # none if the app closed first
-            button.focus()
 
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
-
-    @on(Button.Pressed)
-    def pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
-
-
-class GuardModal(_Modal[bool]):
+class GuardModal(_YesNoModal):
     """Asks before a key that cannot be taken back (escalate, cut) acts.
 
     A sentence typed into the wrong place must not confirm it: letters do
@@ -247,9 +255,7 @@ class GuardModal(_Modal[bool]):
     ]
 
     def __init__(self, question: str, detail: str, act: str) -> None:
-        super().__init__()
-        self.question = question
-        self.detail = detail
+        super().__init__(question, detail)
         self.act = act
 
     def compose(self) -> ComposeResult:
@@ -263,18 +269,6 @@ class GuardModal(_Modal[bool]):
             with Horizontal(classes="buttons"):
                 yield Button(Content("Keep running"), id="no", variant="primary")
                 yield Button(Content(self.act), id="yes", variant="error")
-
-    def on_mount(self) -> None:
-        for button in self.query("#no").results(Button):  # none if the app closed first
-            button.focus()
-
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
-
-    @on(Button.Pressed)
-    def pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "yes")
 
 
 class PreflightModal(_Modal[None]):
