@@ -44,14 +44,11 @@ async def test_the_pane_shows_lookups_and_the_transcript_their_results(
         await pilot.press("q")
 
 
-async def test_a_session_resumed_in_the_console_runs_its_tools(
-    tmp_path: Path, moot_dirs: dict[str, Path]
-) -> None:
+def _stopped_before_the_reviewer(tmp_path: Path) -> Path:
+    """A session with a files tool, started from its spec and stopped before the lookup."""
     from tests.test_lookups_runs import keep_records
     from tui.engine.live import LiveSession
-    from tui.engine.session import load_session
     from tui.engine.spec import validate_spec
-    from tui.engine.verify import verify_file
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "design.md").write_text(DESIGN)
@@ -59,13 +56,18 @@ async def test_a_session_resumed_in_the_console_runs_its_tools(
     spec = write_spec(tmp_path, raw)
     out = tmp_path / "session.toml"
     LiveSession.start(validate_spec(raw), raw, scripted, out=out, spec_source=str(spec)).close()
-    keep_records(out, 1)  # started, stopped before the reviewer spoke
-    app = make_app(tmp_path, resume_path=str(out))
+    keep_records(out, 1)
+    return out
+
+
+async def _resume_to_the_end(app, out: Path) -> None:  # noqa: ANN001
+    """Resume in the console until decided; the reviewer's lookup then read the design."""
+    from tui.app.screens.modals import DecideModal
+    from tui.engine.session import load_session
+
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await wait_until(pilot, lambda: app.debate_screen())
         await wait_until(pilot, lambda: screen.decision is not None)
-        from tui.app.screens.modals import DecideModal
-
         if isinstance(app.screen, DecideModal):
             await pilot.press("escape")
             await wait_until(pilot, lambda: app.screen is screen)
@@ -73,6 +75,15 @@ async def test_a_session_resumed_in_the_console_runs_its_tools(
     review = next(t for t in load_session(out).turns if t.speaker == "reviewer")
     [lookup] = review.lookups or []
     assert lookup["ok"] is True and lookup["result"] == DESIGN, lookup
+
+
+async def test_a_session_resumed_in_the_console_runs_its_tools(
+    tmp_path: Path, moot_dirs: dict[str, Path]
+) -> None:
+    from tui.engine.verify import verify_file
+
+    out = _stopped_before_the_reviewer(tmp_path)
+    await _resume_to_the_end(make_app(tmp_path, resume_path=str(out)), out)
     report = await asyncio.to_thread(verify_file, out)  # verify runs a loop of its own
     assert report.ok, [(c.where, c.field, c.detail) for c in report.failures]
 
@@ -83,36 +94,11 @@ async def test_the_console_starts_a_strangers_tools_only_when_the_command_line_a
     """As headless: refused with what would start, the file untouched; --allow-tools runs."""
     from app_support import run_until_exit
 
-    from tests.test_lookups_runs import keep_records
-    from tui.engine.live import LiveSession
-    from tui.engine.session import load_session
-    from tui.engine.spec import validate_spec
-
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "design.md").write_text(DESIGN)
-    raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))
-    spec = write_spec(tmp_path, raw)
-    out = tmp_path / "session.toml"
-    LiveSession.start(validate_spec(raw), raw, scripted, out=out, spec_source=str(spec)).close()
-    keep_records(out, 1)
+    out = _stopped_before_the_reviewer(tmp_path)
     before = out.read_bytes()
     monkeypatch.setenv("MOOT_CONFIG_DIR", str(tmp_path / "someone-else"))
-
     app = make_app(tmp_path, resume_path=str(out))
     await run_until_exit(app, size=(160, 45))
     assert "not a key you trust" in app.startup_error and "--allow-tools" in app.startup_error
     assert out.read_bytes() == before
-
-    allowed = make_app(tmp_path, resume_path=str(out), allow_tools=True)
-    async with allowed.run_test(size=(160, 45)) as pilot:
-        screen = await wait_until(pilot, lambda: allowed.debate_screen())
-        await wait_until(pilot, lambda: screen.decision is not None)
-        from tui.app.screens.modals import DecideModal
-
-        if isinstance(allowed.screen, DecideModal):
-            await pilot.press("escape")
-            await wait_until(pilot, lambda: allowed.screen is screen)
-        await pilot.press("q")
-    review = next(t for t in load_session(out).turns if t.speaker == "reviewer")
-    [lookup] = review.lookups or []
-    assert lookup["ok"] is True and lookup["result"] == DESIGN, lookup
+    await _resume_to_the_end(make_app(tmp_path, resume_path=str(out), allow_tools=True), out)
