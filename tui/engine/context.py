@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from tui.engine.readroots import ReadRoots
 from tui.engine.redact import REDACTED, Redactor
+from tui.engine.roles import allowed_roles, holds, role_problems
 from tui.engine.safeio import FileRefused, read_regular
 
 if TYPE_CHECKING:
@@ -224,13 +225,7 @@ def context_problems(raw: Mapping[str, Any], debater_keys: Iterable[str]) -> lis
     if debate.get("artifact") is not None and debate.get("artifact_file") is not None:
         problems.append("debate.artifact_file: give artifact or artifact_file, not both")
     entries = raw.get("context")
-    debaters = raw.get("debaters")
-    ids = (
-        {d.get("id") for d in debaters if isinstance(d, dict)}
-        if isinstance(debaters, list)
-        else set()
-    )
-    roles_ok = ids | set(debater_keys)
+    roles_ok = allowed_roles(raw, debater_keys)
     seen: dict[str, int] = {}
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
         if not isinstance(entry, dict):
@@ -249,29 +244,13 @@ def context_problems(raw: Mapping[str, Any], debater_keys: Iterable[str]) -> lis
                     f"context[{i}].label: duplicate label {label!r} (also context[{seen[label]}])"
                 )
             seen.setdefault(label, i)
-        roles = entry.get("roles")
-        for j, role in enumerate(roles if isinstance(roles, list) else []):
-            if isinstance(role, str) and role not in roles_ok:
-                problems.append(
-                    f"context[{i}].roles[{j}]: {role!r} is neither a debater id nor a role "
-                    f"of this protocol ({', '.join(sorted(map(str, roles_ok)))})"
-                )
+        problems += role_problems(f"context[{i}]", entry.get("roles"), roles_ok)
     return problems
 
 
 def may_see(spec: Spec, doc: Document, speaker: str) -> bool:
-    """Whether ``speaker`` sees ``doc``: listed by id, or by a [debate] role it holds."""
-    if doc.roles is None:
-        return True
-    for role in doc.roles:
-        if role == speaker:
-            return True
-        held = (
-            getattr(spec.debate, role, None) if role in spec.protocol_class.debater_keys else None
-        )
-        if held == speaker or (isinstance(held, list) and speaker in held):
-            return True
-    return False
+    """Whether ``speaker`` sees ``doc``: everyone, or listed by id or a [debate] role it holds."""
+    return doc.roles is None or any(holds(spec, role, speaker) for role in doc.roles)
 
 
 def document_items(spec: Spec, speaker: str) -> list[ContextItem]:

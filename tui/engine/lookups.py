@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tui.engine.ports import ToolBox, ToolFailure
+from tui.engine.roles import allowed_roles, holds, role_problems
 
 if TYPE_CHECKING:
     from tui.engine.budget import Budget
@@ -31,13 +32,7 @@ MIN_CUT = 256  # a result cut to fewer bytes than this would be all mark: it is 
 def tool_problems(raw: dict[str, Any], debater_keys: Iterable[str]) -> list[str]:
     """Unique tool names; ``roles`` naming debaters or the protocol's role keys."""
     tools = raw.get("tools")
-    debaters = raw.get("debaters")
-    ids = (
-        {d.get("id") for d in debaters if isinstance(d, dict)}
-        if isinstance(debaters, list)
-        else set()
-    )
-    roles_ok = ids | set(debater_keys)
+    roles_ok = allowed_roles(raw, debater_keys)
     problems: list[str] = []
     seen: dict[str, int] = {}
     for i, entry in enumerate(tools if isinstance(tools, list) else []):
@@ -50,27 +45,13 @@ def tool_problems(raw: dict[str, Any], debater_keys: Iterable[str]) -> list[str]
                     f"tools[{i}].name: duplicate tool {name!r} (also tools[{seen[name]}])"
                 )
             seen.setdefault(name, i)
-        roles = entry.get("roles")
-        for j, role in enumerate(roles if isinstance(roles, list) else []):
-            if isinstance(role, str) and role not in roles_ok:
-                problems.append(
-                    f"tools[{i}].roles[{j}]: {role!r} is neither a debater id nor a role "
-                    f"of this protocol ({', '.join(sorted(map(str, roles_ok)))})"
-                )
+        problems += role_problems(f"tools[{i}]", entry.get("roles"), roles_ok)
     return problems
 
 
 def may_call(spec: Spec, tool: ToolEntry, speaker: str) -> bool:
     """Whether ``speaker`` is given ``tool``: by id, or by a [debate] role it holds."""
-    for role in tool.roles:
-        if role == speaker:
-            return True
-        held = (
-            getattr(spec.debate, role, None) if role in spec.protocol_class.debater_keys else None
-        )
-        if held == speaker or (isinstance(held, list) and speaker in held):
-            return True
-    return False
+    return any(holds(spec, role, speaker) for role in tool.roles)
 
 
 def tools_of(spec: Spec, speaker: str) -> list[ToolEntry]:
