@@ -68,6 +68,14 @@ class Answers:
         return self.answers.pop(0)
 
 
+def _slow_spec(tmp_path: Path) -> Path:
+    """The unresolved debate, each turn taking 150 ms: a run still going when looked at."""
+    raw = unresolved()
+    for debater in ("a", "b"):
+        raw = with_script(raw, debater, turn_delay_ms=150)
+    return write(tmp_path / "slow.toml", raw)
+
+
 async def holds(session: str | Path) -> bool:
     """``moot verify`` on the file (it runs its own event loop, so off this one)."""
     return (await asyncio.to_thread(verify_file, session)).ok
@@ -235,10 +243,7 @@ async def test_a_protocol_veto_is_a_tool_error_with_its_reason(
 async def test_run_without_wait_returns_at_once_and_status_follows_it(
     server: MootServer, tmp_path: Path
 ) -> None:
-    raw = unresolved()
-    for debater in ("a", "b"):
-        raw = with_script(raw, debater, turn_delay_ms=150)
-    spec = write(tmp_path / "slow.toml", raw)
+    spec = _slow_spec(tmp_path)
     async with Client(server.mcp) as client:
         ran = _ok(await client.call_tool("run", {"spec": str(spec)}))
         assert ran["status"] == "running" and ran["turns"] == 0 and ran["asked_user"] is None
@@ -342,10 +347,7 @@ def test_without_the_extra_a_clear_message_and_exit_2() -> None:
 async def test_a_wait_the_client_gives_up_on_leaves_the_debate_running(
     server: MootServer, folder: Path, tmp_path: Path
 ) -> None:
-    raw = unresolved()
-    for debater in ("a", "b"):
-        raw = with_script(raw, debater, turn_delay_ms=150)
-    spec = write(tmp_path / "slow.toml", raw)
+    spec = _slow_spec(tmp_path)
     async with Client(server.mcp) as client:
         waiting = asyncio.create_task(client.call_tool("run", {"spec": str(spec), "wait": True}))
         deadline = time.monotonic() + 30
@@ -369,10 +371,7 @@ async def test_a_wait_the_client_gives_up_on_leaves_the_debate_running(
 async def test_a_run_going_when_the_server_stops_keeps_its_turns_and_can_resume(
     server: MootServer, tmp_path: Path
 ) -> None:
-    raw = unresolved()
-    for debater in ("a", "b"):
-        raw = with_script(raw, debater, turn_delay_ms=150)
-    spec = write(tmp_path / "slow.toml", raw)
+    spec = _slow_spec(tmp_path)
     async with Client(server.mcp) as client:
         session = Path(_ok(await client.call_tool("run", {"spec": str(spec)}))["session"])
         deadline = time.monotonic() + 30
