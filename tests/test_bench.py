@@ -245,6 +245,7 @@ def test_piped_output_has_plain_progress_lines_the_table_and_the_plot(
 
 
 @pytest.mark.local_model
+@pytest.mark.xdist_group("llama")
 def test_the_embedded_model_completes_a_three_item_bench(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -28,7 +28,8 @@ from tests.llama_server import ROOT, LlamaServer
 from tui.engine import Engine, validate_spec
 from tui.providers.registry import close_all, provider_for
 
-pytestmark = pytest.mark.local_model
+# ./dev.sh test: one worker runs every llama.cpp test, so two models never share the cores.
+pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama")]
 
 KEY_ENV = "MOOT_PROXY_KEY"  # debaters name it; the proxy's master key is its value
 PROXY = Path(os.environ.get("MOOT_LITELLM_PROXY", ROOT / ".venv-proxy" / "bin" / "litellm"))

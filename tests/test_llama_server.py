@@ -20,7 +20,8 @@ from tui.engine import Engine, validate_spec
 from tui.engine.records import Turn
 from tui.providers.registry import close_all, provider_for
 
-pytestmark = pytest.mark.local_model
+# ./dev.sh test: one worker runs every llama.cpp test, so two models never share the cores.
+pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama")]
 
 MOTION = "Ship the database migration tonight without a rollback check."
 VOTES = ["ship", "hold", "rethink"]

@@ -19,7 +19,8 @@ from tui.engine.records import Turn
 from tui.providers.local import LocalModelServer, LocalProvider, find_gguf
 from tui.providers.scripted import ScriptedProvider
 
-pytestmark = pytest.mark.local_model
+# ./dev.sh test: one worker runs every llama.cpp test, so two models never share the cores.
+pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama")]
 
 MOTION = "Ship the database migration tonight without a rollback check."
 FAST = {"max_tokens": 384}

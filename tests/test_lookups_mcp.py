@@ -23,6 +23,8 @@ from tui.engine.verify import verify_file
 from tui.providers.preflight import missing_commands
 from tui.tools.toolbox import RunTools
 
+pytestmark = pytest.mark.xdist_group("mcp")  # ./dev.sh test: one worker runs the MCP servers
+
 SERVER = [sys.executable, str(Path(__file__).resolve().parent / "mcp_tools" / "notes_server.py")]
 FS = Path(__file__).resolve().parent / "mcp_filesystem"
 FS_BIN = FS / "node_modules" / ".bin" / "mcp-server-filesystem"

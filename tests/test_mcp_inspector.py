@@ -20,6 +20,8 @@ import pytest
 from tests.batch_specs import unresolved, write
 from tui.engine.session import load_session
 
+pytestmark = pytest.mark.xdist_group("mcp")  # ./dev.sh test: one worker runs the MCP servers
+
 HERE = Path(__file__).resolve().parent / "mcp_inspector"
 CLI = HERE / "node_modules" / ".bin" / "mcp-inspector"
 INSTALLED = HERE / "node_modules" / ".package-lock.json"

@@ -29,6 +29,8 @@ from tui.engine.verify import verify_file
 from tui.mcp_server import MootServer
 from tui.providers.scripted import ScriptedProvider
 
+pytestmark = pytest.mark.xdist_group("mcp")  # ./dev.sh test: one worker runs the MCP servers
+
 MODES = ["auto", "legacy"]  # 2026-07-28 (negotiated), and the initialize handshake
 
 

@@ -23,7 +23,8 @@ from tui.engine.session import load_session
 from tui.engine.verify import verify_file
 from tui.providers.registry import provider_for
 
-pytestmark = pytest.mark.local_model
+# ./dev.sh test: one worker runs every llama.cpp test, so two models never share the cores.
+pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama")]
 
 PER_ROUND = (6, 8)  # turns a round: three llama.cpp debaters in two phases; with the abstainer
 

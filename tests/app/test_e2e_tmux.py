@@ -21,11 +21,14 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from app_support import debate_spec, write_spec
 
 from tui.engine.session import load_session
 
 REPO = Path(__file__).resolve().parents[2]
+# ./dev.sh test: one worker runs the tmux tests one after another, never two at once.
+pytestmark = pytest.mark.xdist_group("tmux")
 
 
 class Tmux:
