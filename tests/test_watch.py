@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -111,3 +112,40 @@ def test_a_file_that_is_not_a_session(tmp_path: Path) -> None:
     missing = moot("watch", str(tmp_path / "missing.toml"))
     _, err = missing.communicate(timeout=60)
     assert missing.returncode == 2 and "file not found" in err
+
+
+def test_watch_ends_when_the_writer_is_killed(tmp_path: Path) -> None:
+    spec = write(tmp_path / "stalled.toml", slow_split(600_000))  # the first turn never ends
+    session = tmp_path / "killed.toml"
+    writer = moot("run", str(spec), "--headless", "--out", str(session))
+    try:
+        follower = Follower(session)
+        wait_for(lambda: session.exists() and any(r.kind == "header" for r in follower.poll()))
+        watcher = moot("watch", str(session))
+        assert watcher.stdout is not None
+        assert watcher.stdout.readline().startswith("watching: ")  # it follows the live writer
+    finally:
+        writer.kill()
+    assert writer.wait(60) == -signal.SIGKILL  # it was killed, not done
+    try:
+        out, err = watcher.communicate(timeout=30)
+    finally:
+        watcher.kill()
+    assert watcher.returncode == 130, err
+    assert "the writer stopped before a result" in out
+    assert "moot resume" in out
+
+
+def test_watch_waits_through_a_slow_writer(tmp_path: Path) -> None:
+    raw = slow_split(1200)  # each turn outlasts a look at the lock and many at the file
+    raw["debate"].update(max_rounds=1, phases=["proposal"])
+    spec = write(tmp_path / "slow.toml", raw)
+    session = tmp_path / "slow-live.toml"
+    writer = moot("run", str(spec), "--headless", "--out", str(session))
+    wait_for(session.exists)
+    watcher = moot("watch", str(session))
+    assert writer.wait(60) == 3
+    out, err = watcher.communicate(timeout=60)
+    assert watcher.returncode == 3, err
+    assert len(TURN_LINE.findall(out)) == len(load_session(session).turns)
+    assert "decision: escalate" in out and "writer stopped" not in out

@@ -1,12 +1,17 @@
 """``moot watch``: follow a session another process is writing, read-only and live.
 
-A watcher takes no lock and never writes: it tails the file by size, keeps any
+A watcher holds no lock and never writes: it tails the file by size, keeps any
 bytes after the last commit marker for the next look, and parses only complete
 committed records, each on its own (every record the writer appends is a
 standalone TOML chunk). When the writer rewrites the file (a ``[result]`` set
 or cleared), the name points at a new file: the watcher reads it from the start
 and shows only what it has not shown yet. Any number of watchers can follow
 one session; the writer does not know they are there.
+
+A writer killed mid-run (``kill -9``) never writes its result, so while nothing
+new arrives the watcher tests the writer's lock, at most once a second: once
+the lock is gone and a last look finds no result, nothing more can come, and
+the watch ends saying so.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from tui.engine.chain import HASH, SIGNATURE
 from tui.engine.errors import SessionError
 from tui.engine.fileformat import COMMIT, SCHEMA
 from tui.engine.records import Turn
+from tui.engine.session import held
 from tui.engine.signing import SIGNER
 from tui.engine.vocab import DEFAULT_PROTOCOL, ESCALATE
 from tui.exitcodes import ExitCode
@@ -36,9 +42,14 @@ from tui.render.textsafe import clean_line
 
 POLL_S = 0.1
 HEADER_WAIT_S = 5.0  # a new session's first record lands at once; a spec never gets one
+LOCK_LOOK_S = 1.0  # a probe takes the free lock for an instant: a resume starting then would fail
 _MARK = COMMIT.encode()
 _TURN = TypeAdapter(Turn)
 Kind = Literal["header", "turn", "action", "result"]
+
+
+class WriterStopped(Exception):
+    """No process holds the session's lock, and it ends without a ``[result]``."""
 
 
 @dataclass(frozen=True)
@@ -205,16 +216,32 @@ def follow(
     interval: float = POLL_S,
     header_wait: float = HEADER_WAIT_S,
 ) -> dict[str, Any]:
-    """Poll ``path`` until a ``[result]`` is committed; returns that result."""
+    """Poll ``path`` until a ``[result]`` is committed; returns that result.
+
+    WriterStopped when the writer's lock is gone and the file ends without one.
+    """
     follower = Follower(Path(path))
-    started = time.monotonic()
+    started = last_look = time.monotonic()
+    writer_gone = False
     while True:
-        for seen in follower.poll():
+        news = follower.poll()
+        for seen in news:
             on_record(seen)
             if seen.kind == "result":
                 return seen.body
-        if follower.header is None and time.monotonic() - started > header_wait:
-            raise SessionError(str(path), ["no complete record: not a moot session file"])
+        if writer_gone:  # this last look came after the lock was let go: nothing more comes
+            raise WriterStopped(str(path))
+        now = time.monotonic()
+        if follower.header is None:
+            if now - started > header_wait:
+                raise SessionError(str(path), ["no complete record: not a moot session file"])
+        elif news:
+            last_look = now
+        elif now - last_look >= LOCK_LOOK_S:
+            last_look = now
+            writer_gone = not held(path)
+            if writer_gone:
+                continue  # records committed before the lock went are on disk: read them
         time.sleep(interval)
 
 
@@ -225,5 +252,15 @@ def watch(path: str | Path, console: Console | None = None, *, interval: float =
         result = follow(path, lambda seen: _show(console, seen), interval=interval)
     except KeyboardInterrupt:
         console.print(Text("stopped watching; the session goes on", style="dim"))
+        return ExitCode.INTERRUPTED
+    except WriterStopped:
+        console.print(
+            Text(
+                "\nthe writer stopped before a result: no process holds the session and "
+                f"nothing more was committed; `moot resume {clean_line(path)}` continues it",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
         return ExitCode.INTERRUPTED
     return ExitCode.UNRESOLVED if result.get("decision") == ESCALATE else ExitCode.DECIDED

@@ -360,6 +360,8 @@ def held(path: str | Path) -> bool:
     """Whether a moot process (this one too) holds the session at ``path`` open to write it.
 
     A probe of the lock every writer takes: taken and let go at once when free.
+    A file the name no longer points at counts as held: a writer rewrote the
+    session and holds the new file (it locks it before it takes the name).
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -367,13 +369,15 @@ def held(path: str | Path) -> bool:
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        probed = os.fstat(fd)
+        now = os.stat(path)
     except BlockingIOError:
         return True
     except OSError:
         return False
     finally:
         os.close(fd)  # closing lets go of a lock taken here
-    return False
+    return (now.st_dev, now.st_ino) != (probed.st_dev, probed.st_ino)
 
 
 def _open_locked(shown: Path, real: Path) -> int:
