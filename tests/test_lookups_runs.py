@@ -160,11 +160,13 @@ def shared_raw(folder: Path) -> dict[str, Any]:
 
 
 def server(tmp_path: Path, allow_read: tuple[str, ...] = ()) -> Any:
+    """A ``moot mcp`` that may read the spec's folder, ``review``, and ``allow_read``."""
     from tui.mcp_server import MootServer
     from tui.providers.scripted import ScriptedProvider
 
     provider = ScriptedProvider()
-    return MootServer(tmp_path / "sessions", lambda d: provider, allow_read=allow_read)
+    allowed = (str(tmp_path / "review"), *allow_read)
+    return MootServer(tmp_path / "sessions", lambda d: provider, allow_read=allowed)
 
 
 async def mcp_run(moot_server: Any, spec: Path) -> Any:

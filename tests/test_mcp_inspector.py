@@ -47,7 +47,8 @@ def inspector() -> Path:
 
 def call(inspector: Path, home: Path, folder: Path, *args: str) -> dict[str, Any]:
     """One Inspector CLI call against a fresh ``moot mcp``; its JSON answer."""
-    server = [sys.executable, "-m", "tui", "mcp", "--sessions-dir", str(folder)]
+    allowed = ["--allow-read", str(folder.parent)]  # the spec lies beside the sessions folder
+    server = [sys.executable, "-m", "tui", "mcp", "--sessions-dir", str(folder), *allowed]
     done = subprocess.run(
         ["npx", "--no-install", "mcp-inspector", "--cli", *server, *args],
         cwd=HERE,

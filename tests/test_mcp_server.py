@@ -40,9 +40,10 @@ def folder(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def server(folder: Path) -> MootServer:
+def server(folder: Path, tmp_path: Path) -> MootServer:
+    """The tests' specs lie beside the sessions folder, so the server may read there."""
     provider = ScriptedProvider()
-    return MootServer(folder, lambda d: provider)
+    return MootServer(folder, lambda d: provider, allow_read=[str(tmp_path)])
 
 
 def _ok(result: CallToolResult) -> dict[str, Any]:
@@ -316,7 +317,7 @@ def test_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "tui", "mcp", "--sessions-dir", str(folder)],
+        args=["-m", "tui", "mcp", "--sessions-dir", str(folder), "--allow-read", str(tmp_path)],
         cwd=str(tmp_path),
     )
 

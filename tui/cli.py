@@ -275,6 +275,7 @@ def _parser() -> argparse.ArgumentParser:
         help="skip checking each debater's model, key and api_base before a run starts",
     )
     _allow_read_option(mcp)
+    _allow_tools_option(mcp)
 
     srv = sub.add_parser(
         "serve", parents=[common], help="serve the console to a browser (extra: moot[serve])"
@@ -695,6 +696,7 @@ def _mcp(args: argparse.Namespace) -> int:
         provider_for,
         preflight=None if args.no_preflight else preflight,
         allow_read=_allowed(args),
+        allow_tools=args.allow_tools,
     )
     asyncio.run(serve_stdio(server))
     return ExitCode.DECIDED

@@ -6,7 +6,10 @@ folder (so the console's home screen and ``moot inbox`` list them like any
 other), and answers with plain pydantic models the server gives as structured
 output. It reads only what it is given: a session named without a folder is
 looked up in the sessions folder and nowhere else, and a spec given as text may
-not name files, since it has no folder of its own.
+not name files, since it has no folder of its own. An agent may be steered by
+what it read, so every path it gives must lie (symlinks followed) in the sessions
+folder or a folder the person named with ``--allow-read``, and a spec's MCP
+commands start only when they said ``--allow-tools``.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from tui.engine.errors import MootInputError, SpecError
 from tui.engine.events import DecisionReached, Event, PhaseStarted, TurnCompleted
 from tui.engine.live import LiveSession
 from tui.engine.ports import Provider, ToolFailure
+from tui.engine.readroots import ReadRoots, real
 from tui.engine.records import Turn
+from tui.engine.safeio import FileRefused
 from tui.engine.session import SessionData, load_session
 from tui.engine.spec import Debater, Spec, read_spec_file, validate_spec
 from tui.engine.vocab import DecisionChannel
@@ -134,14 +139,38 @@ def is_path(given: str) -> bool:
     return "/" in given or os.sep in given or given.startswith(".")
 
 
-def session_path(given: str, folder: Path) -> Path:
-    """The file ``given`` names: a bare name is looked up only in the sessions folder."""
+def confined(given: str | Path, folder: Path, allow_read: Sequence[str] = ()) -> Path:
+    """The real file ``given`` names, when it lies in the sessions folder or an
+    ``--allow-read`` path; MootInputError naming it and the rule otherwise, before any read."""
+    try:
+        target = real(given)
+    except FileRefused as err:
+        raise MootInputError(str(given), [str(err)]) from None
+    roots = ReadRoots.of(folder, allow_read)
+    try:
+        return roots.resolve(target)
+    except FileRefused:  # its words are about a spec's documents; these are about the agent's
+        points = "" if str(target) == str(given) else f"it leads to {target}, "
+        beyond = " and every --allow-read path" if roots.allowed else ""
+        raise MootInputError(
+            str(given),
+            [
+                f"{points}outside the sessions folder ({roots.spec_folder}){beyond}, and "
+                "moot mcp reads and writes nothing else (start it with --allow-read FOLDER "
+                "to add a folder)"
+            ],
+        ) from None
+
+
+def session_path(given: str, folder: Path, allow_read: Sequence[str] = ()) -> Path:
+    """The real file ``given`` names: a bare name is looked up only in the sessions folder,
+    and a path must lie there or in ``allow_read``."""
     given = given.strip()
     if not given:
         raise MootInputError("session", ["name a session: its path, or its file name"])
-    if is_path(given):
-        return Path(given)
-    return folder / (given if given.endswith(".toml") else f"{given}.toml")
+    if not is_path(given):
+        given = str(folder / (given if given.endswith(".toml") else f"{given}.toml"))
+    return confined(given, folder, allow_read)
 
 
 def read_session(path: Path) -> SessionData:
@@ -149,16 +178,20 @@ def read_session(path: Path) -> SessionData:
     return load_session(path)
 
 
-def read_spec(given: str, allow_read: Sequence[str] = ()) -> tuple[Spec, dict[str, Any], str]:
+def read_spec(
+    given: str, folder: Path, allow_read: Sequence[str] = ()
+) -> tuple[Spec, dict[str, Any], str]:
     """The spec, its raw table and its source: a path, or TOML text (which names no files).
 
-    A spec's files come from its own folder tree and ``allow_read`` (``moot mcp
-    --allow-read``) only, as with ``moot run``.
+    A path must lie in the sessions folder ``folder`` or ``allow_read`` (``moot mcp
+    --allow-read``); its files come from its own folder tree and ``allow_read`` only,
+    as with ``moot run``.
     """
     if "\n" not in given and not given.lstrip().startswith("["):
-        refuse_wrong_kind(given, "spec")
-        spec, raw = read_spec_file(given, allow_read)
-        return spec, raw, given
+        path = str(confined(given, folder, allow_read))
+        refuse_wrong_kind(path, "spec")
+        spec, raw = read_spec_file(path, allow_read)
+        return spec, raw, path
     data = given.encode("utf-8")
     if len(data) > SPEC_BYTES:
         raise SpecError("spec", [f"the TOML text passes the limit of {SPEC_BYTES:,} bytes"])
@@ -276,10 +309,13 @@ class Runs:
         folder: Path,
         provider_for: Callable[[Debater], Provider],
         allow_read: Sequence[str] = (),
+        *,
+        allow_tools: bool = False,
     ) -> None:
         self.folder = folder
         self.provider_for = provider_for
         self.allow_read = tuple(allow_read)  # ``moot mcp --allow-read``: the only way out
+        self.allow_tools = allow_tools  # ``moot mcp --allow-tools``: a spec's commands may start
         self._runs: dict[Path, Running] = {}
 
     def get(self, path: Path) -> Running | None:
@@ -289,10 +325,11 @@ class Runs:
         """A new session file in the sessions folder, its debate started in the background.
 
         The spec's tools start first: one that cannot (a root outside the spec's folder
-        and ``--allow-read``, an MCP server that will not run) refuses the run, naming it.
+        and ``--allow-read``, an MCP command without ``--allow-tools``, an MCP server that
+        will not run) refuses the run, naming it.
         """
         path = None if source == TEXT_SOURCE else source  # text has no folder to root tools in
-        tools = run_tools(spec, path, self.allow_read)
+        tools = run_tools(spec, path, self.allow_read, allow_tools=self.allow_tools)
         if tools is not None:
             try:
                 await tools.start()

@@ -70,14 +70,16 @@ INSTRUCTIONS = (
     "do not agree. Start one with run (a spec path or TOML text); a debate that ends "
     "awaiting_decision waits in the inbox until someone decides it (decide, or the "
     "person in moot's console). status, verify and export read a session by its path "
-    "or its file name in the sessions folder."
+    "or its file name in the sessions folder. Paths must lie in the sessions folder or a "
+    "folder the server was given with --allow-read; a spec's MCP commands start only when "
+    "the server was started with --allow-tools."
 )
 
 SessionArg = Annotated[
     str,
     Field(
-        description="the session file: its path, or its file name in the sessions folder "
-        "(a name is looked up there and nowhere else)"
+        description="the session file: its path (in the sessions folder or an --allow-read "
+        "folder), or its file name in the sessions folder (looked up there and nowhere else)"
     ),
 ]
 
@@ -149,9 +151,11 @@ class MootServer:
         provider_for: Callable[[Debater], Provider],
         preflight: Callable[[Spec], list[str]] | None = None,
         allow_read: Sequence[str] = (),
+        *,
+        allow_tools: bool = False,
     ) -> None:
         self.folder = folder
-        self.runs = Runs(folder, provider_for, allow_read)
+        self.runs = Runs(folder, provider_for, allow_read, allow_tools=allow_tools)
         self.preflight = preflight
         self.mcp: MCPServer = MCPServer(
             "moot", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
@@ -174,7 +178,10 @@ class MootServer:
         self,
         spec: Annotated[
             str,
-            Field(description="the debate spec: a path to its TOML file, or the TOML text"),
+            Field(
+                description="the debate spec: the TOML text, or a path to its TOML file in "
+                "the sessions folder or an --allow-read folder"
+            ),
         ],
         ctx: Context,
         wait: Annotated[
@@ -191,7 +198,7 @@ class MootServer:
         """
         if ctx.request_state is not None:  # the client's answer to the question asked below
             return await self._answered(ctx.request_state, ctx.input_responses or {})
-        parsed, raw, source = await _off_loop(read_spec, spec, self.runs.allow_read)
+        parsed, raw, source = await _off_loop(read_spec, spec, self.folder, self.runs.allow_read)
         if self.preflight is not None:
             problems = await anyio.to_thread.run_sync(self.preflight, parsed)
             if problems:
@@ -308,7 +315,7 @@ class MootServer:
     # -------------------------------------------------------------- readers
     async def status(self, session: SessionArg) -> SessionStatus:
         """Where a session stands: status, round, phase, tally, the result and who decided."""
-        path = session_path(session, self.folder)
+        path = session_path(session, self.folder, self.runs.allow_read)
         data = await _off_loop(read_session, path)
         return snapshot(data, self.runs.get(path))
 
@@ -323,7 +330,7 @@ class MootServer:
         """Re-check every claim of a session from its file alone; ok when all hold."""
         from tui.engine.verify import verify_file
 
-        path = session_path(session, self.folder)
+        path = session_path(session, self.folder, self.runs.allow_read)
         await _off_loop(read_session, path)  # the wrong kind of file is named, as moot verify does
         report = await _off_loop(verify_file, path)
         return Verification(
@@ -346,7 +353,7 @@ class MootServer:
         from tui.render.adr import to_adr
         from tui.render.export import to_json, to_markdown
 
-        path = session_path(session, self.folder)
+        path = session_path(session, self.folder, self.runs.allow_read)
         data = await _off_loop(read_session, path)
         render = {"markdown": to_markdown, "json": to_json, "adr": to_adr}[format]
         text = await anyio.to_thread.run_sync(render, data)
@@ -369,7 +376,7 @@ class MootServer:
         """
         from tui.commands.decide import decide_session
 
-        path = session_path(session, self.folder)
+        path = session_path(session, self.folder, self.runs.allow_read)
         running = self.runs.get(path)
         if running is not None and not running.closed:
             if not running.ended:
