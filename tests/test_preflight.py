@@ -7,6 +7,10 @@ after retries; a sessions folder that could not be created was an internal error
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -66,7 +70,7 @@ def test_each_failing_debater_gets_one_line_and_no_session_is_written(
     spec = spec_file(
         tmp_path,
         {"model": "scripted"},
-        {"model": "llama3", "api_base": closed_port_base, "api_key_env": KEY_ENV},
+        {"model": "llama3", "api_base": closed_port_base},
         {"model": "openai/fake", "api_key_env": KEY_ENV},
         {"model": "gpt-4o"},
         {"model": "openai/fake", "api_base": closed_port_base},
@@ -157,3 +161,65 @@ def test_an_unusable_session_path_is_named_with_its_reason(
     assert code == ExitCode.BAD_INPUT
     assert str(named) in err and reason in err and "internal error" not in err
     assert blocker.read_text() == "not a folder" and list(folder.iterdir()) == []
+
+
+def test_ollama_without_api_base_is_refused_when_its_server_does_not_answer(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No api_base: LiteLLM calls ollama at OLLAMA_API_BASE (else localhost:11434), so
+    that server is the one to reach before the session starts."""
+    base = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    monkeypatch.setenv("OLLAMA_API_BASE", base)
+    spec = spec_file(tmp_path, {"model": "ollama/llama3"}, {"model": "scripted"})
+    assert run(tmp_path, spec) == ExitCode.BAD_INPUT
+    err = capsys.readouterr().err
+    lines = [line.strip() for line in err.splitlines() if line.startswith("  - ")]
+    assert len(lines) == 1 and lines[0].startswith("- d1: ")
+    assert base in lines[0] and "does not accept a connection" in lines[0]
+    assert "api_base" in lines[0] and "OLLAMA_API_BASE" in lines[0]
+    assert sessions(tmp_path) == []
+
+
+@pytest.mark.parametrize("debater", ["default variable", "api_key_env"])
+def test_a_key_variable_set_but_empty_is_refused_like_a_missing_one(
+    tmp_path: Path,
+    debater: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    variable = "OPENAI_API_KEY" if debater == "default variable" else KEY_ENV
+    monkeypatch.setenv(variable, "")
+    fields = {"model": "gpt-4o"} if debater == "default variable" else {"api_key_env": KEY_ENV}
+    spec = spec_file(tmp_path, {"model": "openai/gpt-4o", **fields})
+    assert run(tmp_path, spec) == ExitCode.BAD_INPUT
+    err = capsys.readouterr().err
+    lines = [line.strip() for line in err.splitlines() if line.startswith("  - ")]
+    assert len(lines) == 1 and variable in lines[0] and "empty" in lines[0]
+    assert sessions(tmp_path) == []
+
+
+def test_a_bad_key_variable_is_refused_before_litellm_is_imported(tmp_path: Path) -> None:
+    """Importing LiteLLM takes seconds: a refusal the environment alone decides needs none."""
+    spec = spec_file(
+        tmp_path,
+        {"model": "openai/gpt-4o", "api_key_env": KEY_ENV},
+        {"model": "anthropic/claude-3-5-sonnet", "api_key_env": KEY_ENV + "_EMPTY"},
+    )
+    probe = (
+        "import json, sys\n"
+        "from tui.cli import main\n"
+        f"code = main(['run', {str(spec)!r}, '--headless', '--sessions-dir', "
+        f"{str(tmp_path / 's')!r}])\n"
+        "print(json.dumps([int(code), 'litellm' in sys.modules]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != KEY_ENV}
+    env[KEY_ENV + "_EMPTY"] = ""
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env
+    )
+    code, imported = json.loads(out.stdout.strip().splitlines()[-1])
+    assert code == ExitCode.BAD_INPUT and KEY_ENV in out.stderr
+    assert imported is False
+    assert sessions(tmp_path) == []

@@ -13,6 +13,7 @@ moot sees what leaves the machine before anything does.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import socket
@@ -26,19 +27,28 @@ from tui.engine.ports import ProviderError
 from tui.engine.spec import Debater, Spec
 
 CONNECT_TIMEOUT_S = 2.0
+OLLAMA_PROVIDERS = ("ollama", "ollama_chat")
+OLLAMA_BASE_ENV = "OLLAMA_API_BASE"
+OLLAMA_DEFAULT_BASE = "http://localhost:11434"  # where LiteLLM calls ollama when nothing says
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def preflight(spec: Spec) -> list[str]:
     """One line per debater that cannot start (``id: reason; reason``); empty when all can."""
     env = os.environ
-    bases = sorted({b for d in spec.debaters for b in _bases(d)})
-    with ThreadPoolExecutor(max_workers=max(1, min(8, len(bases)))) as pool:
-        refused = dict(zip(bases, pool.map(_connect_problem, bases), strict=True))
+    found = {d.id: _debater_problems(d, env) for d in spec.debaters}
+    servers = {
+        d.id: _named_bases(d) if d.api_base is not None or found[d.id] else _default_server(d, env)
+        for d in spec.debaters
+    }
+    urls = sorted({url for named in servers.values() for url, _ in named})
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(urls)))) as pool:
+        refused = dict(zip(urls, pool.map(_connect_problem, urls), strict=True))
     lines = []
     for d in spec.debaters:
-        reasons = _debater_problems(d, env)
-        reasons += [r for b in _bases(d) if (r := refused[b]) is not None]
+        reasons = found[d.id] + [
+            f"{name} {why}" for url, name in servers[d.id] if (why := refused[url])
+        ]
         if reasons:
             lines.append(f"{d.id}: {'; '.join(reasons)}")
     return lines + missing_commands(spec)
@@ -96,6 +106,39 @@ def _bases(d: Debater) -> list[str]:
     return [d.api_base] if isinstance(d.api_base, str) else list(d.api_base)
 
 
+def _named_bases(d: Debater) -> list[tuple[str, str]]:
+    return [(base, f"api_base {base}") for base in _bases(d)]
+
+
+def _default_server(d: Debater, env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The server LiteLLM calls without an ``api_base`` when the user runs it themselves:
+    ollama's (``OLLAMA_API_BASE``, else LiteLLM's default), or any default on this machine."""
+    if d.model in ("scripted", "local"):
+        return []
+    try:
+        _, provider, _, base = _litellm().get_llm_provider(d.model)
+    except Exception:  # unroutable: already said
+        return []
+    if provider in OLLAMA_PROVIDERS:
+        if env.get(OLLAMA_BASE_ENV):
+            base, whence = env[OLLAMA_BASE_ENV], f"from {OLLAMA_BASE_ENV}; or set api_base"
+        else:
+            base = base or OLLAMA_DEFAULT_BASE
+            whence = f"LiteLLM's default; set api_base or {OLLAMA_BASE_ENV}"
+        return [(base, f"ollama's server {base} ({whence})")]
+    host = urlsplit(str(base or "")).hostname
+    if host and (host == "localhost" or _is_loopback_ip(host)):
+        return [(str(base), f"{provider}'s server {base} (LiteLLM's default; set api_base)")]
+    return []
+
+
+def _is_loopback_ip(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _debater_problems(d: Debater, env: Mapping[str, str]) -> list[str]:
     if d.model == "scripted":
         return []
@@ -107,22 +150,20 @@ def _debater_problems(d: Debater, env: Mapping[str, str]) -> list[str]:
         except ProviderError as err:
             return [err.message]
         return []
-    reasons = []
+    if d.api_key_env and not env.get(d.api_key_env, "").strip():
+        state = "is empty" if d.api_key_env in env else "is not set"  # no LiteLLM needed
+        return [f"environment variable {d.api_key_env} (api_key_env) {state}"]
     route = _route_problem(d)
     if route is not None:
         return [route]  # without a provider there is no key to look for
-    if d.api_key_env:
-        if not env.get(d.api_key_env):
-            reasons.append(f"environment variable {d.api_key_env} (api_key_env) is not set")
-    elif d.api_base is None:
-        missing = _missing_key_vars(d.model, env)
-        if missing:
-            names = " or ".join(missing)
-            reasons.append(
-                f"{names} is not set: export the API key for {d.model} "
-                "(or name its variable in api_key_env)"
-            )
-    return reasons
+    if d.api_key_env or d.api_base is not None:
+        return []
+    unset = _unset_key_vars(d.model, env)
+    return (
+        [f"{unset}: export the API key for {d.model} (or name its variable in api_key_env)"]
+        if unset
+        else []
+    )
 
 
 def _litellm() -> Any:
@@ -152,28 +193,34 @@ def _suggestion(litellm: Any, d: Debater) -> str:
     return f"openai/{name}"
 
 
-def _missing_key_vars(model: str, env: Mapping[str, str]) -> list[str]:
-    """The provider's key variables, when LiteLLM knows them and none is set."""
+def _unset_key_vars(model: str, env: Mapping[str, str]) -> str | None:
+    """Which of the provider's key variables lack a value: those LiteLLM names as absent,
+    or the provider's own ``<PROVIDER>_API_KEY`` set but blank (LiteLLM counts it as set)."""
+    litellm = _litellm()
     try:
-        found = _litellm().validate_environment(model)
+        found = litellm.validate_environment(model)
+        _, provider, _, _ = litellm.get_llm_provider(model)
     except Exception:  # LiteLLM cannot tell: the first call will say
-        return []
+        return None
     missing = [str(k) for k in found.get("missing_keys", []) if "KEY" in str(k).upper()]
-    if not missing or any(env.get(k) for k in missing):
-        return []
-    return missing
+    if missing and not any(env.get(k) for k in missing):
+        return f"{' or '.join(missing)} is not set"
+    own = f"{str(provider).upper()}_API_KEY"
+    if own in env and not env[own].strip():
+        return f"{own} is empty"
+    return None
 
 
 def _connect_problem(base: str) -> str | None:
-    """Why ``base`` does not accept a TCP connection within the timeout, if it does not."""
+    """Why ``base`` does not accept a TCP connection within the timeout (said after its name)."""
     parts = urlsplit(base)
     host = parts.hostname
     try:
         port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 80)
     except ValueError:
-        return f"api_base {base} has no valid port"
+        return "has no valid port"
     if not host:
-        return f"api_base {base} names no host"
+        return "names no host"
     try:
         with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
             return None
@@ -181,4 +228,4 @@ def _connect_problem(base: str) -> str | None:
         reason = f"no answer within {CONNECT_TIMEOUT_S:g} s"
     except OSError as err:
         reason = err.strerror or type(err).__name__
-    return f"api_base {base} does not accept a connection ({reason})"
+    return f"does not accept a connection ({reason})"
