@@ -385,7 +385,7 @@ def test_a_chained_unsigned_file_resumed_is_signed_from_there_on(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A 0.2 file (chained, unsigned) stopped early, resumed now: the new records are signed,
-    and their signatures cover the old records before them."""
+    and vouch only for themselves: the old ones count as yours once adopted (`moot adopt`)."""
     full = tmp_path / "full.toml"
     code = main(
         ["run", str(EXAMPLES / "scripted-consensus.toml"), "--headless", "--out", str(full)]
@@ -401,6 +401,11 @@ def test_a_chained_unsigned_file_resumed_is_signed_from_there_on(
     code, report = verify(old, capsys)
     assert code == ExitCode.DECIDED and report["signature"]["signed"] is False
     assert main(["resume", str(old), "--headless"]) == ExitCode.DECIDED
+    capsys.readouterr()
+    code, report = verify(old, capsys, "--trusted")
+    assert code == ExitCode.VERIFY_FAILED
+    assert "6 unsigned" in report["failures"][0]["detail"]
+    assert main(["adopt", str(old), "--yes"]) == ExitCode.DECIDED
     capsys.readouterr()
     code, report = verify(old, capsys, "--trusted")
     assert code == ExitCode.DECIDED, report["failures"]

@@ -85,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="headless: print the result as one JSON object"
     )
     _allow_read_option(run)
+    _allow_tools_option(run)
     run.add_argument(
         "--no-preflight",
         action="store_true",
@@ -147,6 +148,13 @@ def _parser() -> argparse.ArgumentParser:
         help="also fail (exit 4) unless every record is signed by your key or one you trust",
     )
 
+    adp = sub.add_parser(
+        "adopt",
+        help="vouch for the unsigned records of a session of your own (shows them, then asks)",
+    )
+    adp.add_argument("session", type=path_arg, help="a session written before moot signed them")
+    adp.add_argument("--yes", action="store_true", help="adopt without asking (you checked it)")
+
     keys = sub.add_parser(
         "keys", help="your session-signing key, and the keys whose signatures you trust"
     )
@@ -208,6 +216,7 @@ def _parser() -> argparse.ArgumentParser:
         "--no-preflight", action="store_true", help="skip checking each spec's models first"
     )
     _allow_read_option(bat)
+    _allow_tools_option(bat)
 
     ben = sub.add_parser(
         "bench", help="accuracy of one answer, a vote and a debate on generated, checked items"
@@ -320,9 +329,9 @@ def _allow_tools_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-tools",
         action="store_true",
-        help="let the session's [[tools]] (the commands it runs, the folders it reads) start, "
-        "or a fork keep them, though no key you trust signed the file; by default only your "
-        "own sessions' tools do",
+        help="start the [[tools]] a file names (the programs it runs, the folders it reads) "
+        "or let a fork keep them; without it a spec's MCP commands never start, and a "
+        "session's start only when keys you trust signed the records naming them",
     )
 
 
@@ -419,6 +428,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _inbox(args.sessions_dir, args.json)
     if cmd == "decide":
         return _decide(args)
+    if cmd == "adopt":
+        return _adopt(args)
     if cmd == "watch":
         from tui.commands.watch import watch
 
@@ -580,6 +591,7 @@ def _batch(args: argparse.Namespace) -> int:
         summary_path=args.summary,
         preflight=None if args.no_preflight else preflight,
         allow_read=_allowed(args),
+        allow_tools=args.allow_tools,
     )
 
 
@@ -675,6 +687,21 @@ def _decide(args: argparse.Namespace) -> int:
     return ExitCode.UNRESOLVED if deferred else ExitCode.DECIDED
 
 
+def _adopt(args: argparse.Namespace) -> int:
+    from tui.commands.adopt import adopt
+    from tui.engine.errors import MootInputError
+
+    def ask(question: str) -> bool:
+        if not sys.stdin.isatty():
+            raise MootInputError(
+                args.session, ["no terminal to ask on: read what it holds above, then --yes"]
+            )
+        return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+    adopted = adopt(args.session, yes=args.yes, ask=ask, say=print)
+    return ExitCode.DECIDED if adopted else ExitCode.UNRESOLVED  # 3: you said no
+
+
 def _mcp(args: argparse.Namespace) -> int:
     """``moot mcp``: stdout carries the protocol, so nothing else is printed there."""
     import asyncio
@@ -709,6 +736,7 @@ def _run_headless(args: argparse.Namespace) -> int:
     from tui.tools.toolbox import run_tools
 
     spec, raw = read_spec_file(args.spec, _allowed(args))
+    tools = run_tools(spec, args.spec, _allowed(args), allow_tools=args.allow_tools)
     _checked_start(spec, args)
     session = LiveSession.start(  # the name is chosen again here, so one taken since is passed
         spec,
@@ -717,7 +745,7 @@ def _run_headless(args: argparse.Namespace) -> int:
         out=args.out,
         directory=args.sessions_dir,
         spec_source=args.spec,
-        tools=run_tools(spec, args.spec, _allowed(args)),
+        tools=tools,
     )
     try:
         return _headless(session, args)
@@ -826,6 +854,7 @@ def _console(args: argparse.Namespace) -> int:
             out=args.out,
             preflight=not args.no_preflight,
             allow_read=_allowed(args),
+            allow_tools=args.allow_tools,
         )
     if cmd == "resume":
         return launch(

@@ -134,7 +134,7 @@ class MootApp(App[int]):
         self.replay_speed = replay_speed
         self.preflight = preflight  # check a run's models before its session file exists
         self.allow_read = tuple(allow_read)  # --allow-read: the command line's spec only
-        self.allow_tools = allow_tools  # --allow-tools: the command line's session only
+        self.allow_tools = allow_tools  # --allow-tools: the command line's spec or session only
         self.runs: list[LiveScreen] = []  # every live debate opened here, oldest first
         self.startup_error: str | None = None
         self.moot_themes: dict[str, LoadedTheme] = {}
@@ -296,6 +296,7 @@ class MootApp(App[int]):
                     out=self.out if startup else None,
                     sessions_dir=self.sessions_path,
                     spec_source=str(path),
+                    allow_tools=self.allow_tools and startup,
                 )
             elif mode == "resume":
                 data = load_session(path)

@@ -41,6 +41,7 @@ from tui.engine.records import Turn
 from tui.engine.redact import Redactor
 from tui.engine.safeio import FileRefused, write_new
 from tui.engine.spec import Debater, Spec, read_spec_file
+from tui.engine.trust import spec_tools_refusal
 from tui.engine.vocab import ESCALATE
 from tui.exitcodes import ExitCode
 from tui.filekind import refuse_wrong_kind
@@ -75,6 +76,7 @@ class Item:
     result: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     allow_read: tuple[str, ...] = ()  # --allow-read: for its documents and its tools' roots
+    allow_tools: bool = False  # --allow-tools: its [[tools]] may start the programs they name
 
     @property
     def name(self) -> str:
@@ -118,19 +120,25 @@ def _spec_files(paths: Iterable[str]) -> list[str]:
 
 
 def collect(
-    paths: Iterable[str], preflight: Preflight | None = None, allow_read: Sequence[str] = ()
+    paths: Iterable[str],
+    preflight: Preflight | None = None,
+    allow_read: Sequence[str] = (),
+    *,
+    allow_tools: bool = False,
 ) -> list[Item]:
     """Every spec named by ``paths``, read and validated; bad ones carry their problems.
 
     Each spec's documents come from its own folder tree and ``allow_read`` only, as
-    with ``moot run``.
+    with ``moot run``; a spec naming an MCP command is refused unless ``allow_tools``.
     """
     items: list[Item] = []
     for path in _spec_files(paths):
-        item = Item(path, allow_read=tuple(allow_read))
+        item = Item(path, allow_read=tuple(allow_read), allow_tools=allow_tools)
         try:
             refuse_wrong_kind(str(path), "spec")  # a session file: named, not 8 schema errors
             item.spec, item.raw = read_spec_file(path, allow_read)
+            if why := spec_tools_refusal(item.spec, allow_tools=allow_tools):
+                raise MootInputError(str(path), [why])
         except MootInputError as err:
             item.status, item.problems = Status.BAD, list(err.problems)
         items.append(item)
@@ -250,7 +258,7 @@ async def _run_one(
 ) -> None:
     assert item.spec is not None and item.raw is not None
     started = time.monotonic()
-    tools = run_tools(item.spec, item.spec_path, item.allow_read)
+    tools = run_tools(item.spec, item.spec_path, item.allow_read, allow_tools=item.allow_tools)
     try:
         if tools is not None:  # a tool that cannot start refuses the spec, before any file
             try:
@@ -412,6 +420,7 @@ def run_batch(
     console: Console | None = None,
     errors: Console | None = None,
     allow_read: Sequence[str] = (),
+    allow_tools: bool = False,
 ) -> int:
     """Run every spec named by ``paths``; print progress and the table; return the exit code.
 
@@ -424,7 +433,7 @@ def run_batch(
     check_summary_path(summary_path)
     console = console or Console(highlight=False)
     errors = errors or Console(stderr=True, highlight=False)
-    items = collect(paths, preflight, allow_read)
+    items = collect(paths, preflight, allow_read, allow_tools=allow_tools)
     if not items:
         raise MootInputError(" ".join(paths), ["no spec files found (a folder's *.toml are run)"])
     for item in items:

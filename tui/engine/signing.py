@@ -138,6 +138,7 @@ class SignatureCheck:
     unsigned: int = 0  # records before any key was declared (a file from before signing)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (record, why)
     good: list[str] = field(default_factory=list)  # records whose signature holds
+    signer_of: dict[str, str] = field(default_factory=dict)  # record -> fingerprint that signed it
     every: bool = True  # each signature was checked itself, not only each span's last
 
     @property
@@ -206,6 +207,7 @@ def _walk(records: Sequence[Record], *, every: bool) -> SignatureCheck:
         else:
             out.good.append(record.name)
             span = out.spans[-1]
+            out.signer_of[record.name] = span.fingerprint
             span.last = record.name
             span.records += 1
             if not every:

@@ -53,6 +53,7 @@ from tui.engine.signing import Span
 from tui.engine.signing import check as check_signatures
 from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
+from tui.engine.trust import adopted_by, adoption_problem, unvouched, who_vouches
 from tui.engine.turns import NOT_ARTIFACT, FailureAction, FailureChoice
 from tui.engine.usage import BOUNDS, in_range
 from tui.engine.vocab import (
@@ -103,6 +104,7 @@ class Verification:
     notes: list[str] = field(default_factory=list)
     signers: list[Span] = field(default_factory=list)  # who signed which records
     unsigned: int = 0  # records before any signer was declared
+    adopted_by: str | None = None  # the key whose `moot adopt` vouches for those records
     trusted: dict[str, str] | None = (
         None  # fingerprint -> name the user knows it by; None: not asked
     )
@@ -142,6 +144,7 @@ class Verification:
             "signature": {
                 "signed": self.signed,
                 "unsigned_records": self.unsigned,
+                "adopted_by": self.adopted_by,
                 "signers": [
                     {
                         "fingerprint": s.fingerprint,
@@ -181,6 +184,7 @@ def verify(data: SessionData, trust: Trust | None = None) -> Verification:
         data = replace(data, signatures=check_signatures(data.records))
     out = Verification(str(data.path), turns=len(data.turns), records=len(data.records))
     out.signers, out.unsigned = data.signatures.spans, data.signatures.unsigned
+    out.adopted_by = adopted_by(data)
     if trust is not None:
         out.trusted = trust.keys
     if data.torn:
@@ -268,22 +272,28 @@ def _file_claims(data: SessionData, out: Verification) -> None:
 
 
 def _trust_claim(data: SessionData, out: Verification, trusted: dict[str, str]) -> None:
-    """Asked for (``--trusted``): every record covered by a signature of a key the user trusts.
+    """Asked for (``--trusted``): every record vouched for by a key the user trusts.
 
-    Records from before signing (a 0.2 file resumed) are covered by the first
-    signature after them, since the hash it signs chains over them.
+    A signature vouches only for the records its signer wrote (:mod:`tui.engine.trust`):
+    records written unsigned count only once the user adopted them (``moot adopt``).
     """
+    missing = unvouched(data, trusted)
     spans = data.signatures.spans
-    strangers = [s.fingerprint for s in spans if s.fingerprint not in trusted]
     if not spans:
         detail = "unsigned: nothing shows who wrote it"
-    elif strangers:
-        detail = f"signed by {', '.join(strangers)}, not a key you trust"
+    elif missing:
+        detail = (
+            f"{counted(len(missing), 'record')} no key you trust vouches for "
+            f"({_names(missing)}): {who_vouches(data, missing)}"
+        )
     else:
         names = ", ".join(f"{trusted[s.fingerprint]} ({s.fingerprint})" for s in spans)
-        detail = f"signed by {names}"
-    ok = bool(spans) and not strangers  # a signature covers every record before it too
-    out.check("file", "signer", ok, detail)
+        detail = f"every record signed by {names}"
+    out.check("file", "signer", bool(spans) and not missing, detail)
+
+
+def _names(records: Sequence[str]) -> str:
+    return ", ".join(records[:4]) + (f" and {len(records) - 4} more" if len(records) > 4 else "")
 
 
 def _document_claims(data: SessionData, out: Verification) -> None:
@@ -700,6 +710,11 @@ def _action_claims(data: SessionData, out: Verification) -> None:
         if "partial_cut" in action:
             problem = cut_problem(action.get("partial"), action["partial_cut"])
             out.check(where, "partial_cut", problem is None, problem or "the cut text as kept")
+        if action.get("action") == OperatorAction.ADOPT:
+            problem = adoption_problem(data, action)
+            out.check(
+                where, "adopt", problem is None, problem or "names the unsigned records as they are"
+            )
         if action.get("action") == OperatorAction.DECIDE:
             vote, rationale = action.get("vote"), str(action.get("rationale", ""))
             problem = data.spec.protocol_class.decision_problem(data.spec, str(vote))
@@ -1011,13 +1026,16 @@ def summary_lines(report: Verification) -> Iterable[str]:
         yield f"{report.path}: {do_not_hold(len(failures), 'claim')}"
         for c in failures:
             yield f"  - {c.where}: {c.field}: {c.detail}"
-    yield from signer_lines(report.signers, report.unsigned, report.trusted)
+    yield from signer_lines(report.signers, report.unsigned, report.trusted, report.adopted_by)
     for note in report.notes:
         yield f"  note: {note}"
 
 
 def signer_lines(
-    signers: Sequence[Span], unsigned: int, trusted: dict[str, str] | None
+    signers: Sequence[Span],
+    unsigned: int,
+    trusted: dict[str, str] | None,
+    adopted: str | None = None,
 ) -> Iterable[str]:
     """Who signed the file, and whether the user trusts them (``trusted``: None if not asked)."""
     if not signers:
@@ -1026,10 +1044,16 @@ def signer_lines(
             "sessions are unsigned)"
         )
         return
-    if unsigned:
+    if unsigned and adopted is not None:
         yield (
-            f"  the first {counted(unsigned, 'record')} {'was' if unsigned == 1 else 'were'} written unsigned; the first signature "
-            "covers them (it signs a hash chained over them)"
+            f"  the first {counted(unsigned, 'record')} {'was' if unsigned == 1 else 'were'} "
+            f"written unsigned and adopted by {adopted} (`moot adopt`)"
+        )
+    elif unsigned:
+        yield (
+            f"  the first {counted(unsigned, 'record')} {'was' if unsigned == 1 else 'were'} "
+            "written unsigned: no signature vouches for them (`moot adopt` takes on a file of "
+            "your own written before signing)"
         )
     for s in signers:
         span = s.first if s.first == s.last else f"{s.first} to {s.last}"

@@ -60,6 +60,7 @@ class OperatorAction(StrEnum):
     RAISE_BUDGET = "raise_budget"  # a higher spending cap, so a stopped debate can go on
     CUT = "cut"  # the operator cancelled a turn mid-call; its partial text is kept
     REDO = "redo"  # the operator's answer to a cut: play that turn again (after any note)
+    ADOPT = "adopt"  # `moot adopt`: the user vouches for records written before signing
 
 
 class DecidedBy(StrEnum):

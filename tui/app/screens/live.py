@@ -100,7 +100,7 @@ class LiveScreen(DebateScreen):
         self.provider_for = provider_for
         self.resume_path = resume_path
         self.force = force  # resume a session whose hash chain is broken
-        self.allow_tools = allow_tools  # start its tools though no key you trust signed it
+        self.allow_tools = allow_tools  # --allow-tools: start the tools the spec or file names
         self.out = out
         self.sessions_dir = sessions_dir
         self.spec_source = spec_source
@@ -145,7 +145,12 @@ class LiveScreen(DebateScreen):
                     directory=self.sessions_dir,
                     spec_source=self.spec_source,
                     on_failure=self._on_failure,
-                    tools=run_tools(self.spec, self.spec_source, self.moot.allow_read),
+                    tools=run_tools(
+                        self.spec,
+                        self.spec_source,
+                        self.moot.allow_read,
+                        allow_tools=self.allow_tools,
+                    ),
                 )
         except (SessionError, SpecError, OSError) as err:
             self.moot.fail_start(_error_text(err))
