@@ -4,6 +4,11 @@ The model may look things up; code decides who may call which tool, how often
 and how much of a result counts. Every lookup a turn asks for is recorded in the
 turn, refused and failed ones included, with its result's hash and size, so
 ``moot verify`` can check each quote against the very text the tool returned.
+
+A lookup is a read: a speaker is offered only the calls a tool marks read-only,
+narrowed to the spec's ``calls``; a listed call that may write is offered only when
+the person running moot says ``--allow-tool-writes``, and its lookups say
+``writes = true``. Any other call is refused on record before it reaches the tool.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tui.engine.ports import ToolBox, ToolFailure
@@ -27,6 +33,8 @@ CUT_MARK = "\n[… cut by moot at {kept} of {full} bytes]"
 MAX_REASON = 500
 MAX_TOOL_TEXT = 4000  # characters describing one MCP tool's calls to the model
 MIN_CUT = 256  # a result cut to fewer bytes than this would be all mark: it is refused instead
+FILES_CALLS = ("list", "read", "grep")  # the built-in files tool's calls, every one a read
+WRITES_FLAG = "--allow-tool-writes"
 
 
 def tool_problems(raw: dict[str, Any], debater_keys: Iterable[str]) -> list[str]:
@@ -56,6 +64,52 @@ def may_call(spec: Spec, tool: ToolEntry, speaker: str) -> bool:
 
 def tools_of(spec: Spec, speaker: str) -> list[ToolEntry]:
     return [t for t in spec.tools if may_call(spec, t, speaker)]
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What one running tool offers its speakers, and why each other call is withheld."""
+
+    calls: tuple[str, ...]
+    writes: frozenset[str]  # offered calls that may write (``--allow-tool-writes``)
+    withheld: Mapping[str, str]
+
+
+def offer(entry: ToolEntry, tools: ToolBox) -> Offer:
+    """The calls the tool marks read-only, narrowed to the spec's ``calls``; a listed
+    call that may write only when the person running moot allowed writes."""
+    read_only = tools.read_only(entry.name)
+    listed = entry.calls
+    calls: list[str] = []
+    writes: set[str] = set()
+    withheld: dict[str, str] = {}
+    for call in tools.calls(entry.name):
+        if listed is not None and call not in listed:
+            withheld[call] = f"the calls of tool {entry.name!r} in the spec do not list it"
+        elif call in read_only:
+            calls.append(call)
+        elif listed is not None and tools.allow_writes:
+            calls.append(call)
+            writes.add(call)
+        else:
+            how = (
+                f"moot {WRITES_FLAG} offers it"
+                if listed is not None
+                else f"list it in the tool's calls and run moot with {WRITES_FLAG} to offer it"
+            )
+            withheld[call] = f"its server does not mark it read-only ({how})"
+    return Offer(tuple(calls), frozenset(writes), withheld)
+
+
+def offered(tools: ToolBox, spec: Spec) -> Callable[[str], tuple[str, ...]]:
+    """Each tool's offered calls by name (none for a tool not in the spec)."""
+    entries = {t.name: t for t in spec.tools}
+
+    def calls(name: str) -> tuple[str, ...]:
+        entry = entries.get(name)
+        return offer(entry, tools).calls if entry is not None else ()
+
+    return calls
 
 
 def lookup_schema(
@@ -194,6 +248,8 @@ async def run_lookups(
         if reason is None and budget is not None:
             reason = budget.lookup_refusal(speaker)
         if reason is None and entry is not None and tools is not None:
+            if req["call"] in offer(entry, tools).writes:
+                record["writes"] = True  # the person running moot allowed it to write
             used[entry.name] = used.get(entry.name, 0) + 1
             if budget is not None:
                 budget.start_lookup(speaker)
@@ -244,7 +300,10 @@ def _refusal(
         return f"tool {entry.name!r} is not given to {speaker}"
     if tools is None:
         return f"tool {entry.name!r} is not running in this run"
-    if req["call"] not in tools.calls(entry.name):
+    given = offer(entry, tools)
+    if req["call"] in given.withheld:
+        return f"{req['call']} is not offered: {given.withheld[req['call']]}"
+    if req["call"] not in given.calls:
         return f"tool {entry.name!r} has no call {req['call']!r}"
     if used.get(entry.name, 0) >= entry.max_calls_per_turn:
         return f"over the budget of {entry.max_calls_per_turn} calls of {entry.name!r} per turn"
@@ -293,6 +352,7 @@ def lookup_problems(spec: Spec, speaker: str, records: Sequence[Any]) -> list[st
         if not isinstance(result, str):
             problems.append(f"{where}: result is not text")
             continue
+        problems += [f"{where}: {p}" for p in _offer_problems(spec, r)]
         if r.get("sha256") != digest(result):
             problems.append(f"{where}: the result does not hash to its sha256")
         if r.get("bytes") != len(result.encode("utf-8")):
@@ -315,4 +375,26 @@ def lookup_problems(spec: Spec, speaker: str, records: Sequence[Any]) -> list[st
             )
         if len(result.encode("utf-8")) > entry.max_result_bytes:
             problems.append(f"{where}: result over the bound of {entry.max_result_bytes} bytes")
+    return problems
+
+
+def _offer_problems(spec: Spec, record: dict[str, Any]) -> list[str]:
+    """What the file shows against the lookup's call having been offered: a files call
+    is a read, an MCP call within the spec's ``calls``, and a write listed there."""
+    entry = next((t for t in spec.tools if t.name == record.get("tool")), None)
+    call, writes = record.get("call"), record.get("writes")
+    if entry is None:
+        return []
+    problems = []
+    if writes is not None and writes is not True:
+        problems.append("writes is only ever true")
+    if writes is True and entry.builtin == "files":
+        problems.append("the files tool never writes")
+    elif writes is True and (entry.calls is None or call not in entry.calls):
+        problems.append(f"{call} may write, but the calls of tool {entry.name!r} do not list it")
+    if record.get("ok"):
+        if entry.builtin == "files" and call not in FILES_CALLS:
+            problems.append(f"the files tool has no call {call!r}")
+        elif entry.calls is not None and call not in entry.calls:
+            problems.append(f"{call} was not offered: the calls of tool {entry.name!r} omit it")
     return problems

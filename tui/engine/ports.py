@@ -83,8 +83,16 @@ class ToolBox(Protocol):
         """Open every tool (idempotent); ToolFailure names one that cannot be opened."""
         ...
 
+    # Whether the person running moot let listed calls that may write be offered
+    # (``--allow-tool-writes``); never from a spec or a session file.
+    allow_writes: bool
+
     def calls(self, tool: str) -> tuple[str, ...]:
-        """The call names ``tool`` offers (empty for a tool that is not running)."""
+        """Every call name ``tool`` has (empty for a tool that is not running)."""
+        ...
+
+    def read_only(self, tool: str) -> frozenset[str]:
+        """The calls ``tool`` marks read-only (MCP's ``readOnlyHint``; all of the files tool)."""
         ...
 
     def hints(self, tool: str) -> Mapping[str, str]:

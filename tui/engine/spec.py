@@ -60,6 +60,7 @@ Structured = Literal["json_schema", "json_object", "prompt"]
 RUBRIC_ROLES: tuple[RubricRole, ...] = ("critic", "adversary", "judges")
 DEFAULT_VOTES = ("release", "revise", "escalate")
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
+CallName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,128}$")]  # an MCP tool name
 MAX_DEBATERS = 64  # every debater sees every position: prompts and files grow with the square
 MAX_PHASES = 8  # phases of one round
 # Rounds times debaters: each debater speaks in every phase of every round, and every
@@ -140,6 +141,9 @@ class ToolEntry(_Strict):
     builtin: Literal["files"] | None = None
     root: str | None = Field(default=None, min_length=1)
     roles: list[str] = Field(min_length=1)
+    # An MCP tool's allowlist of call names; a listed call its server does not mark
+    # read-only is offered only with ``--allow-tool-writes`` (lookups.offer).
+    calls: list[CallName] | None = Field(default=None, min_length=1, max_length=64)
     max_calls_per_turn: int = Field(default=4, ge=1, le=32)
     max_result_bytes: int = Field(default=64 * 1024, ge=256, le=1024 * 1024)
     timeout_s: float = Field(default=20.0, gt=0, le=600)
@@ -154,6 +158,8 @@ class ToolEntry(_Strict):
             raise ValueError("the files tool needs a root (a folder relative to the spec)")
         if self.mcp is not None and self.root is not None:
             raise ValueError('root goes with builtin = "files" only')
+        if self.builtin is not None and self.calls is not None:
+            raise ValueError("calls goes with mcp only (the files tool only reads)")
         if self.mcp is not None and not all(part.strip() for part in self.mcp):
             raise ValueError("mcp: the command and its arguments must not be blank")
         return self

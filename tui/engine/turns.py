@@ -27,6 +27,7 @@ from tui.engine.evidence import assess, with_rubric
 from tui.engine.lookups import (
     asked,
     lookup_schema,
+    offered,
     results,
     results_message,
     run_lookups,
@@ -203,7 +204,7 @@ class TurnPlayer:
             return (*pair, pair[1])
         tools = self._tools
         prop = (
-            lookup_schema(self.spec, slot.speaker, tools.calls, tools.hints)
+            lookup_schema(self.spec, slot.speaker, offered(tools, self.spec), tools.hints)
             if tools is not None
             else lookup_schema(self.spec, slot.speaker, lambda _: ())
         )

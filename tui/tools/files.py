@@ -12,11 +12,11 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from tui.engine.lookups import FILES_CALLS as CALLS
 from tui.engine.ports import ToolFailure
 from tui.engine.readroots import ReadRoots
 from tui.engine.safeio import FileRefused, read_regular
 
-CALLS = ("list", "read", "grep")
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a larger file is refused, not read
 MAX_LISTED = 1_000
 MAX_MATCHES = 200

@@ -76,6 +76,7 @@ class McpTool:
         self.command = command
         self.cwd = cwd
         self.calls: tuple[str, ...] = ()
+        self.read_only: frozenset[str] = frozenset()  # the calls it marks readOnlyHint
         self.hints: dict[str, str] = {}  # each call's arguments, from the server's schemas
         self._client: Any = None
         self._stop = asyncio.Event()
@@ -103,6 +104,7 @@ class McpTool:
                 async with Client(transport, read_timeout_seconds=START_TIMEOUT_S) as client:
                     listed = await client.list_tools()
                     self.calls = tuple(t.name for t in listed.tools)
+                    self.read_only = frozenset(t.name for t in listed.tools if _reads_only(t))
                     self.hints = {
                         t.name: signature(getattr(t, "input_schema", None)) for t in listed.tools
                     }
@@ -163,6 +165,13 @@ class McpTool:
         if self._owner is not None:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(self._owner, 10)
+
+
+def _reads_only(tool: Any) -> bool:
+    """Whether the server marks a tool read-only; unmarked is taken to write."""
+    marks = getattr(tool, "annotations", None)
+    hint = getattr(marks, "read_only_hint", getattr(marks, "readOnlyHint", None))
+    return hint is True
 
 
 def _why(err: BaseException) -> str:

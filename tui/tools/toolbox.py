@@ -12,14 +12,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tui.engine.errors import SessionError, SpecError
+from tui.engine.errors import SessionError
+from tui.engine.lookups import FILES_CALLS
 from tui.engine.ports import ToolFailure
 from tui.engine.readroots import ReadRoots
 from tui.engine.safeio import FileRefused
 from tui.engine.session import SessionData
 from tui.engine.spec import Spec
-from tui.engine.trust import recorded_tools, session_tools_refusal, spec_tools_refusal
-from tui.tools.files import CALLS, FilesTool
+from tui.engine.trust import not_known_yours, recorded_tools
+from tui.tools.files import FilesTool
 from tui.tools.mcp_client import McpTool
 
 
@@ -27,9 +28,15 @@ class RunTools:
     """Implements ``tui.engine.ports.ToolBox`` for the ``[[tools]]`` of one spec."""
 
     def __init__(
-        self, spec: Spec, spec_folder: str | Path, allow_read: Iterable[str | Path] = ()
+        self,
+        spec: Spec,
+        spec_folder: str | Path,
+        allow_read: Iterable[str | Path] = (),
+        *,
+        writes: bool = False,
     ) -> None:
         self._spec = spec
+        self.allow_writes = writes  # --allow-tool-writes: listed calls that may write
         self._roots = ReadRoots.of(spec_folder, allow_read)
         self._files: dict[str, FilesTool] = {}
         self._mcp: dict[str, McpTool] = {}
@@ -54,9 +61,15 @@ class RunTools:
 
     def calls(self, tool: str) -> tuple[str, ...]:
         if tool in self._files:
-            return CALLS
+            return FILES_CALLS
         server = self._mcp.get(tool)
         return server.calls if server is not None else ()
+
+    def read_only(self, tool: str) -> frozenset[str]:
+        if tool in self._files:
+            return frozenset(FILES_CALLS)
+        server = self._mcp.get(tool)
+        return server.read_only if server is not None else frozenset()
 
     def hints(self, tool: str) -> dict[str, str]:
         server = self._mcp.get(tool)
@@ -87,23 +100,15 @@ def _files_root(roots: ReadRoots, name: str, root: str) -> Path:
 
 
 def run_tools(
-    spec: Spec,
-    spec_source: str | Path | None,
-    allow_read: Iterable[str | Path] = (),
-    *,
-    allow_tools: bool = False,
+    spec: Spec, spec_source: str | Path | None, allow_read: Iterable[str | Path] = ()
 ) -> RunTools | None:
     """The tools for a run of ``spec`` read from ``spec_source``; None when it names none.
 
     Without the spec's path (a spec given as text) there is no folder to root the
-    files tool in, so no tool runs and every lookup is refused on record. A spec
-    naming an MCP command is refused (SpecError naming each) unless the person
-    running moot said ``--allow-tools`` (:mod:`tui.engine.trust`).
+    files tool in, so no tool runs and every lookup is refused on record.
     """
     if not spec.tools or spec_source is None or not Path(spec_source).is_file():
         return None
-    if why := spec_tools_refusal(spec, allow_tools=allow_tools):
-        raise SpecError(str(spec_source), [why])
     return RunTools(spec, Path(spec_source).resolve().parent, allow_read)
 
 
@@ -114,13 +119,20 @@ def session_tools(
 
     A session that recorded no folder (a spec given as text, or a file written before
     moot recorded it) runs no tool: its lookups are refused on record. The commands
-    and folders come from the file, so they start only when trusted keys vouch for
-    the records naming them (:mod:`tui.engine.trust`) or with ``--allow-tools``: a
-    session sent by someone else must not run a program or read a folder by being
-    resumed.
+    and folders come from the file, so they start only for a file known to be yours
+    (:mod:`tui.engine.trust`) or with ``--allow-tools``: a session sent by someone
+    else must not run a program or read a folder by being resumed.
     """
-    if not recorded_tools(data):
+    tools = recorded_tools(data)
+    if not tools:
         return None
-    if why := session_tools_refusal(data, allow_tools=allow_tools):
-        raise SessionError(str(data.path), [why])
+    if not allow_tools and (why := not_known_yours(data)):
+        raise SessionError(
+            str(data.path),
+            [
+                f"{why}, and resuming it would start its tools as it records them: "
+                f"{'; '.join(tools)}. Resume with --allow-tools to start them, or trust "
+                "its signer's key (moot keys trust)"
+            ],
+        )
     return RunTools(data.spec, str(data.meta["spec_folder"]), allow_read)
