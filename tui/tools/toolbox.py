@@ -12,14 +12,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tui.engine.errors import SessionError
+from tui.engine.errors import SessionError, SpecError
 from tui.engine.lookups import FILES_CALLS
 from tui.engine.ports import ToolFailure
 from tui.engine.readroots import ReadRoots
 from tui.engine.safeio import FileRefused
 from tui.engine.session import SessionData
 from tui.engine.spec import Spec
-from tui.engine.trust import not_known_yours, recorded_tools
+from tui.engine.trust import recorded_tools, session_tools_refusal, spec_tools_refusal
 from tui.tools.files import FilesTool
 from tui.tools.mcp_client import McpTool
 
@@ -100,39 +100,45 @@ def _files_root(roots: ReadRoots, name: str, root: str) -> Path:
 
 
 def run_tools(
-    spec: Spec, spec_source: str | Path | None, allow_read: Iterable[str | Path] = ()
+    spec: Spec,
+    spec_source: str | Path | None,
+    allow_read: Iterable[str | Path] = (),
+    *,
+    allow_tools: bool = False,
+    writes: bool = False,
 ) -> RunTools | None:
     """The tools for a run of ``spec`` read from ``spec_source``; None when it names none.
 
     Without the spec's path (a spec given as text) there is no folder to root the
-    files tool in, so no tool runs and every lookup is refused on record.
+    files tool in, so no tool runs and every lookup is refused on record. A spec
+    naming an MCP command is refused (SpecError naming each) unless the person
+    running moot said ``--allow-tools`` (:mod:`tui.engine.trust`).
     """
     if not spec.tools or spec_source is None or not Path(spec_source).is_file():
         return None
-    return RunTools(spec, Path(spec_source).resolve().parent, allow_read)
+    if why := spec_tools_refusal(spec, allow_tools=allow_tools):
+        raise SpecError(str(spec_source), [why])
+    return RunTools(spec, Path(spec_source).resolve().parent, allow_read, writes=writes)
 
 
 def session_tools(
-    data: SessionData, allow_read: Iterable[str | Path] = (), *, allow_tools: bool = False
+    data: SessionData,
+    allow_read: Iterable[str | Path] = (),
+    *,
+    allow_tools: bool = False,
+    writes: bool = False,
 ) -> RunTools | None:
     """The tools to go on with a saved session, rooted in the spec folder its run recorded.
 
     A session that recorded no folder (a spec given as text, or a file written before
     moot recorded it) runs no tool: its lookups are refused on record. The commands
-    and folders come from the file, so they start only for a file known to be yours
-    (:mod:`tui.engine.trust`) or with ``--allow-tools``: a session sent by someone
-    else must not run a program or read a folder by being resumed.
+    and folders come from the file, so they start only when trusted keys vouch for
+    the records naming them (:mod:`tui.engine.trust`) or with ``--allow-tools``: a
+    session sent by someone else must not run a program or read a folder by being
+    resumed.
     """
-    tools = recorded_tools(data)
-    if not tools:
+    if not recorded_tools(data):
         return None
-    if not allow_tools and (why := not_known_yours(data)):
-        raise SessionError(
-            str(data.path),
-            [
-                f"{why}, and resuming it would start its tools as it records them: "
-                f"{'; '.join(tools)}. Resume with --allow-tools to start them, or trust "
-                "its signer's key (moot keys trust)"
-            ],
-        )
-    return RunTools(data.spec, str(data.meta["spec_folder"]), allow_read)
+    if why := session_tools_refusal(data, allow_tools=allow_tools):
+        raise SessionError(str(data.path), [why])
+    return RunTools(data.spec, str(data.meta["spec_folder"]), allow_read, writes=writes)
