@@ -183,7 +183,7 @@ def _child(
     cmd = [sys.executable, __file__, "--one", str(n)] + (["--base", base] if base else [])
     cmd += ["--litellm"] if litellm else []
     cmd += ["--root", root] if root else []
-    env = {**os.environ, "MOOT_BENCH_KEY": "bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = {**os.environ, "MOOT_BENCH_KEY": "bench-key", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         raise SystemExit(f"bench child failed:\n{done.stderr}")

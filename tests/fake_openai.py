@@ -61,7 +61,15 @@ class BadJSON:
     junk: str = '{"choices": [{"delta": {"content": "x"'
 
 
-Behaviour = Reply | Status | Stall | Cut | BadJSON
+@dataclass
+class EchoAuth:
+    """A completion whose content is ``template`` with the request's Authorization header
+    in place of ``{authorization}``: a server that repeats the key it was sent."""
+
+    template: str
+
+
+Behaviour = Reply | Status | Stall | Cut | BadJSON | EchoAuth
 
 
 def free_port() -> int:
@@ -156,6 +164,9 @@ class FakeOpenAI:
             {"body": body, "authorization": request.headers.get("Authorization", "")}
         )
         behaviour = self.queue.popleft() if self.queue else self.default
+        if isinstance(behaviour, EchoAuth):
+            header = request.headers.get("Authorization", "")
+            behaviour = Reply(behaviour.template.replace("{authorization}", header))
         if isinstance(behaviour, Status):
             return web.json_response(
                 {

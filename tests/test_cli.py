@@ -254,7 +254,7 @@ def test_headless_provider_failure_exit_3_no_traceback(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=180,
-        env={**__import__("os").environ, "MOOT_TEST_KEY": "k-test"},
+        env={**__import__("os").environ, "MOOT_TEST_KEY": "k-test-key"},
     )
     assert env_run.returncode == 3, env_run.stdout + env_run.stderr
     assert "Traceback" not in env_run.stdout + env_run.stderr

@@ -93,7 +93,7 @@ def test_each_failing_debater_gets_one_line_and_no_session_is_written(
 def test_a_reachable_server_with_its_key_set_passes(
     fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(KEY_ENV, "sk-test")
+    monkeypatch.setenv(KEY_ENV, "sk-test-key")
     spec = validate_spec(
         {
             "debate": {"title": "t", "motion": "m"},

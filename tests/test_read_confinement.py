@@ -197,7 +197,7 @@ def _served_spec(tree: Path, fake: FakeOpenAI) -> Path:
 def test_the_preflight_lists_which_files_go_to_which_server(
     tree: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("MOOT_TEST_KEY", "sk-test")
+    monkeypatch.setenv("MOOT_TEST_KEY", "sk-test-key")
     spec, _ = read_spec_file(_served_spec(tree, fake))
     routes = document_routes(spec)
     assert routes == [f"sends inside.md to {fake.base_url} (debater a)"]
@@ -207,7 +207,7 @@ def test_the_preflight_lists_which_files_go_to_which_server(
 def test_a_headless_run_prints_the_routes_before_it_starts(
     tree: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    monkeypatch.setenv("MOOT_TEST_KEY", "sk-test")
+    monkeypatch.setenv("MOOT_TEST_KEY", "sk-test-key")
     fake.default = Status(401, "invalid api key")  # the run ends at its first call, at once
     spec = _served_spec(tree, fake)
     out = tree.parent / "s.toml"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.fake_openai import FakeOpenAI, Reply
+from tests.fake_openai import EchoAuth, FakeOpenAI, Reply
 from tests.helpers import SCRIPTED
 from tui.engine import Engine, SpecError, validate_spec
 from tui.engine.live import session_target
@@ -21,6 +21,7 @@ from tui.engine.records import Turn
 from tui.engine.redact import Redactor, key_env_names
 from tui.engine.session import SessionStore, load_session
 from tui.engine.vocab import TurnKind
+from tui.exitcodes import ExitCode
 from tui.render.adr import to_adr
 from tui.render.export import to_json, to_markdown
 
@@ -352,6 +353,71 @@ def test_a_reply_spelling_the_key_in_escapes_reaches_no_file_output_or_export(
     for where, text in texts.items():
         assert _escaped(CRED) not in text and CRED not in text, where
         assert _escaped(CRED).replace("\\", "\\\\") not in text, where  # escaped again in TOML
+
+
+# ------------------------------------------- a server that echoes the key it was sent
+SHORT_KEY = "hunter2"  # shorter than any value the redactor replaces
+ECHO = EchoAuth(json.dumps({"stance": "I was sent {authorization}.", "rationale": "Echo."}))
+
+
+def _echo_run(
+    tmp_path: Path, key_line: str, env: dict[str, str], *extra: str
+) -> tuple[subprocess.CompletedProcess[str], FakeOpenAI, Path]:
+    """``moot run --headless`` of two debaters at a server answering with their key."""
+    server = FakeOpenAI().start()
+    server.default = ECHO
+    try:
+        spec = tmp_path / "spec.toml"
+        debater = (
+            f'model = "openai/fake"\napi_base = "{server.base_url}"\n{key_line}timeout_s = 10\n'
+        )
+        spec.write_text(
+            '[debate]\ntitle = "Echo"\nmotion = "Ship?"\nphases = ["proposal"]\n'
+            "max_rounds = 1\nretries = 0\nparallel = false\n\n"
+            f'[[debaters]]\nid = "a"\n{debater}\n[[debaters]]\nid = "b"\n{debater}'
+        )
+        out = tmp_path / "s.toml"
+        run = _moot("run", str(spec), "--headless", "--out", str(out), *extra, env=env)
+    finally:
+        server.stop()
+    assert "Traceback" not in run.stderr, run.stderr
+    return run, server, out
+
+
+@pytest.mark.parametrize(
+    ("key_line", "variable"),
+    [(f'api_key_env = "{CRED_ENV}"\n', CRED_ENV), ("", "OPENAI_API_KEY")],
+    ids=["api_key_env", "provider variable"],
+)
+def test_a_key_too_short_to_redact_is_refused_before_any_call_or_file(
+    tmp_path: Path, key_line: str, variable: str
+) -> None:
+    run, server, out = _echo_run(tmp_path, key_line, {variable: SHORT_KEY})
+    assert run.returncode == ExitCode.BAD_INPUT
+    problem = [line for line in run.stderr.splitlines() if line.startswith("  - a:")]
+    assert len(problem) == 1 and variable in problem[0] and "too short" in problem[0]
+    assert SHORT_KEY not in run.stdout + run.stderr
+    assert server.calls == 0 and not out.exists()
+
+
+def test_without_the_preflight_a_key_too_short_to_redact_is_never_sent(tmp_path: Path) -> None:
+    key_line = f'api_key_env = "{CRED_ENV}"\n'
+    run, server, out = _echo_run(tmp_path, key_line, {CRED_ENV: SHORT_KEY}, "--no-preflight")
+    assert run.returncode == ExitCode.UNRESOLVED
+    assert server.calls == 0  # the provider refused to send it
+    text = out.read_text()
+    assert CRED_ENV in text and "too short" in text  # the turn's error says why, by name
+    for where in (text, run.stdout, run.stderr):
+        assert SHORT_KEY not in where
+
+
+def test_a_long_key_a_server_echoes_reaches_no_output_or_file(tmp_path: Path) -> None:
+    run, server, out = _echo_run(tmp_path, f'api_key_env = "{CRED_ENV}"\n', {CRED_ENV: CRED})
+    assert server.requests[0]["authorization"] == f"Bearer {CRED}"  # the key was really sent
+    text = out.read_text()
+    assert "I was sent Bearer [redacted]." in text
+    for where in (text, run.stdout, run.stderr):
+        assert CRED not in where
 
 
 # ---------------------------------------------- problem lines never quote a key

@@ -20,8 +20,8 @@ if TYPE_CHECKING:  # the session module itself redacts with this one
     from tui.engine.session import SessionData
 
 REDACTED = "[redacted]"
-MIN_SECRET = 8  # shorter values ("none", "EMPTY") are placeholders, and too common to replace
-_ENV_HINT = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
+MIN_SECRET = 8  # shorter values would mangle text; a key this short is never sent (keyvars.py)
+SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 _URL_USERINFO = re.compile(r"(//)[^/@\s]+@")
 _URL_SECRET_PARAM = re.compile(
     r"([?&#;](?:api[_-]?key|key|token|access_token|secret|password|sig|signature)=)[^&#\s]+",
@@ -80,7 +80,7 @@ class Redactor:
         """The named variables' values, plus every secret-named variable's value."""
         env = os.environ
         values = [env.get(name, "") for name in names]
-        values += [value for name, value in env.items() if _ENV_HINT.search(name)]
+        values += [value for name, value in env.items() if SECRET_NAME.search(name)]
         return cls(values)
 
     @classmethod

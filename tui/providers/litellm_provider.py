@@ -24,6 +24,7 @@ from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.redact import redact
 from tui.engine.spec import Structured
 from tui.engine.usage import CALL_TOKENS, CLAMPED, held
+from tui.providers.keyvars import short_key_problem
 from tui.providers.router import completion
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -251,6 +252,10 @@ class LiteLLMProvider:
         given = self._api_base or d.api_base  # several servers: a Router spreads the calls
         api_base = tuple(given) if isinstance(given, list) else given
         api_key = self._api_key
+        if api_key is None and (
+            short := short_key_problem(model, d.api_key_env, given, os.environ)
+        ):
+            raise ProviderError("auth", short)  # never sent, so no server can echo it
         if api_key is None and d.api_key_env:
             api_key = os.environ.get(d.api_key_env) or None
             if api_key is None:

@@ -2,9 +2,10 @@
 
 A run that cannot reach a model should fail in seconds with the reason, not
 after retries with a session file that holds nothing. Checked per debater: that
-LiteLLM can route the model string, that the API key's variable is set, that
-each ``api_base`` accepts a TCP connection. ``scripted`` needs nothing; ``local``
-needs its GGUF file. No request is sent to any model.
+LiteLLM can route the model string, that the API key's variable is set (and long
+enough to keep out of the record: ``keyvars.py``), that each ``api_base``
+accepts a TCP connection. ``scripted`` needs nothing; ``local`` needs its GGUF
+file. No request is sent to any model.
 
 It also says where the spec's files will go (:func:`document_routes`): each file
 document, and the servers of the debaters who may see it, so the person running
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 from tui.engine.context import ARTIFACT, may_see
 from tui.engine.ports import ProviderError
 from tui.engine.spec import Debater, Spec
+from tui.providers.keyvars import short_key_problem
 
 CONNECT_TIMEOUT_S = 2.0
 OLLAMA_PROVIDERS = ("ollama", "ollama_chat")
@@ -156,6 +158,9 @@ def _debater_problems(d: Debater, env: Mapping[str, str]) -> list[str]:
     route = _route_problem(d)
     if route is not None:
         return [route]  # without a provider there is no key to look for
+    short = short_key_problem(d.model, d.api_key_env, d.api_base, env)
+    if short is not None:
+        return [short]
     if d.api_key_env or d.api_base is not None:
         return []
     unset = _unset_key_vars(d.model, env)
