@@ -35,10 +35,13 @@ from tui.render.textsafe import bound, clean, clean_line, json_text
 from tui.telemetry import flush, trace_session
 
 SHOWN_CHARS = 4000
+TEXT_INDENT = "    "  # deeper than any line moot starts itself, which begin at column 0 or 2
 
 
 def printable(text: str, limit: int) -> str:
-    return bound(clean(text), limit)
+    """Model or tool text, bounded, every line after its first indented: a line of it can
+    never start at column 0 and pass for one of moot's own (``decision:``, ``saved:``)."""
+    return bound(clean(text), limit).replace("\n", "\n" + TEXT_INDENT)
 
 
 TONE_STYLE = {

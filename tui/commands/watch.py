@@ -28,7 +28,7 @@ from pydantic import TypeAdapter, ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from tui.commands.headless import report_table, turn_text
+from tui.commands.headless import headless_console, report_table, turn_text
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.chain import HASH, SIGNATURE
 from tui.engine.errors import SessionError
@@ -247,7 +247,7 @@ def follow(
 
 def watch(path: str | Path, console: Console | None = None, *, interval: float = POLL_S) -> int:
     """``moot watch``: print each record as it commits; the run's exit code at its end."""
-    console = console or Console(highlight=False)
+    console = console or headless_console()  # never wrapped: no wrap starts a line of model text
     try:
         result = follow(path, lambda seen: _show(console, seen), interval=interval)
     except KeyboardInterrupt:
