@@ -102,3 +102,22 @@ async def test_the_console_starts_a_strangers_tools_only_when_the_command_line_a
     assert "not a key you trust" in app.startup_error and "--allow-tools" in app.startup_error
     assert out.read_bytes() == before
     await _resume_to_the_end(make_app(tmp_path, resume_path=str(out), allow_tools=True), out)
+
+
+async def test_the_console_starts_a_specs_mcp_command_only_when_the_command_line_allows(
+    tmp_path: Path, moot_dirs: dict[str, Path]
+) -> None:
+    """A spec is a file: its program starts only with --allow-tools, never by opening it."""
+    import sys
+
+    from app_support import run_until_exit
+
+    marker = tmp_path / "the-program-ran"
+    raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))
+    program = f"open({str(marker)!r}, 'w').write('ran')"
+    raw["tools"] = [{"name": "x", "mcp": [sys.executable, "-c", program], "roles": ["reviewer"]}]
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, raw)))
+    await run_until_exit(app, size=(160, 45))
+    assert "x runs" in app.startup_error and "--allow-tools" in app.startup_error
+    assert not marker.exists()
+    assert not list((tmp_path / "sessions").glob("*.toml"))
