@@ -201,3 +201,64 @@ def test_argument_hints_are_bounded_plain_names_and_types() -> None:
     assert "n" * 65 not in hint and len(hint) <= MAX_HINT
     assert hint.endswith(f"(+{40 + 3 - MAX_ARGS} more)")
     assert signature({"type": "object"}) == "" and signature("garbage") == ""
+
+
+def test_the_readme_example_reads_and_writes_only_with_allow_tool_writes(
+    filesystem_server: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's ``[[tools]]`` example over ``architecture/``: a reviewer's
+    ``write_file`` and ``move_file`` are refused on record and touch nothing; with the
+    spec listing them and ``--allow-tool-writes`` they run, recorded as writes."""
+    import tomli_w
+
+    from tui.cli import main
+    from tui.exitcodes import ExitCode
+
+    arch = tmp_path / "architecture"
+    arch.mkdir()
+    incident = arch / "incident-2026-03.md"
+    incident.write_text(DESIGN)
+    lookups = [
+        {"tool": "fs", "call": "read_text_file", "args": {"path": "incident-2026-03.md"}},
+        {"tool": "fs", "call": "write_file", "args": {"path": "pwned.md", "content": "pwned"}},
+        {
+            "tool": "fs",
+            "call": "move_file",
+            "args": {"source": "incident-2026-03.md", "destination": "moved.md"},
+        },
+    ]
+    raw = challenge_raw(reviewer_turn("deduplicates on the event id", lookups))
+    raw["tools"] = [
+        {"name": "fs", "mcp": [str(filesystem_server), "architecture"], "roles": ["reviewer"]}
+    ]
+
+    def run_cli(name: str, *flags: str) -> list[dict[str, Any]]:
+        spec = tmp_path / f"{name}.toml"
+        spec.write_text(tomli_w.dumps(raw))
+        out = tmp_path / f"{name}-session.toml"
+        code = main(["run", str(spec), "--headless", "--out", str(out), "--allow-tools", *flags])
+        assert code in (ExitCode.DECIDED, ExitCode.UNRESOLVED), capsys.readouterr().err  # ran
+        assert verify_file(out).ok
+        return list(turns_of(out)[0].lookups or [])
+
+    read, write, move = run_cli("reads")
+    assert read["ok"] and read["result"] == DESIGN and "writes" not in read
+    for refused in (write, move):
+        assert not refused["ok"] and "writes" not in refused
+        assert refused["reason"] == (
+            f"{refused['call']} is not offered: its server does not mark it read-only (list "
+            "it in the tool's calls and run moot with --allow-tool-writes to offer it)"
+        )
+    assert sorted(p.name for p in arch.iterdir()) == ["incident-2026-03.md"]  # nothing changed
+    assert "moot: tool fs: reviewer may make the calls its server marks read-only" in (
+        capsys.readouterr().err
+    )
+
+    raw["tools"][0]["calls"] = ["read_text_file", "write_file", "move_file"]
+    read, write, move = run_cli("writes", "--allow-tool-writes")
+    assert read["ok"] and "writes" not in read
+    assert write["ok"] and write["writes"] is True
+    assert move["ok"] and move["writes"] is True
+    assert (arch / "pwned.md").read_text() == "pwned"
+    assert not incident.exists() and (arch / "moved.md").read_text() == DESIGN
+    assert "may write (--allow-tool-writes)" in capsys.readouterr().err

@@ -86,6 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _allow_read_option(run)
     _allow_tools_option(run)
+    _allow_tool_writes_option(run)
     run.add_argument(
         "--no-preflight",
         action="store_true",
@@ -105,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     res.add_argument("--force", action="store_true", help="resume even if the hash chain is broken")
     _allow_read_option(res)
     _allow_tools_option(res)
+    _allow_tool_writes_option(res)
     res.add_argument(
         "--json", action="store_true", help="headless: print the result as one JSON object"
     )
@@ -217,6 +219,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _allow_read_option(bat)
     _allow_tools_option(bat)
+    _allow_tool_writes_option(bat)
 
     ben = sub.add_parser(
         "bench", help="accuracy of one answer, a vote and a debate on generated, checked items"
@@ -267,6 +270,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _allow_read_option(dec)
     _allow_tools_option(dec)
+    _allow_tool_writes_option(dec)
 
     wat = sub.add_parser(
         "watch", help="follow a session another process is writing (read-only, live)"
@@ -285,6 +289,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _allow_read_option(mcp)
     _allow_tools_option(mcp)
+    _allow_tool_writes_option(mcp)
 
     srv = sub.add_parser(
         "serve", parents=[common], help="serve the console to a browser (extra: moot[serve])"
@@ -332,6 +337,15 @@ def _allow_tools_option(parser: argparse.ArgumentParser) -> None:
         help="start the [[tools]] a file names (the programs it runs, the folders it reads) "
         "or let a fork keep them; without it a spec's MCP commands never start, and a "
         "session's start only when keys you trust signed the records naming them",
+    )
+
+
+def _allow_tool_writes_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-tool-writes",
+        action="store_true",
+        help="also offer debaters the calls a [[tools]] entry lists in calls that its MCP "
+        "server does not mark read-only (they may change files); by default a lookup only reads",
     )
 
 
@@ -592,6 +606,7 @@ def _batch(args: argparse.Namespace) -> int:
         preflight=None if args.no_preflight else preflight,
         allow_read=_allowed(args),
         allow_tools=args.allow_tools,
+        writes=args.allow_tool_writes,
     )
 
 
@@ -662,7 +677,9 @@ def _decide(args: argparse.Namespace) -> int:
         session = LiveSession.resume(
             args.session,
             provider_for,
-            tools_for=lambda data: session_tools(data, allowed, allow_tools=args.allow_tools),
+            tools_for=lambda data: session_tools(
+                data, allowed, allow_tools=args.allow_tools, writes=args.allow_tool_writes
+            ),
         )
         try:
             return run_headless(session, extend_first=True)
@@ -724,6 +741,7 @@ def _mcp(args: argparse.Namespace) -> int:
         preflight=None if args.no_preflight else preflight,
         allow_read=_allowed(args),
         allow_tools=args.allow_tools,
+        tool_writes=args.allow_tool_writes,
     )
     asyncio.run(serve_stdio(server))
     return ExitCode.DECIDED
@@ -736,7 +754,13 @@ def _run_headless(args: argparse.Namespace) -> int:
     from tui.tools.toolbox import run_tools
 
     spec, raw = read_spec_file(args.spec, _allowed(args))
-    tools = run_tools(spec, args.spec, _allowed(args), allow_tools=args.allow_tools)
+    tools = run_tools(
+        spec,
+        args.spec,
+        _allowed(args),
+        allow_tools=args.allow_tools,
+        writes=args.allow_tool_writes,
+    )
     _checked_start(spec, args)
     session = LiveSession.start(  # the name is chosen again here, so one taken since is passed
         spec,
@@ -786,6 +810,10 @@ def _checked_start(spec: Spec, args: argparse.Namespace) -> None:
             raise MootInputError(f"{args.spec}: preflight (skip with --no-preflight)", problems)
         for line in document_routes(spec):  # what leaves the machine, before anything does
             _err(f"moot: {line}")
+    from tui.providers.preflight import tool_calls
+
+    for line in tool_calls(spec, args.allow_tool_writes):  # what a lookup may do, always said
+        _err(f"moot: {line}")
 
 
 def _raise_budgets(session: LiveSession, raises: list[str]) -> None:
@@ -821,7 +849,9 @@ def _resume_headless(args: argparse.Namespace) -> int:
         args.session,
         provider_for,
         force=args.force,
-        tools_for=lambda data: session_tools(data, allowed, allow_tools=args.allow_tools),
+        tools_for=lambda data: session_tools(
+            data, allowed, allow_tools=args.allow_tools, writes=args.allow_tool_writes
+        ),
     )
     try:
         result = session.store.result
@@ -855,6 +885,7 @@ def _console(args: argparse.Namespace) -> int:
             preflight=not args.no_preflight,
             allow_read=_allowed(args),
             allow_tools=args.allow_tools,
+            allow_tool_writes=args.allow_tool_writes,
         )
     if cmd == "resume":
         return launch(
@@ -864,6 +895,7 @@ def _console(args: argparse.Namespace) -> int:
             force=args.force,
             allow_read=_allowed(args),
             allow_tools=args.allow_tools,
+            allow_tool_writes=args.allow_tool_writes,
         )
     if cmd == "replay":
         return launch(replay_path=args.session, theme=theme, sessions_dir=args.sessions_dir)

@@ -311,11 +311,13 @@ class Runs:
         allow_read: Sequence[str] = (),
         *,
         allow_tools: bool = False,
+        writes: bool = False,
     ) -> None:
         self.folder = folder
         self.provider_for = provider_for
         self.allow_read = tuple(allow_read)  # ``moot mcp --allow-read``: the only way out
         self.allow_tools = allow_tools  # ``moot mcp --allow-tools``: a spec's commands may start
+        self.writes = writes  # ``moot mcp --allow-tool-writes``: listed calls that may write
         self._runs: dict[Path, Running] = {}
 
     def get(self, path: Path) -> Running | None:
@@ -329,7 +331,9 @@ class Runs:
         will not run) refuses the run, naming it.
         """
         path = None if source == TEXT_SOURCE else source  # text has no folder to root tools in
-        tools = run_tools(spec, path, self.allow_read, allow_tools=self.allow_tools)
+        tools = run_tools(
+            spec, path, self.allow_read, allow_tools=self.allow_tools, writes=self.writes
+        )
         if tools is not None:
             try:
                 await tools.start()

@@ -153,9 +153,12 @@ class MootServer:
         allow_read: Sequence[str] = (),
         *,
         allow_tools: bool = False,
+        tool_writes: bool = False,
     ) -> None:
         self.folder = folder
-        self.runs = Runs(folder, provider_for, allow_read, allow_tools=allow_tools)
+        self.runs = Runs(
+            folder, provider_for, allow_read, allow_tools=allow_tools, writes=tool_writes
+        )
         self.preflight = preflight
         self.mcp: MCPServer = MCPServer(
             "moot", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"

@@ -113,6 +113,7 @@ class MootApp(App[int]):
         force_resume: bool = False,
         allow_read: Sequence[str] = (),
         allow_tools: bool = False,
+        allow_tool_writes: bool = False,
     ) -> None:
         super().__init__()
         self.spec_path = spec_path
@@ -135,6 +136,7 @@ class MootApp(App[int]):
         self.preflight = preflight  # check a run's models before its session file exists
         self.allow_read = tuple(allow_read)  # --allow-read: the command line's spec only
         self.allow_tools = allow_tools  # --allow-tools: the command line's spec or session only
+        self.allow_tool_writes = allow_tool_writes  # --allow-tool-writes: likewise
         self.runs: list[LiveScreen] = []  # every live debate opened here, oldest first
         self.startup_error: str | None = None
         self.moot_themes: dict[str, LoadedTheme] = {}
@@ -297,6 +299,7 @@ class MootApp(App[int]):
                     sessions_dir=self.sessions_path,
                     spec_source=str(path),
                     allow_tools=self.allow_tools and startup,
+                    writes=self.allow_tool_writes and startup,
                 )
             elif mode == "resume":
                 data = load_session(path)
@@ -308,6 +311,7 @@ class MootApp(App[int]):
                     sessions_dir=self.sessions_path,
                     force=self.force_resume and startup,
                     allow_tools=self.allow_tools and startup,
+                    writes=self.allow_tool_writes and startup,
                 )
             else:
                 data = load_session(path)

@@ -27,6 +27,7 @@ def launch(
     force: bool = False,
     allow_read: Sequence[str] = (),
     allow_tools: bool = False,
+    allow_tool_writes: bool = False,
 ) -> int:
     """Run the console; return the process exit code.
 
@@ -54,6 +55,7 @@ def launch(
         force_resume=force,
         allow_read=allow_read,
         allow_tools=allow_tools,
+        allow_tool_writes=allow_tool_writes,
     )
     try:
         code = app.run()

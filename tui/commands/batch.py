@@ -77,6 +77,7 @@ class Item:
     seconds: float = 0.0
     allow_read: tuple[str, ...] = ()  # --allow-read: for its documents and its tools' roots
     allow_tools: bool = False  # --allow-tools: its [[tools]] may start the programs they name
+    writes: bool = False  # --allow-tool-writes: its tools' listed calls that may write
 
     @property
     def name(self) -> str:
@@ -125,6 +126,7 @@ def collect(
     allow_read: Sequence[str] = (),
     *,
     allow_tools: bool = False,
+    writes: bool = False,
 ) -> list[Item]:
     """Every spec named by ``paths``, read and validated; bad ones carry their problems.
 
@@ -133,7 +135,7 @@ def collect(
     """
     items: list[Item] = []
     for path in _spec_files(paths):
-        item = Item(path, allow_read=tuple(allow_read), allow_tools=allow_tools)
+        item = Item(path, allow_read=tuple(allow_read), allow_tools=allow_tools, writes=writes)
         try:
             refuse_wrong_kind(str(path), "spec")  # a session file: named, not 8 schema errors
             item.spec, item.raw = read_spec_file(path, allow_read)
@@ -258,7 +260,13 @@ async def _run_one(
 ) -> None:
     assert item.spec is not None and item.raw is not None
     started = time.monotonic()
-    tools = run_tools(item.spec, item.spec_path, item.allow_read, allow_tools=item.allow_tools)
+    tools = run_tools(
+        item.spec,
+        item.spec_path,
+        item.allow_read,
+        allow_tools=item.allow_tools,
+        writes=item.writes,
+    )
     try:
         if tools is not None:  # a tool that cannot start refuses the spec, before any file
             try:
@@ -421,6 +429,7 @@ def run_batch(
     errors: Console | None = None,
     allow_read: Sequence[str] = (),
     allow_tools: bool = False,
+    writes: bool = False,
 ) -> int:
     """Run every spec named by ``paths``; print progress and the table; return the exit code.
 
@@ -433,7 +442,7 @@ def run_batch(
     check_summary_path(summary_path)
     console = console or Console(highlight=False)
     errors = errors or Console(stderr=True, highlight=False)
-    items = collect(paths, preflight, allow_read, allow_tools=allow_tools)
+    items = collect(paths, preflight, allow_read, allow_tools=allow_tools, writes=writes)
     if not items:
         raise MootInputError(" ".join(paths), ["no spec files found (a folder's *.toml are run)"])
     for item in items:

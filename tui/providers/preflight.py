@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tui.engine.context import ARTIFACT, may_see
+from tui.engine.lookups import WRITES_FLAG
 from tui.engine.ports import ProviderError
 from tui.engine.spec import Debater, Spec
 from tui.providers.keyvars import short_key_problem
@@ -234,3 +235,34 @@ def _connect_problem(base: str) -> str | None:
     except OSError as err:
         reason = err.strerror or type(err).__name__
     return f"does not accept a connection ({reason})"
+
+
+def tool_calls(spec: Spec, writes: bool = False) -> list[str]:
+    """One line per tool: who may call it and which calls, before any server starts.
+
+    A lookup is a read (:func:`tui.engine.lookups.offer`): an MCP tool offers the calls
+    its server marks read-only, within the spec's ``calls``; a listed call it does not
+    mark may write, and is offered only with ``--allow-tool-writes`` (``writes``).
+    """
+    lines = []
+    for t in spec.tools:
+        who = ", ".join(t.roles)
+        if t.builtin == "files":
+            lines.append(f"tool {t.name}: {who} may list, read and grep {t.root} (reads only)")
+        elif t.calls is None:
+            lines.append(
+                f"tool {t.name}: {who} may make the calls its server marks read-only; "
+                "any other may write and is withheld"
+            )
+        elif writes:
+            lines.append(
+                f"tool {t.name}: {who} may make {', '.join(t.calls)}; those its server does "
+                f"not mark read-only may write ({WRITES_FLAG})"
+            )
+        else:
+            lines.append(
+                f"tool {t.name}: {who} may make {', '.join(t.calls)} where its server marks "
+                f"them read-only; the others may write and are withheld ({WRITES_FLAG} "
+                "offers them)"
+            )
+    return lines

@@ -94,6 +94,7 @@ class LiveScreen(DebateScreen):
         spec_source: str | None = None,
         force: bool = False,
         allow_tools: bool = False,
+        writes: bool = False,
     ) -> None:
         super().__init__(spec)
         self.spec_raw = spec_raw
@@ -101,6 +102,7 @@ class LiveScreen(DebateScreen):
         self.resume_path = resume_path
         self.force = force  # resume a session whose hash chain is broken
         self.allow_tools = allow_tools  # --allow-tools: start the tools the spec or file names
+        self.writes = writes  # --allow-tool-writes: offer listed calls that may write
         self.out = out
         self.sessions_dir = sessions_dir
         self.spec_source = spec_source
@@ -133,7 +135,10 @@ class LiveScreen(DebateScreen):
                     on_failure=self._on_failure,
                     force=self.force,
                     tools_for=lambda data: session_tools(
-                        data, self.moot.allow_read, allow_tools=self.allow_tools
+                        data,
+                        self.moot.allow_read,
+                        allow_tools=self.allow_tools,
+                        writes=self.writes,
                     ),
                 )
             else:
@@ -150,6 +155,7 @@ class LiveScreen(DebateScreen):
                         self.spec_source,
                         self.moot.allow_read,
                         allow_tools=self.allow_tools,
+                        writes=self.writes,
                     ),
                 )
         except (SessionError, SpecError, OSError) as err:
