@@ -19,19 +19,18 @@ start runs that cost money, so the server guards itself as Jupyter does:
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import secrets
 import shlex
 import socket
 import sys
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from tui.engine.errors import MootInputError
 from tui.exitcodes import ExitCode
+from tui.httpguard import Guard, ip_of, is_loopback
 
 MISSING = (
     "moot serve needs the optional extra textual-serve: "
@@ -55,62 +54,6 @@ def command(sessions_dir: str | None) -> str:
     if sessions_dir:
         parts += ["--sessions-dir", sessions_dir]
     return shlex.join(parts)
-
-
-def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        return ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return None
-
-
-def is_loopback(host: str) -> bool:
-    """``localhost`` or a loopback address; a name is never resolved (it could point anywhere)."""
-    ip = _ip(host)
-    return host.lower() == "localhost" if ip is None else ip.is_loopback
-
-
-@dataclass(frozen=True)
-class Guard:
-    """Who may talk to the server: the token, and the host names it answers to."""
-
-    token: str | None
-    names: frozenset[str]  # lowercase host names; IP addresses are always allowed
-    cookie: str
-
-    @classmethod
-    def for_server(
-        cls, host: str, port: int, *, public: bool, token: str | None, allow: Iterable[str] = ()
-    ) -> Guard:
-        names = {"localhost", host.lower(), *(a.lower() for a in allow)}
-        if public:  # the names this machine goes by on the network
-            names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
-        return cls(token, frozenset(names), f"moot-serve-token-{port}")
-
-    def host_allowed(self, header: str | None) -> bool:
-        """An IP address cannot be rebound by DNS; a name must be one of ours."""
-        if not header:
-            return False
-        try:
-            name = urlsplit(f"//{header}").hostname
-        except ValueError:
-            return False
-        return bool(name) and (_ip(name or "") is not None or name in self.names)
-
-    def origin_allowed(self, origin: str | None, host: str) -> bool:
-        """No Origin (not a browser's cross-site request), or this very server's."""
-        if origin is None:
-            return True
-        try:
-            url = urlsplit(origin)
-        except ValueError:
-            return False
-        return url.scheme in ("http", "https") and url.netloc.lower() == host.lower()
-
-    def token_matches(self, given: str | None) -> bool:
-        return self.token is None or (
-            given is not None and hmac.compare_digest(given.encode(), self.token.encode())
-        )
 
 
 def middleware(guard: Guard) -> Any:
@@ -197,7 +140,7 @@ def serve(
         raise MootInputError("moot serve", [MISSING]) from None
     token = None if no_token else secrets.token_urlsafe(32)
     guard = Guard.for_server(host, port, public=public, token=token, allow=allow_hosts)
-    unspecified = (_ip(host) or ipaddress.ip_address("127.0.0.1")).is_unspecified
+    unspecified = (ip_of(host) or ipaddress.ip_address("127.0.0.1")).is_unspecified
     printed = socket.gethostname() if unspecified else None
     server(command(sessions_dir), host, port, guard, printed).serve()
     return ExitCode.DECIDED
