@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import tempfile
 from pathlib import Path
@@ -22,6 +23,9 @@ MAX_ARGS = 16  # arguments named in one call's hint; the rest are counted
 MAX_HINT = 600  # characters of one call's hint
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
+# The SDK logs a traceback for each line a server writes that is not JSON-RPC; the
+# failure is said once, in moot's own words, so its client's logs are kept off stderr.
+logging.getLogger("mcp.client").addHandler(logging.NullHandler())
 
 
 def signature(schema: Any) -> str:
@@ -98,10 +102,15 @@ class McpTool:
         )
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
+        async def noticed(message: Any) -> None:
+            """A line on stdout that is not JSON-RPC fails the start at once."""
+            if isinstance(message, Exception) and not ready.done():
+                ready.set_exception(ToolFailure("it wrote a line on stdout that is not JSON-RPC"))
+
         async def own() -> None:
             try:
                 transport = stdio_client(params, errlog=self._errlog)
-                async with Client(transport, read_timeout_seconds=START_TIMEOUT_S) as client:
+                async with Client(transport, message_handler=noticed) as client:
                     listed = await client.list_tools()
                     self.calls = tuple(t.name for t in listed.tools)
                     self.read_only = frozenset(t.name for t in listed.tools if _reads_only(t))
@@ -121,12 +130,17 @@ class McpTool:
         try:
             await asyncio.wait_for(asyncio.shield(ready), START_TIMEOUT_S)
         except Exception as err:
-            await self._stop_owner()  # waits for the process, so its last words are in the log
+            if not ready.cancel():  # done: its failure is the one told below, so retrieved
+                ready.exception()
+            await self._stop_owner(cancel=True)  # waits for the process: its last words
             said = self._said()
             self._errlog.close()
+            if isinstance(err, TimeoutError):
+                why = f"it did not answer within {START_TIMEOUT_S:g} s"
+            else:
+                why = err.message if isinstance(err, ToolFailure) else _why(err)
             raise ToolFailure(
-                f"tool {self.name!r}: the MCP server {self.command[0]!r} did not start: "
-                f"{_why(err)}{said}"
+                f"tool {self.name!r}: the MCP server {self.command[0]!r} did not start: {why}{said}"
             ) from None
 
     def _said(self) -> str:
@@ -160,8 +174,12 @@ class McpTool:
         await self._stop_owner()
         self._errlog.close()
 
-    async def _stop_owner(self) -> None:
+    async def _stop_owner(self, *, cancel: bool = False) -> None:
+        """End the client's task: let it leave its ``async with``, or ``cancel`` it
+        (a server that never started leaves it waiting on the server)."""
         self._stop.set()
+        if cancel and self._owner is not None:
+            self._owner.cancel()
         if self._owner is not None:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(self._owner, 10)
