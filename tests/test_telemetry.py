@@ -25,7 +25,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from tests.batch_specs import unresolved, write
-from tests.helpers import debate_raw, with_script
+from tests.helpers import SCRIPTED, debate_raw, with_script
+from tests.test_open_votes import open_raw
 from tui.engine.live import LiveSession
 from tui.engine.session import load_session
 from tui.engine.spec import validate_spec
@@ -84,7 +85,7 @@ def test_one_root_one_agent_span_per_turn_and_a_chat_span_per_call(tmp_path: Pat
     (root,) = _of(spans, "invoke_workflow")
     assert root.parent is None and root.name == "invoke_workflow moot"
     assert root.attributes is not None
-    assert root.attributes["gen_ai.conversation.id"] == session.path.stem
+    assert root.attributes["gen_ai.conversation.id"] == _header_hash(session.path)
     assert root.attributes["moot.decided_by"] == "operator"
     assert root.attributes["moot.decided_via"] == "mcp"
     assert {s.context.trace_id for s in spans} == {root.context.trace_id}
@@ -98,7 +99,7 @@ def test_one_root_one_agent_span_per_turn_and_a_chat_span_per_call(tmp_path: Pat
         assert span.parent.span_id == root.context.span_id
         assert span.name == f"invoke_agent {turn.speaker}"
         assert a["gen_ai.agent.name"] == turn.speaker
-        assert a["gen_ai.conversation.id"] == session.path.stem
+        assert a["gen_ai.conversation.id"] == _header_hash(session.path)
         assert (a["moot.round"], a["moot.phase"], a["moot.kind"]) == (
             turn.round,
             turn.phase,
@@ -271,7 +272,7 @@ def test_a_scripted_debate_sends_one_trace_to_an_otlp_endpoint(
     assert sorted(_attrs(s)["gen_ai.agent.name"] for s in agents) == sorted(
         t.speaker for t in turns
     )
-    assert {_attrs(s)["gen_ai.conversation.id"] for s in agents} == {out.stem}
+    assert {_attrs(s)["gen_ai.conversation.id"] for s in agents} == {_header_hash(out)}
     assert all(s.parent_span_id == roots[0].span_id for s in agents)
     raw_bytes = b"".join(r.SerializeToString() for r in collector.requests)
     assert MOTION.encode() not in raw_bytes
@@ -339,5 +340,76 @@ def test_a_batch_is_one_trace_with_a_root_span_per_debate_under_it(
     assert batch.name == "invoke_workflow moot batch" and _attrs(batch)["moot.specs"] == 2
     debates = [s for s in spans if s.name == "invoke_workflow moot"]
     assert len(debates) == 2 and all(d.parent_span_id == batch.span_id for d in debates)
-    sessions = {p.stem for p in (tmp_path / "sessions").glob("*.toml")}
+    sessions = {_header_hash(p) for p in (tmp_path / "sessions").glob("*.toml")}
     assert {_attrs(d)["gen_ai.conversation.id"] for d in debates} == sessions
+
+
+WORD = "quokka"  # in the title, the motion, every turn and every vote below, nowhere else
+
+
+def _words_everywhere(raw: dict[str, Any]) -> dict[str, Any]:
+    raw["debate"].update(title=f"The {WORD.title()} rollout", motion=f"Should the {WORD} ship?")
+    for d in raw["debaters"]:
+        d["script"].update(stances=[f"The {WORD} is ready."], rationales=[f"{WORD} tests pass."])
+    return raw
+
+
+def _header_hash(path: Path) -> str:
+    return load_session(path).records[0].stored
+
+
+def test_with_capture_off_no_span_carries_a_word_of_the_title_motion_or_turns(
+    tmp_path: Path, collector: Collector
+) -> None:
+    raw = _words_everywhere(unresolved())
+    raw["debaters"][0]["script"]["votes"] = [WORD]  # an open vote: the debater's own answer
+    raw["debate"].update(votes="open", normalise="text")
+    spec = write(tmp_path / "spec.toml", raw)
+    done = _moot(
+        tmp_path,
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint},
+        "run",
+        str(spec),
+        "--headless",
+    )
+    assert done.returncode in (0, 3), done.stderr
+    (path,) = (tmp_path / "sessions").glob("*.toml")
+    assert WORD in path.stem  # the session's name holds the title's words
+    spans = collector.spans()
+    assert spans
+    for span in spans:
+        attrs = {**_attrs(span), **{k: v for e in span.events for k, v in _attrs(e).items()}}
+        seen = [span.name, *(f"{k}={v}" for k, v in attrs.items())]
+        assert not [text for text in seen if WORD in str(text).lower()], seen
+        assert attrs.get("gen_ai.conversation.id", _header_hash(path)) == _header_hash(path)
+
+
+def test_a_resumed_session_is_traced_under_the_same_conversation_id(tmp_path: Path) -> None:
+    raw = _words_everywhere(unresolved())
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    ids = []
+    session = LiveSession.start(
+        validate_spec(raw), raw, lambda d: SCRIPTED, out=tmp_path / "s.toml"
+    )
+    for _ in range(2):  # started, then resumed
+        trace = DebateTrace(provider.get_tracer("test"), session, capture=False)
+        trace.end()
+        session.close()
+        (root,) = exporter.get_finished_spans()[-1:]
+        ids.append((root.attributes or {})["gen_ai.conversation.id"])
+        session = LiveSession.resume(tmp_path / "s.toml", lambda d: SCRIPTED)
+    session.close()
+    assert ids[0] == ids[1] == _header_hash(tmp_path / "s.toml")
+
+
+def test_open_votes_reach_a_span_only_with_capture(tmp_path: Path) -> None:
+    raw = open_raw({"a": [f"A {WORD}"], "b": [f"A {WORD}"]})
+    raw["debate"]["normalise"] = "text"
+    off, _ = _run(tmp_path / "off", raw)
+    on, _ = _run(tmp_path / "on", raw, capture=True)
+    assert WORD not in _all_text(off)
+    (root,) = _of(on, "invoke_workflow")
+    assert (root.attributes or {})["moot.decision"] == f"a {WORD}"
+    assert {(s.attributes or {}).get("moot.vote") for s in _of(on, "invoke_agent")} == {f"a {WORD}"}

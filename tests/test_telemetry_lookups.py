@@ -121,3 +121,33 @@ def test_with_capture_the_args_and_reasons_go_too_redacted(folder: Path) -> None
     assert "vault-plans.md" in said  # the argument, asked for
     assert "deduplicates" not in said  # the result never (the turn's own quote may go)
     assert "publishes at least once" not in _text(spans) and SECRET not in _text(spans)
+
+
+def test_a_refused_lookup_names_no_tool_or_call_of_the_models_own_without_capture(
+    folder: Path,
+) -> None:
+    asked = {"tool": "quokka-vault", "call": "quokka-open", "args": {}}  # neither in the spec
+    raw = challenge_raw(reviewer_turn("deduplicates on the event id for 24 hours", [asked]))
+    spec = validate_spec(raw)
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tools = RunTools(spec, folder)
+    session = LiveSession.start(spec, raw, lambda d: SCRIPTED, out=folder / "s.toml", tools=tools)
+    session.engine.subscribe(DebateTrace(provider.get_tracer("test"), session))
+
+    async def go() -> None:
+        try:
+            await session.engine.run()
+        finally:
+            await tools.aclose()
+
+    try:
+        asyncio.run(go())
+    finally:
+        session.close()
+    (record,) = [r for t in load_session(folder / "s.toml").turns for r in t.lookups or []]
+    assert record["tool"] == "quokka-vault" and not record["ok"]  # refused, on record
+    (span,) = [s for s in memory.get_finished_spans() if s.name.startswith("execute_tool")]
+    assert "quokka" not in _text([span])
+    assert (span.attributes or {})["gen_ai.tool.name"] == "(not in the spec)"

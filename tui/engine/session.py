@@ -630,6 +630,12 @@ class SessionStore:
             raise self._failure(err) from None
 
     @property
+    def header_hash(self) -> str:
+        """The header record's hash (worked out for a file from before the chain): names the
+        session the same on every resume and rename, and without a word of its title."""
+        return str(self._header.get(HASH) or sealed("", self._header)[HASH])
+
+    @property
     def last_hash(self) -> str:
         """The hash of the record committed last (the chain's tail), for traces to cite."""
         return self._tail

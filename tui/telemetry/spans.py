@@ -8,7 +8,9 @@ an ``execute_tool`` span with the tool, the call, ok or not, the result's size a
 the time it took as the session file records them (never the result, the tool's
 words nor the arguments, unless capture is asked for). Operator actions and the
 decision are events on the root. Message content (the motion, what each
-turn said) is left out unless capture is asked for, and redacted even then.
+turn said, open votes) is left out unless capture is asked for, and redacted even
+then; the conversation id is the session header's hash, not the file's name,
+which holds words of the title.
 Turns replayed on resume were traced when they were played, so they are skipped.
 """
 
@@ -67,7 +69,10 @@ class DebateTrace:
         self.session = session
         self.capture = capture
         self.redact = Redactor.for_spec(session.spec)
-        self.conversation = str(session.store.path.stem)
+        # The header's hash, not the file's name, which holds the title's words.
+        self.conversation = session.store.header_hash
+        self.open_votes = session.spec.debate.open_votes  # a vote is then the debater's answer
+        self.tools = {t.name for t in session.spec.tools}
         spec = session.spec
         self.root = tracer.start_span(
             "invoke_workflow moot",
@@ -180,7 +185,7 @@ class DebateTrace:
             end = start
         for record, start, finish in reversed(placed):
             span = self.tracer.start_span(
-                f"execute_tool {record.get('tool')}",
+                f"execute_tool {self._tool_name(record)}",
                 context=parent,
                 start_time=start,
                 attributes=self._lookup_facts(record),
@@ -193,14 +198,15 @@ class DebateTrace:
         ok = bool(record.get("ok"))
         facts: dict[str, Any] = {
             OPERATION: "execute_tool",
-            "gen_ai.tool.name": str(record.get("tool")),
+            "gen_ai.tool.name": self._tool_name(record),
             "gen_ai.tool.call.id": str(record.get("id")),
             CONVERSATION: self.conversation,
-            "moot.tool.call": str(record.get("call")),
             "moot.lookup.ok": ok,
             "moot.lookup.bytes": int(record.get("bytes", 0)),
             "moot.lookup.cut": bool(record.get("cut", False)),
         }
+        if "ms" in record or self.capture:  # a refused call's name may be any words of a turn
+            facts["moot.tool.call"] = str(record.get("call"))
         if "ms" in record:  # a refused lookup never ran
             facts["moot.lookup.duration_ms"] = float(record["ms"])
         if not ok:
@@ -213,13 +219,20 @@ class DebateTrace:
                 facts["moot.lookup.reason"] = self.redact(str(record["reason"]))
         return facts
 
+    def _tool_name(self, record: dict[str, Any]) -> str:
+        """The spec's name for the tool; a refused lookup may name any words of a turn."""
+        tool = str(record.get("tool"))
+        if self.capture or tool in self.tools:
+            return tool
+        return "(not in the spec)"
+
     def _turn_ended(self, turn: Turn) -> None:
         agent = self.agents.pop(turn.index, None) or self._agent_now(turn)
         self._close_call(turn.speaker)
         agent.set_attribute("moot.valid", not turn.invalid)
         agent.set_attribute("moot.record_hash", self.session.store.last_hash)
         agent.set_attribute("gen_ai.request.model", turn.model)
-        if turn.vote:
+        if turn.vote and self._shown_vote():
             agent.set_attribute("moot.vote", turn.vote)
         if turn.target:
             agent.set_attribute("moot.target", turn.target)
@@ -231,6 +244,10 @@ class DebateTrace:
                 "gen_ai.output.messages", _messages("assistant", self.redact(said or ""))
             )
         agent.end()
+
+    def _shown_vote(self) -> bool:
+        """An open vote is the debater's own words: content, shown only with capture."""
+        return self.capture or not self.open_votes
 
     def _agent_now(self, turn: Turn) -> Span:
         """A turn that reached no model (skipped, cut): its span, opened as it ends."""
@@ -244,7 +261,7 @@ class DebateTrace:
             "moot.after_turn": int(action.get("after_turn", 0)),
         }
         for key in ("speaker", "model", "vote", "via", "cap", "turn"):
-            if action.get(key) is not None:
+            if action.get(key) is not None and (key != "vote" or self._shown_vote()):
                 shown[f"moot.{key}"] = str(action[key])
         if self.capture:
             for key in ("text", "rationale"):
@@ -254,10 +271,11 @@ class DebateTrace:
 
     def _decision(self, event: DecisionReached) -> None:
         facts = {
-            "moot.decision": event.decision,
             "moot.decision_rule": str(event.rule),
             "moot.decided_by": str(event.decided_by),
         }
+        if self._shown_vote():
+            facts["moot.decision"] = event.decision
         via = event.result.get("decided_via")
         if via:
             facts["moot.decided_via"] = str(via)
