@@ -209,3 +209,32 @@ def test_a_host_beyond_loopback_needs_public_and_a_token(
 ) -> None:
     assert main(["serve", "--port", "8765", *args]) == 2
     assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("port", ["99999", "0", "-1", "65536"])
+def test_a_port_out_of_range_is_refused_before_anything_starts(port: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tui", "serve", "--port", port],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert port in done.stderr and "1 to 65535" in done.stderr
+    assert "http://" not in done.stdout + done.stderr
+
+
+def test_a_port_in_use_is_said_before_any_url_is_printed() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "tui", "serve", "--port", str(port), "--host", "127.0.0.1"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"port {port} is in use" in done.stderr
+    assert "http://" not in done.stdout + done.stderr and "internal error" not in done.stderr

@@ -294,7 +294,7 @@ def _parser() -> argparse.ArgumentParser:
     srv = sub.add_parser(
         "serve", parents=[common], help="serve the console to a browser (extra: moot[serve])"
     )
-    srv.add_argument("--port", type=_positive, default=8000, help="port (default 8000)")
+    srv.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
     srv.add_argument(
         "--host", default="localhost", help="address to bind (default localhost; loopback only)"
     )
@@ -356,6 +356,17 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
+    return value
+
+
+def _port(text: str) -> int:
+    """A TCP port; out of range, the server would listen on another than the URL names."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value}: a port is 1 to 65535")
     return value
 
 

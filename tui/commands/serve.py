@@ -15,16 +15,23 @@ start runs that cost money, so the server guards itself as Jupyter does:
   the page's own origin, so another site's page cannot open the websocket;
 - it binds loopback only, unless ``--public`` says otherwise, and a public
   server always has a token.
+
+The port is bound before the URL is printed, so a port in use is said (exit 2)
+instead of a URL that leads nowhere.
 """
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import ipaddress
+import os
 import secrets
 import shlex
+import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -83,8 +90,51 @@ def middleware(guard: Guard) -> Any:
     return check
 
 
-def server(cmd: str, host: str, port: int, guard: Guard, printed_host: str | None = None) -> Any:
-    """A textual-serve Server behind ``guard``, whose pages name the host the browser used."""
+def listen(host: str, port: int) -> list[socket.socket]:
+    """A bound socket for each address ``host`` names (as asyncio binds them), or why not."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as err:
+        raise MootInputError("moot serve", [f"cannot listen on {host}: {err.strerror}"]) from None
+    bound: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(found):
+            sock = socket.socket(family, kind, proto)
+            if os.name == "posix":  # a port left in TIME_WAIT is free, as aiohttp has it
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+            except OSError as err:
+                sock.close()
+                if family == socket.AF_INET6 and err.errno == errno.EADDRNOTAVAIL:
+                    continue  # IPv6 is off here: asyncio skips it too
+                raise
+            bound.append(sock)
+    except OSError as err:
+        for sock in bound:
+            sock.close()
+        if err.errno == errno.EADDRINUSE:
+            why = f"port {port} is in use: stop what holds it, or choose another with --port"
+        else:
+            why = f"cannot listen on {host} port {port}: {err.strerror or err}"
+        raise MootInputError("moot serve", [why]) from None
+    if not bound:
+        raise MootInputError("moot serve", [f"cannot listen on {host}: no address to bind"])
+    return bound
+
+
+def server(
+    cmd: str,
+    host: str,
+    port: int,
+    guard: Guard,
+    printed_host: str | None = None,
+    sockets: Sequence[socket.socket] = (),
+) -> Any:
+    """A textual-serve Server behind ``guard``, whose pages name the host the browser used;
+    it serves on ``sockets``, bound already (:func:`listen`)."""
     from aiohttp import web
     from textual_serve.server import Server
 
@@ -107,6 +157,24 @@ def server(cmd: str, host: str, port: int, guard: Guard, printed_host: str | Non
                 "Anyone with this URL can drive the console.",
             ):
                 self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+        def serve(self, debug: bool = False) -> None:
+            """textual-serve's, on the sockets bound before the URL was printed."""
+            self.debug = debug
+            self.initialize_logging()
+            loop = asyncio.new_event_loop()
+            try:
+                loop.add_signal_handler(signal.SIGINT, self.request_exit)
+                loop.add_signal_handler(signal.SIGTERM, self.request_exit)
+            except NotImplementedError:  # Windows: Ctrl+C still raises KeyboardInterrupt
+                pass
+            web.run_app(
+                self._make_app(),
+                sock=list(sockets),
+                handle_signals=False,
+                loop=loop,
+                print=lambda *_: None,
+            )
 
     return GuardedServer(cmd, host=host, port=port, title="moot")
 
@@ -142,5 +210,6 @@ def serve(
     guard = Guard.for_server(host, port, public=public, token=token, allow=allow_hosts)
     unspecified = (ip_of(host) or ipaddress.ip_address("127.0.0.1")).is_unspecified
     printed = socket.gethostname() if unspecified else None
-    server(command(sessions_dir), host, port, guard, printed).serve()
+    sockets = listen(host, port)  # before the URL: a port in use is said, not a dead URL
+    server(command(sessions_dir), host, port, guard, printed, sockets).serve()
     return ExitCode.DECIDED
