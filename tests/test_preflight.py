@@ -140,7 +140,15 @@ def test_local_needs_its_model_file(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize(
-    "case", ["sessions-dir is a file", "under a file", "out is a folder", "out exists"]
+    "case",
+    [
+        "sessions-dir is a file",
+        "under a file",
+        "out is a folder",
+        "out exists",
+        "sessions-dir is a dangling symlink",
+        "out under a dangling symlink",
+    ],
 )
 def test_an_unusable_session_path_is_named_with_its_reason(
     tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]
@@ -150,17 +158,30 @@ def test_an_unusable_session_path_is_named_with_its_reason(
     blocker.write_text("not a folder")
     folder = tmp_path / "a-folder"
     folder.mkdir()
+    dangling = tmp_path / "gone-link"
+    dangling.symlink_to(tmp_path / "gone")
     args, named, reason = {
         "sessions-dir is a file": (["--sessions-dir", str(blocker)], blocker, "not a folder"),
         "under a file": (["--out", str(blocker / "x.toml")], blocker, "not a folder"),
         "out is a folder": (["--out", str(folder)], folder, "is a folder"),
         "out exists": (["--out", str(blocker)], blocker, "already exists"),
+        "sessions-dir is a dangling symlink": (
+            ["--sessions-dir", str(dangling)],
+            dangling,
+            "is a symlink to a missing folder",
+        ),
+        "out under a dangling symlink": (
+            ["--out", str(dangling / "x.toml")],
+            dangling,
+            "is a symlink to a missing folder",
+        ),
     }[case]
     code = main(["run", str(spec), "--headless", *args])
     err = capsys.readouterr().err
     assert code == ExitCode.BAD_INPUT
     assert str(named) in err and reason in err and "internal error" not in err
     assert blocker.read_text() == "not a folder" and list(folder.iterdir()) == []
+    assert not (tmp_path / "gone").exists()
 
 
 def test_ollama_without_api_base_is_refused_when_its_server_does_not_answer(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from tests.test_verify_session import rewrite
 from tui.cli import main
 from tui.engine import session, validate_spec
 from tui.engine.bounded import SESSION_BYTES
-from tui.engine.errors import SessionError, SpecError
+from tui.engine.errors import SpecError
 from tui.engine.live import LiveSession
 from tui.engine.ports import TokenSink, TurnReply, TurnRequest
 from tui.engine.rawtext import RAW_CHARS
@@ -66,30 +67,68 @@ def test_validate_says_when_a_spec_could_outgrow_its_session(
     assert "warning" not in capsys.readouterr().out
 
 
-def test_a_session_never_grows_past_what_the_reader_takes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+class _Counting:
+    """The scripted debaters, counting every call made."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        self.calls += 1
+        return await SCRIPTED.complete(request, on_token)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_a_full_session_ends_with_a_result_naming_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The store writes and reads under one limit; a smaller one fills in seconds, not minutes.
     limit = SESSION_BYTES // 10
     monkeypatch.setattr(session, "SESSION_BYTES", limit)
     raw = with_script(_huge_stance_raw(max_rounds=30), "a", stances=[HUGE_STANCE[:90_000]])
-    path = tmp_path / "full.toml"
-    with pytest.raises(SessionError) as caught:
-        asyncio.run(run_live(raw, lambda d: SCRIPTED, path))
-    assert "the session is full" in caught.value.problems[0]
+    path = tmp_path / "sessions" / "full.toml"  # the sessions folder the inbox lists
+    asyncio.run(run_live(raw, lambda d: SCRIPTED, path))
     size = path.stat().st_size
-    assert limit * 0.8 < size <= limit
+    assert limit * 0.8 < size <= limit  # never past what the reader takes
     data = load_session(path)  # every record up to the last complete one reads back
-    assert len(data.turns) > 30 and data.result is None
+    assert len(data.turns) > 30 and data.result is not None
+    assert (data.result["decision"], data.result["decision_rule"]) == ("escalate", "session_full")
+    assert data.result["turns"] == len(data.turns)  # the refused turn is not counted
+    assert data.result["session_full"] > session.record_room(len(data.turns))
     report = verify_file(path)
     assert report.ok, [c.detail for c in report.failures]
-    resumed = LiveSession.resume(path, lambda d: SCRIPTED)  # resuming meets the same wall
+    assert main(["inbox", "--json"]) == ExitCode.DECIDED
+    listed = json.loads(capsys.readouterr().out)
+    assert [(Path(e["path"]).resolve(), e["decision_rule"]) for e in listed] == [
+        (path.resolve(), "session_full")
+    ]
+
+    counting = _Counting()
+    resumed = LiveSession.resume(
+        path, lambda d: counting
+    )  # a resume makes no call it cannot record
     try:
-        with pytest.raises(SessionError, match="the session is full"):
-            asyncio.run(resumed.engine.run())
+        decision = asyncio.run(resumed.engine.run())
     finally:
         resumed.close()
-    assert path.stat().st_size == size and verify_file(path).ok
+    assert decision.rule == "session_full" and counting.calls == 0
+    assert load_session(path).result == data.result
+    assert verify_file(path).ok
+
+
+def test_verify_refuses_a_full_session_claimed_with_room_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    limit = SESSION_BYTES // 10
+    monkeypatch.setattr(session, "SESSION_BYTES", limit)
+    raw = with_script(_huge_stance_raw(max_rounds=30), "a", stances=[HUGE_STANCE[:90_000]])
+    path = tmp_path / "full.toml"
+    asyncio.run(run_live(raw, lambda d: SCRIPTED, path))
+    rewrite(path, lambda doc: doc["result"].update(session_full=1000))
+    failures = verify_file(path).failures
+    assert ("result", "session_full") in [(c.where, c.field) for c in failures]
 
 
 class _Flood:

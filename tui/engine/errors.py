@@ -26,3 +26,11 @@ class SessionLockedError(SessionError):
 
 class SessionExistsError(SessionError):
     """Something (a file, a link, even a dangling one) already holds the new session's name."""
+
+
+class SessionFullError(SessionError):
+    """A record refused because the file would pass what a session may hold; nothing written."""
+
+    def __init__(self, source: str, problems: list[str], size: int) -> None:
+        super().__init__(source, problems)
+        self.size = size  # the bytes the file would have held with the refused record

@@ -54,6 +54,11 @@ def _writable_folder(folder: Path, what: str) -> None:
     """``folder`` is, or can be created as, a folder this process can write in."""
     existing = folder
     while not existing.exists() and existing != existing.parent:
+        if existing.is_symlink():  # mkdir would fail on it, as if the name were taken
+            target = os.readlink(existing)
+            raise SessionError(
+                str(existing), [f"{what} is a symlink to a missing folder ({target})"]
+            )
         existing = existing.parent
     if not existing.is_dir():
         raise SessionError(str(folder), [f"{what} cannot be created: {existing} is not a folder"])

@@ -39,6 +39,11 @@ class TurnSink(TypingProtocol):
 
     def append_action(self, action: dict[str, Any]) -> None: ...
 
+    @property
+    def full(self) -> int | None:
+        """The bytes the file would have held with a record it refused for want of room."""
+        ...
+
 
 def now() -> str:
     """A timestamp as session files record it."""

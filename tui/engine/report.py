@@ -64,6 +64,7 @@ class ResultRecord(TypedDict, total=False):
     budget_spent: float
     budget_cap: float
     budget_speaker: str  # whose call was not made
+    session_full: int  # the bytes the session file would have held with the next turn
     missing_evidence: int
     unresolved_challenges: list[str]
     adversary_recommendation: str

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tui.engine.budget import Budget
-from tui.engine.errors import SessionError
+from tui.engine.errors import SessionError, SessionFullError
 from tui.engine.events import (
     DecisionReached,
     EventBus,
@@ -33,7 +33,7 @@ from tui.engine.schedule import Slot
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.turns import CutChoice, FailureHandler, TurnPlayer, escalate_on_failure
-from tui.engine.vocab import ESCALATE, DecisionChannel, RunStatus
+from tui.engine.vocab import ESCALATE, DecisionChannel, DecisionRule, RunStatus
 
 
 class Engine:
@@ -176,7 +176,7 @@ class Engine:
         slots = [s for s in slots if s.index > committed]
         for slot in [s for s in slots if self._is_recorded(s)]:  # each in the file stays
             recorded = self._recorded_turn(slot)
-            self._commit(recorded, slot)
+            self._commit(recorded, slot)  # replayed: never refused
             done.append(recorded)
         slots = [s for s in slots if not self._is_recorded(s)]
         if slots and self.operator.stop is not None:
@@ -186,9 +186,8 @@ class Engine:
                 turn = await self._play_cancellable(slot)
                 if isinstance(turn, Decision):
                     self.operator.halt(turn)
-                if not isinstance(turn, Turn):
+                if not isinstance(turn, Turn) or not self._commit(turn, slot):
                     return None
-                self._commit(turn, slot)
                 done.append(turn)
             return done
         tasks = [asyncio.ensure_future(self._play_bounded(s)) for s in slots]
@@ -207,9 +206,8 @@ class Engine:
                     played = None
                 if isinstance(played, Decision):
                     self.operator.halt(played)
-                if not isinstance(played, Turn):
+                if not isinstance(played, Turn) or not self._commit(played, slot):
                     return None
-                self._commit(played, slot)
                 done.append(played)
             return done
         finally:
@@ -246,24 +244,32 @@ class Engine:
         if refusal is not None:  # validation refuses such specs; stop on record anyway
             self.operator.stop = refusal
             return None
+        if self._sink is not None and self._sink.full is not None:
+            return _session_full(self._sink.full)  # no call whose turn the file cannot take
         return await self.player.play(slot, self._phase_view)
 
-    def _commit(self, turn: Turn, slot: Slot) -> None:
+    def _commit(self, turn: Turn, slot: Slot) -> bool:
+        """Count ``turn`` and record it; False (the run stops) when the file had no room."""
         replayed = self._is_recorded(slot)
+        if not replayed and self._sink is not None:
+            try:
+                self._sink.append_turn(turn)  # on file first: a refused turn is not counted
+            except SessionFullError as full:
+                self.operator.halt(_session_full(full.size))
+                return False
         before = self.state.latest_vote.get(turn.speaker)  # only this speaker's vote can move
         self.state.speaker_turns[turn.speaker] = self.state.speaker_turns.get(turn.speaker, 0) + 1
         self.state.add(turn)
         if replayed:
             self.operator.replay()  # the journal up to this turn, as it stood live
-        elif self._sink is not None:
-            self._sink.append_turn(turn)
         if not self._bus.active:
-            return
+            return True
         self._bus.emit(TurnCompleted(turn, replayed))
         if self.state.latest_vote.get(turn.speaker) != before:
             self._bus.emit(
                 TallyChanged(self.state.tally(), self.spec.threshold, dict(self.state.latest_vote))
             )
+        return True
 
     # ------------------------------------------------------------- resuming
     def _is_recorded(self, slot: Slot) -> bool:
@@ -341,3 +347,8 @@ class Engine:
         done = max(len(self.state.turns), len(self._recorded))  # resumed: after the file's turns
         self.operator.raise_budget(cap, value, speaker, after_turn=done)
         self.decision = None
+
+
+def _session_full(size: int) -> Decision:
+    """The file has no room for another turn: escalate, naming the bytes it would have held."""
+    return Decision(ESCALATE, DecisionRule.SESSION_FULL, extra={"session_full": size})

@@ -35,6 +35,7 @@ from tui.engine.errors import (
     MootInputError,
     SessionError,
     SessionExistsError,
+    SessionFullError,
     SessionLockedError,
     SpecError,
 )
@@ -59,6 +60,7 @@ from tui.engine.signing import SIGNER, SignatureCheck, Signer, current_signer
 from tui.engine.signing import check as check_signatures
 from tui.engine.spec import Spec, validate_spec
 from tui.engine.upgrade import upgrade_session
+from tui.engine.vocab import DecisionRule
 
 SESSIONS_ENV = "MOOT_SESSIONS_DIR"
 _NOT_FIELDS = (HASH, SIGNATURE, SIGNER)  # about the record, not a field of the action or result
@@ -66,6 +68,12 @@ _NOT_FIELDS = (HASH, SIGNATURE, SIGNER)  # about the record, not a field of the 
 # so a session that stops because it is full can still be decided and read back.
 RESULT_ROOM = 256_000
 RESULT_ROOM_PER_TURN = 512
+
+
+def record_room(turns: int) -> int:
+    """Bytes a session holding ``turns`` turns may fill with its records before the next one:
+    the reader's limit less the room kept for the result (``moot verify`` asks it too)."""
+    return SESSION_BYTES - RESULT_ROOM - RESULT_ROOM_PER_TURN * (turns + 1)
 
 
 _TURN = TypeAdapter(Turn)
@@ -440,6 +448,9 @@ class SessionStore:
         self._turns: list[dict[str, Any]] = []
         self._actions: list[dict[str, Any]] = []
         self._result: dict[str, Any] | None = None
+        # The bytes the file would have held with a record refused for want of room: the
+        # engine makes no call it could not record once this is set (TurnSink.full).
+        self.full: int | None = None
         self._tail = tail([Record("header", header)])  # the hash the next record chains to
         self._redact = Redactor.for_spec(header.get("spec"))  # the last guard before the disk
         self._signer = signer
@@ -565,6 +576,12 @@ class SessionStore:
         store._turns = [dict(r.body) for r in kept if r.name.startswith("turn ")]
         store._actions = [dict(r.body) for r in kept if r.name.startswith("operator action ")]
         store._result = data.result
+        if (
+            data.result is not None
+            and data.result.get("decision_rule") == DecisionRule.SESSION_FULL
+        ):
+            refused = data.result.get("session_full")  # still full: the file only grows
+            store.full = refused if isinstance(refused, int) else SESSION_BYTES
         store._tail = tail(kept)
         store._declared = current_signer(kept)
         if data.upgraded_from:  # renumbered on load: the file takes the new numbering first
@@ -593,21 +610,23 @@ class SessionStore:
             raise SessionError(str(self.path), ["the session file is closed"])
         return self._fd
 
-    def _full(self, size: int) -> SessionError:
+    def _full(self, size: int) -> SessionFullError:
         """The file would pass what the reader takes: refuse the write, lose nothing."""
-        return SessionError(
+        self.full = size
+        return SessionFullError(
             str(self.path),
             [
-                f"the session is full: one more record would make it {size:,} bytes, past the "
-                f"{SESSION_BYTES:,} a session file may hold (with room kept for its result); "
-                f"it keeps every record up to the last complete one, and `moot fork` starts a "
-                f"new session from any turn of it"
+                f"the session is full: one more record would make it {size:,} bytes, past what "
+                f"a session file of {SESSION_BYTES:,} bytes leaves its records (with room kept "
+                f"for its result); it keeps every record up to the last complete one, and "
+                f"`moot fork` starts a new session from any turn of it"
             ],
+            size,
         )
 
     def _room(self) -> int:
         """Bytes the appended records may take: the reader's limit less the result's room."""
-        return SESSION_BYTES - RESULT_ROOM - RESULT_ROOM_PER_TURN * (len(self._turns) + 1)
+        return record_room(len(self._turns))
 
     def _append(self, text: str, *, limit: int | None = None) -> None:
         fd = self._usable_fd()

@@ -48,7 +48,7 @@ from tui.engine.redact import REDACTED, SECRET_SHAPES
 from tui.engine.roster import Roster
 from tui.engine.runner import Engine
 from tui.engine.schedule import Slot
-from tui.engine.session import SessionData, load_session
+from tui.engine.session import SessionData, load_session, record_room
 from tui.engine.signing import Span
 from tui.engine.signing import check as check_signatures
 from tui.engine.spec import Spec
@@ -852,6 +852,8 @@ def _rule_claims(
         )
     if rule == DecisionRule.BUDGET_EXHAUSTED:
         _budget_claim(data, out, result)
+    if rule == DecisionRule.SESSION_FULL:
+        _full_claim(data, out, result)
     if rule == DecisionRule.OPERATOR_ESCALATION:
         ok = any(a.get("action") == OperatorAction.ESCALATE for a in data.actions)
         out.check(
@@ -888,6 +890,20 @@ def _budget_claim(data: SessionData, out: Verification, result: dict[str, Any]) 
     )
 
 
+def _full_claim(data: SessionData, out: Verification, result: dict[str, Any]) -> None:
+    """The refused record would have taken the file past the room its records had."""
+    refused, room = result.get("session_full"), record_room(len(data.turns))
+    ok = isinstance(refused, int) and not isinstance(refused, bool) and refused > room
+    out.check(
+        "result",
+        "session_full",
+        ok,
+        f"{_show(refused)} bytes with the next turn, past the {room:,} its records may take"
+        if ok
+        else f"{_show(refused)} bytes is within the {room:,} its records may take: not full",
+    )
+
+
 # ------------------------------------------------- replayed through the engine
 class _OutOfTurns(Exception):
     """The replay needs a turn the file does not hold."""
@@ -907,15 +923,31 @@ class _NeverCalled:
         return None
 
 
+class _FullFile:
+    """The replay's file for a session that ended full: it takes no turn, and writes nothing."""
+
+    def __init__(self, full: int) -> None:
+        self.full = full
+
+    def append_turn(self, turn: Turn) -> None:
+        return None
+
+    def append_action(self, action: dict[str, Any]) -> None:
+        return None
+
+
 class _Replay:
     """The engine fed the recorded turns and actions; it never reaches a model."""
 
     def __init__(self, data: SessionData) -> None:
         self.result = data.result or {}
         provider = _NeverCalled()
+        full = self.result.get("session_full")
+        ended_full = self.result.get("decision_rule") == DecisionRule.SESSION_FULL
         self.engine = Engine(
             data.spec,
             lambda debater: provider,
+            sink=_FullFile(full) if ended_full and isinstance(full, int) else None,
             recorded_turns=data.turns,
             recorded_actions=data.actions,
             on_failure=self._out_of_turns,

@@ -99,6 +99,7 @@ class DecisionRule(StrEnum):
     PROVIDER_FAILURE = "provider_failure"
     SELF_CRITIQUE_REFUSED = "self_critique_refused"
     BUDGET_EXHAUSTED = "budget_exhausted"  # the next call would start past a spending cap
+    SESSION_FULL = "session_full"  # the session file had no room for the next turn
 
 
 ESCALATE = "escalate"  # the decision value that hands a debate to the operator

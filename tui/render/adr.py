@@ -53,6 +53,7 @@ _BECAUSE = {
     "operator_escalation": "the operator escalated it",
     "invalid_turn": "a turn was invalid and the policy is to escalate",
     "provider_failure": "a provider failed",
+    "session_full": "the session file had no room for another turn",
 }
 
 
