@@ -24,7 +24,7 @@ import pytest
 from aiohttp import web
 
 from tui.cli import main
-from tui.commands.serve import MISSING, Guard, command, server
+from tui.commands.serve import MISSING, Guard, command, log_line, server
 
 EVIL = "http://evil.example"
 
@@ -113,6 +113,43 @@ async def test_the_printed_url_holds_a_token_and_nothing_works_without_it(
             assert "data-session-websocket-url" in await r.text()
         async with http.get(base + "/static/js/textual.js") as r:
             assert r.status == 200
+
+
+async def test_no_log_line_carries_the_token_or_the_cookie(
+    served: tuple[str, int], tmp_path: Path
+) -> None:
+    url, port = served
+    token = url.split("token=")[1]
+    wrong = "not-the-token-but-close-to-it-0123456789"
+    base = f"http://127.0.0.1:{port}"
+    async with _browser() as http:
+        async with http.get(f"{base}/?token={wrong}") as r:
+            assert r.status == 403
+        async with http.get(f"{base}/?fontsize=20&token={token}") as r:  # then the cookie
+            assert r.status == 200
+        async with http.get(f"{base}/?token={token}", allow_redirects=False) as r:
+            assert r.status == 200  # the cookie was sent: no trade, the token is just there
+        headers = {"Referer": url}  # as a browser sends from the page it opened
+        async with http.get(f"{base}/static/js/textual.js?last=1", headers=headers) as r:
+            assert r.status == 200
+    log = tmp_path / "serve.log"
+    banner = "Anyone with this URL can drive the console."
+    deadline = time.monotonic() + 30
+    while True:  # the access log is written after each response: wait for the last one
+        after = "".join(log.read_text().partition(banner)[2].split())  # wrapped lines joined
+        if "textual.js" in after:
+            break
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+    assert "fontsize=20" in after and "403" in after  # the requests are logged
+    assert token not in after and wrong not in after, log.read_text()
+
+
+def test_a_log_line_masks_the_token_however_its_name_is_spelled() -> None:
+    for raw in ("/ws?token=s3cret&x=1", "/ws?x=1&%74oken=s3cret", "/ws?to%6Ben=s3cret&token"):
+        line = log_line("127.0.0.1", "GET", raw, 403)
+        assert "s3cret" not in line and line.startswith("127.0.0.1 GET /ws?"), line
+        assert line.endswith(" 403") and ("x=1" in line) is ("x=1" in raw)
 
 
 async def test_dns_rebinding_gets_no_page_even_with_the_token(served: tuple[str, int]) -> None:

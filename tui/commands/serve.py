@@ -17,7 +17,8 @@ start runs that cost money, so the server guards itself as Jupyter does:
   server always has a token.
 
 The port is bound before the URL is printed, so a port in use is said (exit 2)
-instead of a URL that leads nowhere.
+instead of a URL that leads nowhere. The access log names each request with its
+token masked and no header (a Referer holds the page's URL, a Cookie the token).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import unquote_plus, urlencode
 
 from tui.engine.errors import MootInputError
 from tui.exitcodes import ExitCode
@@ -88,6 +89,28 @@ def middleware(guard: Guard) -> Any:
         raise response
 
     return check
+
+
+def log_line(remote: str | None, method: str, raw_path: str, status: int) -> str:
+    """One access log line: the request as sent, but a ``token`` parameter's value masked."""
+    path, mark, query = raw_path.partition("?")
+    parts = [
+        f"{key}=[redacted]" if unquote_plus(key) == "token" else f"{key}{eq}{value}"
+        for key, eq, value in (p.partition("=") for p in query.split("&"))
+    ]
+    return f"{remote or '-'} {method} {path}{mark}{'&'.join(parts)} {status}"
+
+
+def access_log() -> type:
+    """The aiohttp access logger writing :func:`log_line`, in place of aiohttp's own."""
+    from aiohttp.abc import AbstractAccessLogger
+
+    class AccessLog(AbstractAccessLogger):
+        def log(self, request: Any, response: Any, time: float) -> None:
+            line = log_line(request.remote, request.method, request.raw_path, response.status)
+            self.logger.info("%s", line)
+
+    return AccessLog
 
 
 def listen(host: str, port: int) -> list[socket.socket]:
@@ -174,6 +197,7 @@ def server(
                 handle_signals=False,
                 loop=loop,
                 print=lambda *_: None,
+                access_log_class=access_log(),
             )
 
     return GuardedServer(cmd, host=host, port=port, title="moot")
