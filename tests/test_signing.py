@@ -485,7 +485,10 @@ def test_a_key_others_can_read_is_refused_before_any_file_is_written(
     out = tmp_path / "s.toml"
     code = main(["run", str(EXAMPLES / "scripted-consensus.toml"), "--headless", "--out", str(out)])
     assert code == ExitCode.BAD_INPUT
-    assert "chmod 600" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "chmod 600" in err
+    assert err.startswith(f"moot: {key}: ")  # the file at fault, not the session never made
+    assert str(out) not in err
     assert not out.exists()
 
 

@@ -346,12 +346,13 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
 _RECORD_ARRAYS = ("turns", "operator_actions", "result")
 
 
-def _user_signer(session: Path) -> Signer:
-    """The user's key, its problems reported as the session's (every front end shows those)."""
+def _user_signer() -> Signer:
+    """The user's key; its problems are a SessionError (every front end shows those) naming
+    the key file, not the session, which does not exist yet."""
     try:
         return user_signer()
     except MootInputError as err:
-        raise SessionError(str(session), [f"{err.source}: {p}" for p in err.problems]) from None
+        raise SessionError(err.source, err.problems) from None
 
 
 def _lock(fd: int, shown: Path) -> None:
@@ -475,7 +476,7 @@ class SessionStore:
         (absolute) is where a resume roots the spec's ``[[tools]]`` again.
         """
         p = Path(path)
-        signer = signer or _user_signer(p)  # before anything is written: no key, no file
+        signer = signer or _user_signer()  # before anything is written: no key, no file
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
             real = Path(os.path.realpath(p.parent)) / p.name
@@ -532,7 +533,7 @@ class SessionStore:
         the user's key; a record names its key where the key changes.
         """
         p = Path(path)
-        signer = signer or _user_signer(p)
+        signer = signer or _user_signer()
         real = Path(os.path.realpath(p))
         fd = _open_locked(p, real)
         try:
