@@ -317,6 +317,29 @@ def test_a_root_outside_the_spec_folder_is_refused(folder: Path) -> None:
         asyncio.run(box.start())
 
 
+@pytest.mark.parametrize("root", ["/", "..", "link-out"])
+def test_validate_refuses_a_root_that_run_refuses(
+    folder: Path,
+    root: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``moot validate`` and ``moot run`` read a spec through one check, by key path."""
+    from tui.cli import main
+
+    (folder / "link-out").symlink_to(tmp_path_factory.mktemp("elsewhere"))
+    raw = copy.deepcopy(challenge_raw(reviewer_turn("x")))
+    raw["tools"][0]["root"] = root
+    spec = folder / "spec.toml"
+    spec.write_text(tomli_w.dumps(raw))
+    for command in (["validate", str(spec)], ["run", str(spec), "--headless", "--no-preflight"]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert f"  - tools[0].root: {root!r} is outside the spec's folder" in err, err
+        assert "Traceback" not in err
+    assert not (folder / "sessions").exists()  # refused before any session file
+
+
 def test_tools_in_the_spec_are_checked(folder: Path) -> None:
     from tui.engine.errors import SpecError
 

@@ -193,7 +193,7 @@ async def test_over_mcp_a_root_outside_the_spec_folder_needs_allow_read(
     refused = await mcp_run(server(tmp_path), spec)
     assert refused.is_error
     said = " ".join(getattr(c, "text", "") for c in refused.content)
-    assert "tool 'files': root '../shared' is outside the spec's folder" in said, said
+    assert "tools[0].root: '../shared' is outside the spec's folder" in said, said
     assert not list((tmp_path / "sessions").glob("*.toml"))  # refused before any file exists
     allowed = await mcp_run(server(tmp_path, (str(folder.parent / "shared"),)), spec)
     assert not allowed.is_error, allowed.content
@@ -226,7 +226,7 @@ def test_batch_roots_a_tool_outside_the_spec_folder_only_with_allow_read(
     [bad], [good] = refused, allowed
     assert bad.status == Status.BAD and bad.session is None
     [problem] = bad.problems
-    assert problem.startswith("tools: tool 'files': root '../shared' is outside the spec's folder")
+    assert problem.startswith("tools[0].root: '../shared' is outside the spec's folder")
     assert "--allow-read" in problem
     assert good.session is not None
     [lookup] = next(t for t in turns_of(good.session) if t.speaker == "reviewer").lookups or []

@@ -19,10 +19,13 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui.engine.ports import ToolBox, ToolFailure
+from tui.engine.readroots import ReadRoots
 from tui.engine.roles import allowed_roles, holds, role_problems
+from tui.engine.safeio import FileRefused
 
 if TYPE_CHECKING:
     from tui.engine.budget import Budget
@@ -54,6 +57,28 @@ def tool_problems(raw: dict[str, Any], debater_keys: Iterable[str]) -> list[str]
                 )
             seen.setdefault(name, i)
         problems += role_problems(f"tools[{i}]", entry.get("roles"), roles_ok)
+    return problems
+
+
+def files_root(roots: ReadRoots, root: str) -> Path:
+    """The real folder a files tool reads: inside the spec's folder or an ``--allow-read``
+    path, symlinks resolved first; FileRefused says why not (``/``, ``..``, a link out)."""
+    found = roots.resolve(roots.spec_folder / root)
+    if not found.is_dir():
+        raise FileRefused("not a folder")
+    return found
+
+
+def root_problems(spec: Spec, roots: ReadRoots) -> list[str]:
+    """Each files tool's root :func:`files_root` refuses, by key path: what validate says
+    and run refuses alike."""
+    problems = []
+    for i, tool in enumerate(spec.tools):
+        if tool.builtin == "files" and tool.root is not None:
+            try:
+                files_root(roots, tool.root)
+            except FileRefused as err:
+                problems.append(f"tools[{i}].root: {tool.root!r} is {err}")
     return problems
 
 

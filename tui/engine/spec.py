@@ -26,11 +26,12 @@ from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
 from tui.engine.context import ARTIFACT, Document, context_problems, read_documents
 from tui.engine.errors import SpecError
 from tui.engine.family import family_of
-from tui.engine.lookups import tool_problems
+from tui.engine.lookups import root_problems, tool_problems
 from tui.engine.openvotes import OPEN, Normaliser, normalise
 from tui.engine.protocols import PROTOCOLS, REFUSED
 from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.raw import RawSpec, family
+from tui.engine.readroots import ReadRoots
 from tui.engine.redact import SECRET_SHAPES
 from tui.engine.safeio import FileRefused, read_regular
 from tui.engine.substance import DEFAULT_MIN_WORDS
@@ -683,6 +684,7 @@ def read_spec_file(
         raise SpecError(str(p), [str(err)]) from None
     spec = validate_spec(raw, str(p))
     documents, problems = read_documents(spec, p.parent, allow_read)
+    problems += root_problems(spec, ReadRoots.of(p.parent, allow_read))
     if problems:
         raise SpecError(str(p), redacted_problems(raw, problems))
     return spec.with_documents(documents), raw

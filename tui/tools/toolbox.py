@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.engine.errors import SessionError, SpecError
-from tui.engine.lookups import FILES_CALLS
+from tui.engine.lookups import FILES_CALLS, files_root
 from tui.engine.ports import ToolFailure
 from tui.engine.readroots import ReadRoots
 from tui.engine.safeio import FileRefused
@@ -90,13 +90,12 @@ class RunTools:
 
 
 def _files_root(roots: ReadRoots, name: str, root: str) -> Path:
+    """As ``moot validate`` checks it (:func:`files_root`), again when the tools start:
+    a resumed session's spec was not read from a file, and a folder may have changed."""
     try:
-        real = roots.resolve(roots.spec_folder / root)
+        return files_root(roots, root)
     except FileRefused as err:
         raise ToolFailure(f"tool {name!r}: root {root!r} is {err}") from None
-    if not real.is_dir():
-        raise ToolFailure(f"tool {name!r}: root {root!r} is not a folder")
-    return real
 
 
 def run_tools(
