@@ -39,7 +39,7 @@ from tui.exitcodes import ExitCode
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "sessions" / "examples"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-_RECORDS = ("turns", "operator_actions", "result")
+_RECORDS = ("turns", "operator_actions", "result", "outcomes")
 Doc = dict[str, Any]
 FORGER = signing.Signer(Ed25519PrivateKey.generate())
 
@@ -93,6 +93,7 @@ def write(path: Path, doc: Doc) -> None:
     parts += [tomli_w.dumps({"operator_actions": [a]}) for a in doc.get("operator_actions", [])]
     if "result" in doc:
         parts.append(tomli_w.dumps({"result": doc["result"]}))
+    parts += [tomli_w.dumps({"outcomes": [o]}) for o in doc.get("outcomes", [])]
     path.write_text("".join(p + COMMIT for p in parts), "utf-8")
 
 
@@ -105,7 +106,11 @@ def rechain(doc: Doc, signatures: str) -> None:
             doc["session"][signing.SIGNER] = FORGER.public
     previous = ""
     records = chain.in_order(
-        header, doc.get("turns", []), doc.get("operator_actions", []), doc.get("result")
+        header,
+        doc.get("turns", []),
+        doc.get("operator_actions", []),
+        doc.get("result"),
+        doc.get("outcomes", []),
     )
     for record in records:
         body = record.body

@@ -157,6 +157,42 @@ def _parser() -> argparse.ArgumentParser:
     adp.add_argument("session", type=path_arg, help="a session written before moot signed them")
     adp.add_argument("--yes", action="store_true", help="adopt without asking (you checked it)")
 
+    otc = sub.add_parser(
+        "outcome",
+        parents=[common],
+        help="record what became of a decision, signed (several over time; the latest counts)",
+    )
+    otc.add_argument("session", type=path_arg, help="the decided session file")
+    held = otc.add_mutually_exclusive_group(required=True)
+    for word, meaning in (("held", "it held"), ("failed", "it failed"), ("mixed", "some of each")):
+        held.add_argument(
+            f"--{word}", dest="outcome", action="store_const", const=word, help=meaning
+        )
+    otc.add_argument("--note", required=True, help="why, in words (kept in the file)")
+    otc.add_argument(
+        "--at",
+        metavar="DATE",
+        help="when it was known: YYYY-MM-DD (a UTC day) or an ISO datetime (default now)",
+    )
+
+    ocs = sub.add_parser(
+        "outcomes",
+        parents=[common],
+        help="how often decisions held, with a Wilson interval, Brier scores and a calibration plot",
+    )
+    ocs.add_argument(
+        "paths",
+        nargs="*",
+        type=path_arg,
+        metavar="PATH",
+        help="session files or folders (default: the sessions folder)",
+    )
+    ocs.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    ocs.add_argument("--by", choices=["protocol", "rule", "decider", "debater"])
+    ocs.add_argument(
+        "--out", type=path_arg, metavar="FILE.svg", help="also write the calibration plot as SVG"
+    )
+
     keys = sub.add_parser(
         "keys", help="your session-signing key, and the keys whose signatures you trust"
     )
@@ -421,6 +457,7 @@ _WANTS: dict[str, Literal["spec", "session"]] = {
     "resume": "session",
     "export": "session",
     "verify": "session",
+    "outcome": "session",
     "decide": "session",
     "fork": "session",
     "watch": "session",
@@ -455,6 +492,12 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _decide(args)
     if cmd == "adopt":
         return _adopt(args)
+    if cmd == "outcome":
+        return _outcome(args)
+    if cmd == "outcomes":
+        from tui.commands.outcomes import outcomes
+
+        return outcomes(args.paths, args.sessions_dir, as_json=args.json, by=args.by, svg=args.out)
     if cmd == "watch":
         from tui.commands.watch import watch
 
@@ -730,12 +773,25 @@ def _adopt(args: argparse.Namespace) -> int:
     return ExitCode.DECIDED if adopted else ExitCode.UNRESOLVED  # 3: you said no
 
 
+def _outcome(args: argparse.Namespace) -> int:
+    from tui.commands.outcome import record_outcome
+
+    record = record_outcome(args.session, args.outcome, args.note, args.at)
+    _out(f"recorded: {record['outcome']} at {record['at']}, signed; `moot verify` checks it")
+    _out(f"saved: {args.session}")
+    return ExitCode.DECIDED
+
+
 def _mcp(args: argparse.Namespace) -> int:
-    """``moot mcp``: stdout carries the protocol, so nothing else is printed there."""
+    """``moot mcp``: stdout carries the protocol (over stdio), so nothing is printed there."""
     import asyncio
 
     from tui.engine.errors import MootInputError
 
+    if not args.http and (args.port is not None or args.host is not None or args.public):
+        raise MootInputError(
+            "moot mcp", ["--port, --host and --public serve over HTTP: add --http"]
+        )
     try:
         from tui.mcp_server import MootServer, serve_stdio
     except ImportError:

@@ -3,7 +3,8 @@
 Records are chained in the order they were committed: the header (``schema``,
 ``[session]``, ``[spec]``), then every ``[[turns]]`` entry with the
 ``[[operator_actions]]`` recorded after it (an action's ``after_turn`` says
-where), then the ``[result]``. Each record stores, in its own ``hash`` field::
+where), then the ``[result]``, then each ``[[outcomes]]`` entry (what became of
+the decision, recorded later). Each record stores, in its own ``hash`` field::
 
     sha256( previous record's hash  +  "\\n"  +  canonical(record) )   (hex)
 
@@ -82,6 +83,7 @@ def in_order(
     turns: Sequence[Mapping[str, Any]],
     actions: Sequence[Mapping[str, Any]],
     result: Mapping[str, Any] | None,
+    outcomes: Sequence[Mapping[str, Any]] = (),
 ) -> list[Record]:
     """The records in the order they were committed (the chain's order)."""
     out = [Record("header", header)]
@@ -99,6 +101,7 @@ def in_order(
     actions_up_to(2**63)
     if result is not None:
         out.append(Record("result", result))
+    out += [Record(f"outcome {n}", o) for n, o in enumerate(outcomes, 1)]
     return out
 
 

@@ -99,6 +99,7 @@ class SessionData:
     actions: list[dict[str, Any]]
     result: dict[str, Any] | None
     warnings: list[str] = field(default_factory=list)
+    outcomes: list[dict[str, Any]] = field(default_factory=list)  # after the result, oldest first
     good_length: int = 0  # bytes up to the last commit marker
     upgraded_from: str | None = None  # the moot version whose file was renumbered on load
     records: list[Record] = field(default_factory=list)  # as stored, hashes included
@@ -311,10 +312,14 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
     if result is not None and not isinstance(result, dict):
         problems.append("result: must be a table")
         result = None
+    raw_outcomes = doc.get("outcomes", [])  # their values are verify's to judge, not the loader's
+    if not isinstance(raw_outcomes, list) or not all(isinstance(o, dict) for o in raw_outcomes):
+        problems.append("outcomes: must be an array of tables")
+        raw_outcomes = []
     if problems or spec is None:
         raise SessionError(str(p), problems)
     header = {k: v for k, v in doc.items() if k not in _RECORD_ARRAYS}
-    records = in_order(header, raw_turns, raw_actions, result)
+    records = in_order(header, raw_turns, raw_actions, result, raw_outcomes)
     unchained_ok = upgraded_from is not None or "upgraded_from" in meta
     chain = breaks(records, unchained_ok=unchained_ok)
     if chain:
@@ -333,6 +338,7 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
         if result is None
         else {k: v for k, v in result.items() if k not in _NOT_FIELDS},
         warnings=warnings,
+        outcomes=[{k: v for k, v in o.items() if k not in _NOT_FIELDS} for o in raw_outcomes],
         good_length=good,
         upgraded_from=upgraded_from,
         records=records,
@@ -343,7 +349,7 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
     )
 
 
-_RECORD_ARRAYS = ("turns", "operator_actions", "result")
+_RECORD_ARRAYS = ("turns", "operator_actions", "result", "outcomes")
 
 
 def _user_signer() -> Signer:
@@ -449,6 +455,7 @@ class SessionStore:
         self._turns: list[dict[str, Any]] = []
         self._actions: list[dict[str, Any]] = []
         self._result: dict[str, Any] | None = None
+        self._ended: list[Record] = []  # the result and its outcomes, as stored
         # The bytes the file would have held with a record refused for want of room: the
         # engine makes no call it could not record once this is set (TurnSink.full).
         self.full: int | None = None
@@ -577,6 +584,7 @@ class SessionStore:
         store._turns = [dict(r.body) for r in kept if r.name.startswith("turn ")]
         store._actions = [dict(r.body) for r in kept if r.name.startswith("operator action ")]
         store._result = data.result
+        store._ended = [r for r in data.records if r.name.startswith(("result", "outcome "))]
         if (
             data.result is not None
             and data.result.get("decision_rule") == DecisionRule.SESSION_FULL
@@ -670,6 +678,7 @@ class SessionStore:
         self, name: str, records: list[dict[str, Any]], record: dict[str, Any]
     ) -> None:
         """Seal and sign ``record`` onto the chain and commit it; on failure neither happened."""
+        self._closed()
         before, declared = self._tail, self._declared
         body = self._signed(before, self._redact.tree(record))
         records.append(body)
@@ -680,6 +689,31 @@ class SessionStore:
             records.pop()
             self._tail, self._declared = before, declared
             raise
+
+    def append_outcome(self, outcome: dict[str, Any]) -> None:
+        """Seal and sign what became of the decision after the result (and the outcomes
+        before it) and commit it: appended, so every record before stays as signed."""
+        ended = self._ended
+        if self._result is None or not ended:
+            raise SessionError(str(self.path), ["no result: an outcome follows a decision"])
+        declared, self._declared = self._declared, current_signer(ended) or self._declared
+        try:
+            body = self._signed(tail(ended), self._redact.tree(outcome))
+        finally:
+            self._declared = declared
+        self._append(_record_chunk("outcomes", body), limit=SESSION_BYTES)
+        self._ended = [*ended, Record(f"outcome {len(ended)}", body)]
+
+    def _closed(self) -> None:
+        """Refuse to change what an outcome follows: its signature covers every record before."""
+        if any(r.name.startswith("outcome ") for r in self._ended):
+            raise SessionError(
+                str(self.path),
+                [
+                    "the decision has an outcome recorded after it, so nothing may change "
+                    "before it: `moot fork` the session to go on"
+                ],
+            )
 
     def _signed(self, previous: str, record: dict[str, Any]) -> dict[str, Any]:
         """``record`` chained after ``previous`` and signed; naming the key if it changes here."""
@@ -716,12 +750,15 @@ class SessionStore:
         return self._result
 
     def _rewrite(self) -> None:
+        self._closed()
         old = self._usable_fd()
         parts = [_chunk(self._header)]
         parts += [_record_chunk("turns", t) for t in self._turns]
         parts += [_record_chunk("operator_actions", a) for a in self._actions]
+        ended: list[Record] = []
         if self._result is not None:  # the last record: chained to whatever came before
-            parts.append(_chunk({"result": self._signed(self._tail, self._result)}))
+            ended = [Record("result", self._signed(self._tail, self._result))]
+            parts.append(_chunk({"result": ended[0].body}))
         data = _encode("".join(parts))
         if len(data) > SESSION_BYTES:  # the file as it stands is kept: it still reads back
             raise self._full(len(data))
@@ -740,6 +777,7 @@ class SessionStore:
             raise self._failure(err) from None
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
         self._fd = fd
+        self._ended = ended
         os.close(old)
         fsync_dir(self._real.parent)
 

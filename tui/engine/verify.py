@@ -53,6 +53,7 @@ from tui.engine.signing import Span
 from tui.engine.signing import check as check_signatures
 from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
+from tui.engine.outcomes import claims as outcome_claims
 from tui.engine.trust import adopted_by, adoption_problem, unvouched, who_vouches
 from tui.engine.turns import NOT_ARTIFACT, FailureAction, FailureChoice
 from tui.engine.usage import BOUNDS, in_range
@@ -199,6 +200,7 @@ def verify(data: SessionData, trust: Trust | None = None) -> Verification:
         _action_claims,
         _result_claims,
         _replay_claims,
+        _outcome_claims,
     ):
         try:
             checks(data, out)
@@ -269,6 +271,13 @@ def _file_claims(data: SessionData, out: Verification) -> None:
             out.check(record.name, "signature", False, unsigned[record.name])
         elif record.name in signed:
             out.check(record.name, "signature", True, "holds for its hash under the declared key")
+
+
+def _outcome_claims(data: SessionData, out: Verification) -> None:
+    """Each outcome recorded after the result: of a decision, its values, its dates in order
+    (its hash and signature are checked with every record's)."""
+    for where, name, ok, detail in outcome_claims(data.outcomes, data):
+        out.check(where, name, ok, detail)
 
 
 def _trust_claim(data: SessionData, out: Verification, trusted: dict[str, str]) -> None:
