@@ -783,15 +783,11 @@ def _outcome(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    """``moot mcp``: stdout carries the protocol (over stdio), so nothing is printed there."""
+    """``moot mcp``: stdout carries the protocol, so nothing else is printed there."""
     import asyncio
 
     from tui.engine.errors import MootInputError
 
-    if not args.http and (args.port is not None or args.host is not None or args.public):
-        raise MootInputError(
-            "moot mcp", ["--port, --host and --public serve over HTTP: add --http"]
-        )
     try:
         from tui.mcp_server import MootServer, serve_stdio
     except ImportError:
