@@ -110,12 +110,30 @@ async def play(
 def outcome(
     setup: Setup, arm: str, item: Item, engine: Engine, session: Path | None
 ) -> dict[str, Any]:
-    """The per-item record: the answer counted, whether it is right, what it cost."""
-    task, turns = setup.task, engine.state.turns
+    """The record of an arm the engine just ran."""
     decision = engine.decision
-    answer = None
-    if decision is not None and decision.rule == DecisionRule.THRESHOLD_VOTE:
-        answer = decision.decision
+    answer = counted(decision.rule, decision.decision) if decision is not None else None
+    return record(setup, arm, item, engine.state.turns, answer, session)
+
+
+def counted(rule: str, decision: str) -> str | None:
+    """The answer an arm gives: a vote's winner; no answer when the rounds ran out undecided."""
+    return decision if rule == DecisionRule.THRESHOLD_VOTE else None
+
+
+def record(
+    setup: Setup,
+    arm: str,
+    item: Item,
+    turns: list[Turn],
+    answer: str | None,
+    session: Path | None,
+) -> dict[str, Any]:
+    """The per-item record: the answer counted, whether it is right, what it cost.
+
+    Built from the turns alone, so a debate's line can be rebuilt from its session file.
+    """
+    task = setup.task
     raw = _said(turns, answer)
     agents, rounds = setup.shape(arm)
     grid: list[list[str | None]] = [[None] * agents for _ in range(rounds)]

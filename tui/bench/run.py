@@ -10,6 +10,7 @@ import asyncio
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,9 @@ from rich.text import Text
 from tui.bench.arms import ARMS, Setup, arm_spec, play
 from tui.bench.oracle import Oracle, oracle_p
 from tui.bench.plot import drawing, write_svg
+from tui.bench.recheck import Recheck
 from tui.bench.report import summary, table
-from tui.bench.store import PLOT, Store
+from tui.bench.store import PLOT, Store, session_path
 from tui.bench.tasks import Item, task_named
 from tui.engine.errors import MootInputError
 from tui.engine.ports import Provider, TokenSink, TurnReply, TurnRequest
@@ -136,7 +138,10 @@ def run_bench(
     setup = Setup(task, options.model, options.agents, options.rounds, options.samples)
     if p is None:  # a model that cannot start is named now, not after N silent failures
         _preflight(setup, task.item(0))
-    store = Store(Path(options.out), options.config()) if options.out else None
+    store = None
+    if options.out:
+        folder = Path(options.out)
+        store = Store(folder, options.config(), Recheck(setup, partial(session_path, folder)))
     records: dict[tuple[int, str], dict[str, Any]] = dict(store.done) if store else {}
     todo = [
         (i, arm) for i in range(options.items) for arm in options.arms if (i, arm) not in records
