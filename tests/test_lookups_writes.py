@@ -9,6 +9,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers import SCRIPTED, run_live
 from tests.mcp_tools.notes_server import APPENDED
 from tests.test_lookups import challenge_raw, reviewer_turn, turns_of
@@ -179,3 +181,38 @@ def test_verify_refuses_a_lookup_the_file_does_not_show_as_offered() -> None:
     assert lookup_problems(old, "reviewer", [_record(1, "notes", "append", writes=True)]) == [
         "lookup L1: append may write, but the calls of tool 'notes' do not list it"
     ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "spec.toml"],
+        ["run", "spec.toml", "--headless"],
+        ["resume", "s.toml"],
+        ["batch", "specs"],
+        ["decide", "s.toml", "--extend"],
+        ["mcp"],
+    ],
+)
+def test_only_the_command_line_allows_tool_writes(command: list[str]) -> None:
+    from tui.cli import _parser
+
+    assert _parser().parse_args(command).allow_tool_writes is False
+    assert _parser().parse_args([*command, "--allow-tool-writes"]).allow_tool_writes is True
+
+
+def test_the_preflight_says_what_each_tool_lets_whom_do() -> None:
+    from tui.providers.preflight import tool_calls
+
+    raw = notes_spec([], calls=["note", "append"])
+    raw["tools"].append(challenge_raw(reviewer_turn("x"))["tools"][0])
+    spec = validate_spec(raw)
+    assert tool_calls(spec) == [
+        "tool notes: reviewer may make note, append where its server marks them read-only; "
+        "the others may write and are withheld (--allow-tool-writes offers them)",
+        "tool files: adversary may list, read and grep docs (reads only)",
+    ]
+    assert tool_calls(spec, writes=True)[0] == (
+        "tool notes: reviewer may make note, append; those its server does not mark "
+        "read-only may write (--allow-tool-writes)"
+    )
