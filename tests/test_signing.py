@@ -605,3 +605,27 @@ def test_a_bad_last_signature_on_load_names_the_first_record_it_fails_at(
     assert data.signatures.every
     assert data.signatures.problems[0][0] == "turn 3"
     assert "signature does not hold at turn 3" in data.warnings[-1]
+
+
+def test_a_key_made_again_is_said_once_and_verify_names_the_earlier_key_as_yours(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A lost key file is made again; sessions the old key signed then fail --trusted, and
+    the person is told why instead of seeing a stranger's signature."""
+    spec = str(EXAMPLES / "scripted-consensus.toml")
+    first, second, third = (tmp_path / f"{n}.toml" for n in ("first", "second", "third"))
+    assert main(["run", spec, "--headless", "--out", str(first)]) == ExitCode.DECIDED
+    assert "signing key" not in capsys.readouterr().err  # a first key is no news
+    old = user_signer().fingerprint
+    (Path(os.environ["MOOT_CONFIG_DIR"]) / KEY_FILE).unlink()
+    assert main(["run", spec, "--headless", "--out", str(second)]) == ExitCode.DECIDED
+    remade = capsys.readouterr().err
+    new = user_signer().fingerprint
+    assert new != old and f"made a new signing key {new}" in remade
+    assert f"your earlier key {old}" in remade and "--trusted" in remade
+    assert main(["run", spec, "--headless", "--out", str(third)]) == ExitCode.DECIDED
+    assert "signing key" not in capsys.readouterr().err  # said once, when it was made
+    assert main(["verify", str(first), "--trusted"]) == ExitCode.VERIFY_FAILED
+    said = capsys.readouterr()
+    assert f"{old} was your signing key" in said.err
+    assert user_signer().public not in said.err and old in said.out

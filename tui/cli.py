@@ -16,7 +16,10 @@ from tui.plural import counted
 from tui.render.textsafe import clean_line
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from tui.engine.live import LiveSession
+    from tui.engine.signing import Span
     from tui.engine.spec import Spec
 
 
@@ -620,7 +623,24 @@ def _verify(session: str, as_json: bool, require_trusted: bool) -> int:
     else:
         for line in summary_lines(report):
             _out(line)
+    if require_trusted and not report.ok:
+        _earlier_key_hint(report.signers, trust.keys)
     return ExitCode.DECIDED if report.ok else ExitCode.VERIFY_FAILED
+
+
+def _earlier_key_hint(signers: Sequence[Span], trusted: Mapping[str, str]) -> None:
+    """A signer that was your own key before moot made a new one is named as yours."""
+    from tui.engine.keys import earlier_keys
+
+    earlier = set(earlier_keys())
+    for s in signers:
+        if s.public in earlier and s.fingerprint not in trusted:
+            _err(
+                f"moot: {s.fingerprint} was your signing key before moot made a new one "
+                "(its file was lost); to trust it, save the next line in a file and run "
+                "`moot keys trust FILE`:"
+            )
+            _err(f"{s.public} earlier-key")
 
 
 def _keys(args: argparse.Namespace) -> int:

@@ -6,6 +6,10 @@ others can read is refused, as OpenSSH refuses one. ``<config>/trusted-keys``
 lists other people's public keys, one ``ssh-ed25519 AAAA… name`` a line, added
 by ``moot keys trust FILE``. The config folder is ``$MOOT_CONFIG_DIR`` or the
 platform's (``tui.paths.config_dir``).
+
+``<config>/own-keys`` lists the public keys moot has signed with for this user,
+oldest first: a lost key file made again is said once on stderr, and
+``moot verify --trusted`` can tell an earlier key of yours from a stranger's.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import getpass
 import os
 import socket
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +40,7 @@ from tui.paths import config_dir
 
 KEY_FILE = "signing-key.pem"
 TRUST_FILE = "trusted-keys"
+OWN_KEYS_FILE = "own-keys"
 _KEY_BYTES = 4096
 _TRUST_BYTES = 1 << 20
 YOU = "you"
@@ -67,6 +73,10 @@ def key_path() -> Path:
 
 def trust_path() -> Path:
     return config_dir() / TRUST_FILE
+
+
+def own_keys_path() -> Path:
+    return config_dir() / OWN_KEYS_FILE
 
 
 def _refused(path: Path, why: str) -> MootInputError:
@@ -123,7 +133,8 @@ def _create_key(path: Path) -> None:
 def user_signer() -> Signer:
     """The user's signing key, made on first use; MootInputError (exit 2) says what is wrong."""
     path = key_path()
-    if not os.path.lexists(path):
+    made = not os.path.lexists(path)
+    if made:
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             _create_key(path)
@@ -133,7 +144,54 @@ def user_signer() -> Signer:
                 f"cannot create your signing key: {describe(err)}; moot signs every session "
                 "it writes: set MOOT_CONFIG_DIR to a folder you can write",
             ) from None
-    return _read_key(path)
+    signer = _read_key(path)
+    earlier = earlier_keys()
+    if signer.public not in earlier:
+        _remember(signer.public)
+        if made and earlier:  # a lost key made again: sessions the old one signed lose trust
+            print(
+                f"moot: made a new signing key {signer.fingerprint} in {path}: your earlier key "
+                f"{fingerprint(earlier[-1])} is gone, so sessions it signed fail "
+                "`moot verify --trusted` until you trust it (verify shows its public key)",
+                file=sys.stderr,
+            )
+    return signer
+
+
+def earlier_keys() -> list[str]:
+    """Every public key moot has signed with for this user, oldest first."""
+    path = own_keys_path()
+    if not os.path.lexists(path):
+        return []
+    try:
+        text = read_regular(path, _TRUST_BYTES).decode("utf-8", "replace")
+    except FileRefused:
+        return []
+    keys = []
+    for line in text.splitlines():
+        try:
+            keys.append(public_text(parse_public(line)))
+        except KeyProblem:
+            continue
+    return keys
+
+
+def _remember(public: str) -> None:
+    """Append a public key to the own-keys list (best effort: it only words a hint)."""
+    try:
+        fd = os.open(
+            own_keys_path(),
+            os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+    except OSError:
+        return
+    try:
+        write_all(fd, f"{public} {owner()}\n".encode())
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def own_public() -> str | None:
