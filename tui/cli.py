@@ -616,7 +616,8 @@ def _verify(session: str, as_json: bool, require_trusted: bool) -> int:
         keys, problems = [], [f"{err.source}: {p}" for p in err.problems]
     for problem in problems:
         _err(f"moot: warning: {problem}")
-    trust = Trust({k.fingerprint: k.name for k in keys}, required=require_trusted)
+    own = next((k.fingerprint for k in keys if k.own), None)
+    trust = Trust({k.fingerprint: k.name for k in keys}, required=require_trusted, own=own)
     report = verify_file(session, trust)  # never writes; an unreadable file is exit 2
     if as_json:
         print(json_text(report.as_json()))
@@ -658,7 +659,7 @@ def _keys(args: argparse.Namespace) -> int:
         if not listed:
             print("no keys yet: moot makes yours when it first writes a session")
         for key in listed:
-            _out(f"{key.fingerprint}  {key.name}")
+            _out(f"{key.fingerprint}  {key.name}{' (your key)' if key.own else ''}")
     elif what == "trust":
         key = keys.trust(args.file, args.name)
         _out(f"trusted {key.fingerprint} as {key.name!r} (in {keys.trust_path()})")

@@ -10,6 +10,11 @@ platform's (``tui.paths.config_dir``).
 ``<config>/own-keys`` lists the public keys moot has signed with for this user,
 oldest first: a lost key file made again is said once on stderr, and
 ``moot verify --trusted`` can tell an earlier key of yours from a stranger's.
+
+Whoever can write the trust file chooses whose sessions pass as yours, so one
+that group or others can write is not used (as a readable key is refused). Your
+own key is known by its fingerprint, never by a name: a name that reads as
+yours ("you", "your key", your user@host ...) is refused for any other key.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from tui.engine.safeio import (
     FileRefused,
     describe,
     fsync_dir,
+    read_fd,
     read_regular,
     replace_file,
     temp_beside,
@@ -44,6 +50,7 @@ OWN_KEYS_FILE = "own-keys"
 _KEY_BYTES = 4096
 _TRUST_BYTES = 1 << 20
 YOU = "you"
+_OWN_WORDS = frozenset({"you", "your key", "yours", "your own key", "me", "mine", "my key", "own"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,7 @@ class TrustedKey:
 
     public: str
     name: str
+    own: bool = False  # the user's own signing key (not a name anyone can give)
 
     @property
     def fingerprint(self) -> str:
@@ -65,6 +73,19 @@ def owner() -> str:
     except (KeyError, OSError):
         user = "moot"
     return "".join(f"{user}@{socket.gethostname()}".split()) or "moot"
+
+
+def reads_as_own(name: str) -> bool:
+    """Whether ``name`` would pass for the user's own key beside a key's fingerprint."""
+    plain = " ".join(name.strip().strip("()[]\"'").casefold().split())
+    return plain in _OWN_WORDS or plain == owner().casefold()
+
+
+def _own_name_refused(path: str | Path, name: str) -> MootInputError:
+    return MootInputError(
+        str(path),
+        [f"the name {name!r} reads as your own key; trust it under another with --name NAME"],
+    )
 
 
 def key_path() -> Path:
@@ -213,18 +234,36 @@ def _file_keys() -> tuple[list[TrustedKey], list[str]]:
     if not os.path.lexists(path):
         return [], []
     try:
-        text = read_regular(path, _TRUST_BYTES).decode("utf-8", "replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a link: its target's mode
+    except OSError as err:
+        return [], [f"{path}: cannot read: {describe(err)}"]
+    try:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o022:
+            return [], [
+                f"{path}: others can change the keys you trust (mode {mode:04o}), so none "
+                f"of them is trusted; make it writable by you alone with `chmod 644 {path}`"
+            ]
+        text = read_fd(fd, _TRUST_BYTES).decode("utf-8", "replace")
     except FileRefused as err:
         return [], [f"{path}: {err}"]
+    finally:
+        os.close(fd)
     keys: list[TrustedKey] = []
     problems: list[str] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            keys.append(_parse_line(line, f"line {n}"))
+            keys.append(key := _parse_line(line, f"line {n}"))
         except KeyProblem as err:
             problems.append(f"{path} line {n}: {err}")
+            continue
+        if reads_as_own(key.name):
+            problems.append(
+                f"{path} line {n}: the name {key.name!r} reads as your own key, which it is "
+                "not; rename it"
+            )
     return keys, problems
 
 
@@ -232,7 +271,7 @@ def trusted_keys() -> tuple[list[TrustedKey], list[str]]:
     """Every key the user trusts (their own first, as "you"), and the lines that are not keys."""
     own = own_public()
     keys, problems = _file_keys()
-    return ([TrustedKey(own, YOU)] if own is not None else []) + keys, problems
+    return ([TrustedKey(own, YOU, own=True)] if own is not None else []) + keys, problems
 
 
 def read_public_file(path: str | Path) -> TrustedKey:
@@ -277,6 +316,8 @@ def trust(path: str | Path, name: str | None = None) -> TrustedKey:
     new = read_public_file(path)
     if name:
         new = TrustedKey(new.public, " ".join(name.split()))
+    if reads_as_own(new.name):
+        raise _own_name_refused(path, new.name)
     keys = _listed()
     if any(k.public == new.public for k in keys):
         return next(k for k in keys if k.public == new.public)

@@ -35,7 +35,6 @@ from tui.engine.clients import clients_for
 from tui.engine.context import ARTIFACT, digest, seen_documents, slot_context
 from tui.engine.errors import SessionError
 from tui.engine.evidence import assess, with_rubric
-from tui.engine.keys import YOU
 from tui.engine.lookups import lookup_problems
 from tui.engine.lookups import results as lookup_results
 from tui.engine.parsing import TurnParseError, check_content
@@ -109,6 +108,7 @@ class Verification:
     trusted: dict[str, str] | None = (
         None  # fingerprint -> name the user knows it by; None: not asked
     )
+    own: str | None = None  # the fingerprint of the user's own signing key
 
     @property
     def signed(self) -> bool:
@@ -168,6 +168,7 @@ class Trust:
 
     keys: dict[str, str]
     required: bool = False
+    own: str | None = None  # the user's own key, by fingerprint: a name can be given any key
 
 
 def verify_file(path: str | Path, trust: Trust | None = None) -> Verification:
@@ -187,7 +188,7 @@ def verify(data: SessionData, trust: Trust | None = None) -> Verification:
     out.signers, out.unsigned = data.signatures.spans, data.signatures.unsigned
     out.adopted_by = adopted_by(data)
     if trust is not None:
-        out.trusted = trust.keys
+        out.trusted, out.own = trust.keys, trust.own
     if data.torn:
         out.notes.append(
             "an unfinished write after the last complete record was left out (not a claim)"
@@ -1067,7 +1068,9 @@ def summary_lines(report: Verification) -> Iterable[str]:
         yield f"{report.path}: {do_not_hold(len(failures), 'claim')}"
         for c in failures:
             yield f"  - {c.where}: {c.field}: {c.detail}"
-    yield from signer_lines(report.signers, report.unsigned, report.trusted, report.adopted_by)
+    yield from signer_lines(
+        report.signers, report.unsigned, report.trusted, report.adopted_by, report.own
+    )
     for note in report.notes:
         yield f"  note: {note}"
 
@@ -1077,8 +1080,10 @@ def signer_lines(
     unsigned: int,
     trusted: dict[str, str] | None,
     adopted: str | None = None,
+    own: str | None = None,
 ) -> Iterable[str]:
-    """Who signed the file, and whether the user trusts them (``trusted``: None if not asked)."""
+    """Who signed the file, and whether the user trusts them (``trusted``: None if not asked);
+    ``own`` (a fingerprint) alone is shown as the user's key."""
     if not signers:
         yield (
             "  unsigned: nothing shows who wrote it (files written before moot signed "
@@ -1100,7 +1105,7 @@ def signer_lines(
         span = s.first if s.first == s.last else f"{s.first} to {s.last}"
         if trusted is None:
             whose = ""
-        elif trusted.get(s.fingerprint) == YOU:
+        elif s.fingerprint == own:
             whose = " (your key)"
         elif s.fingerprint in trusted:
             whose = f" ({trusted[s.fingerprint]}, a key you trust)"
