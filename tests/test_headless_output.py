@@ -12,11 +12,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
-from tui.engine.errors import SessionError
+from tests.fake_openai import FakeOpenAI, Reply
 from tui.engine.session import load_session
 from tui.exitcodes import ExitCode
 
@@ -143,53 +145,107 @@ def test_a_spec_given_for_a_session_is_named_with_the_command_to_use(
     assert path.read_bytes() == before
 
 
-def recorded_turns(path: Path) -> int:
-    """Turns on record so far; 0 while the file is still being created."""
+BLOCKED_SPEC = f"""
+[debate]
+title = "Interrupted mid-turn"
+motion = "Keep the output scriptable."
+max_rounds = 2
+consensus_threshold = 2
+phases = ["proposal", "consensus"]
+parallel = false
+
+[[debaters]]
+id = "{LONG_ID}"
+model = "scripted"
+[debaters.script]
+votes = ["release"]
+
+[[debaters]]
+id = "b"
+model = "openai/fake-model"
+api_base = "{{api_base}}"
+api_key_env = "MOOT_TEST_KEY"
+"""
+KEY = {"MOOT_TEST_KEY": "k-test-headless-0123"}
+
+
+class HoldsTheFirstCall(FakeOpenAI):
+    """Leaves its first chat request unanswered until it stops, and answers the rest.
+
+    Held before any header, not mid-stream: a turn cancelled mid-stream in the openai
+    SDK can wait for ever on a stalled server (seen on Ctrl+C), which is not what
+    these tests are about.
+    """
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        if not self.requests:
+            self.requests.append({"held": True})
+            assert self._closing is not None
+            await self._closing.wait()
+            return web.Response(status=503)
+        return await super()._chat(request)
+
+
+@pytest.fixture
+def held() -> Iterator[FakeOpenAI]:
+    server = HoldsTheFirstCall().start()
     try:
-        return len(load_session(path).turns)
-    except (OSError, SessionError):
-        return 0
+        yield server
+    finally:
+        server.stop()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_an_interrupted_run_names_the_session_and_the_resume_line(
-    tmp_path: Path, sig: signal.Signals
-) -> None:
-    out = tmp_path / "interrupted.toml"
+def start_blocked_run(tmp_path: Path, server: FakeOpenAI, *flags: str) -> subprocess.Popen[str]:
+    """A headless run whose second turn waits on the model server until the signal: the
+    scripted turn is on record, and nothing can end the run before the test signals it.
+
+    Returns once the server holds that turn's request (the run is ready for the signal);
+    the server answers every later call, so a resume can finish.
+    """
+    spec = tmp_path / "spec.toml"
+    spec.write_text(BLOCKED_SPEC.format(api_base=server.base_url))
+    answer = {"stance": "b: not yet.", "rationale": "b wants a rollback plan.", "vote": "revise"}
+    server.default = Reply(json.dumps(answer))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui", "run", str(spec(tmp_path, 60)), "--headless"]
-        + ["--out", str(out)],
+        [sys.executable, "-m", "tui", "run", str(spec), "--headless", "--no-preflight", *flags],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
+        env={**os.environ, **KEY},
     )
-    deadline = time.monotonic() + 60
-    while not recorded_turns(out) and time.monotonic() < deadline:
+    deadline = time.monotonic() + 120
+    while not server.calls:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            raise AssertionError(f"the run never reached its held turn: {stdout}{stderr}")
         time.sleep(0.02)
+    return proc
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_run_names_the_session_and_the_resume_line(
+    tmp_path: Path, held: FakeOpenAI, sig: signal.Signals
+) -> None:
+    out = tmp_path / "interrupted.toml"
+    proc = start_blocked_run(tmp_path, held, "--out", str(out))
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == ExitCode.INTERRUPTED, stdout + stderr
     assert "Traceback" not in stderr
     assert str(out) in stderr and f"moot resume {out}" in stderr
-    resumed = moot("resume", str(out), "--headless")
+    assert [t.speaker for t in load_session(out).turns] == [LONG_ID]  # the hung turn is not
+    resumed = moot("resume", str(out), "--headless", env=KEY)
     assert resumed.returncode == ExitCode.UNRESOLVED, resumed.stderr
     assert load_session(out).result is not None
 
 
-def test_json_on_sigterm_prints_the_object_with_status_interrupted(tmp_path: Path) -> None:
+def test_json_on_sigterm_prints_the_object_with_status_interrupted(
+    tmp_path: Path, held: FakeOpenAI
+) -> None:
     out = tmp_path / "interrupted.toml"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tui", "run", str(spec(tmp_path, 60)), "--headless", "--json"]
-        + ["--out", str(out)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    deadline = time.monotonic() + 60
-    while not recorded_turns(out) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    proc = start_blocked_run(tmp_path, held, "--json", "--out", str(out))
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == ExitCode.INTERRUPTED, stdout + stderr
