@@ -1,0 +1,104 @@
+"""Decide links: a URL whose token lets its holder decide one session until it expires.
+
+A token is ``<expiry>.<hex HMAC-SHA256>`` over the session id and the expiry (unix
+seconds), keyed by a secret kept in the config folder (``decide-links.key``, mode
+0600, made on first use). ``moot serve`` checks a link moot minted with no list of
+them; that a token works only once is the server's to record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import stat
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+from tui.engine.errors import MootInputError
+from tui.engine.safeio import describe, fsync_dir, temp_beside, write_all
+from tui.paths import config_dir
+
+SECRET_FILE = "decide-links.key"
+DEFAULT_TTL_S = 7 * 24 * 3600
+_SECRET_BYTES = 32
+
+
+def secret_path() -> Path:
+    return config_dir() / SECRET_FILE
+
+
+def _refused(path: Path, why: str) -> MootInputError:
+    return MootInputError(str(path), [why])
+
+
+def _create_secret(path: Path) -> None:
+    """A whole new secret under its name, or the one another process made meanwhile."""
+    fd, tmp = temp_beside(path, 0o600)
+    try:
+        write_all(fd, secrets.token_hex(_SECRET_BYTES).encode())
+        os.fsync(fd)
+        os.link(tmp, path)  # never replaces: links already minted keep working
+    except FileExistsError:
+        pass
+    finally:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+
+
+def _secret() -> bytes:
+    """The links' secret, made on first use; refused when others may read it."""
+    path = secret_path()
+    try:
+        if not os.path.lexists(path):
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _create_secret(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        raise _refused(path, f"cannot read the decide links' secret: {describe(err)}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _refused(path, "the decide links' secret is not a regular file")
+        if info.st_mode & 0o077:
+            raise _refused(
+                path,
+                f"the decide links' secret can be read by others (mode "
+                f"{stat.S_IMODE(info.st_mode):04o}); make it private with `chmod 600 {path}`",
+            )
+        data = os.read(fd, 4 * _SECRET_BYTES).strip()
+    finally:
+        os.close(fd)
+    if len(data) < _SECRET_BYTES:
+        raise _refused(path, "the decide links' secret is too short; delete the file to make one")
+    return data
+
+
+def _mac(session_id: str, expiry: int) -> str:
+    message = f"decide\n{session_id}\n{expiry}".encode()
+    return hmac.new(_secret(), message, hashlib.sha256).hexdigest()
+
+
+def mint_token(session_id: str, *, ttl_s: int = DEFAULT_TTL_S, now: float | None = None) -> str:
+    expiry = int(now if now is not None else time.time()) + ttl_s
+    return f"{expiry}.{_mac(session_id, expiry)}"
+
+
+def token_valid(session_id: str, token: str, *, now: float | None = None) -> bool:
+    """Minted here for this very session, and not expired."""
+    expiry_text, _, mac = token.partition(".")
+    if not expiry_text.isdigit() or len(expiry_text) > 12:
+        return False
+    expiry = int(expiry_text)
+    if expiry <= (now if now is not None else time.time()):
+        return False
+    return hmac.compare_digest(mac.encode(), _mac(session_id, expiry).encode())
+
+
+def decide_url(base_url: str, session_id: str) -> str:
+    """``{base_url}/decide/<session id>?token=…``: where ``moot serve`` takes the decision."""
+    token = mint_token(session_id)
+    return f"{base_url.rstrip('/')}/decide/{quote(session_id, safe='')}?token={token}"
