@@ -1,4 +1,5 @@
-"""``moot mcp`` as the MCP Inspector's CLI sees it: a client that is not ours.
+"""``moot mcp`` (stdio, and ``--http``) as the MCP Inspector's CLI sees it: a client that is
+not ours.
 
 The Inspector comes from the npm registry at the version locked in
 ``tests/mcp_inspector/package-lock.json``, installed there with ``npm ci``;
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.batch_specs import unresolved, write
+from tests.mcp_http_server import HttpServer
 from tui.engine.session import load_session
 
 pytestmark = pytest.mark.xdist_group("mcp")  # ./dev.sh test: one worker runs the MCP servers
@@ -104,3 +106,34 @@ def test_the_inspector_runs_an_unresolved_debate_to_a_decision(
     adr = tool(inspector, home, folder, "export", session=session, format="adr")
     assert "Split over MCP" in adr["text"] and "Roll back." in adr["text"]
     assert load_session(session).result["decision"] == "revise"  # type: ignore[index]
+
+
+def test_the_inspector_lists_the_tools_over_http_with_the_token(
+    inspector: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    server = HttpServer(tmp_path)
+    try:
+        url, token = server.started()
+
+        def inspect(*headers: str) -> subprocess.CompletedProcess[str]:
+            given = [arg for header in headers for arg in ("--header", header)]
+            return subprocess.run(
+                ["npx", "--no-install", "mcp-inspector", "--cli", url, "--transport", "http"]
+                + [*given, "--method", "tools/list"],
+                cwd=HERE,
+                env={**os.environ, "HOME": str(home)},
+                capture_output=True,
+                text=True,
+                timeout=180,
+            )
+
+        listed = inspect(f"Authorization: Bearer {token}")
+        refused = inspect()
+    finally:
+        server.stop()
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    tools = {t["name"] for t in json.loads(listed.stdout)["tools"]}
+    assert tools == {"run", "status", "inbox", "decide", "verify", "export"}
+    assert "403" in refused.stdout + refused.stderr and "tools" not in refused.stdout

@@ -319,12 +319,28 @@ def _parser() -> argparse.ArgumentParser:
     mcp = sub.add_parser(
         "mcp",
         parents=[common],
-        help="serve the debates as MCP tools over stdio, for coding agents (extra: moot[mcp])",
+        help="serve the debates as MCP tools over stdio (or --http), for coding agents "
+        "(extra: moot[mcp])",
     )
     mcp.add_argument(
         "--no-preflight",
         action="store_true",
         help="skip checking each debater's model, key and api_base before a run starts",
+    )
+    mcp.add_argument(
+        "--http",
+        action="store_true",
+        help="serve over MCP's streamable HTTP at /mcp instead of stdio, with a token printed "
+        "at start; a run goes on when its client leaves",
+    )
+    mcp.add_argument("--port", type=_port, help="with --http: port (default 8001)")
+    mcp.add_argument(
+        "--host", help="with --http: address to bind (default 127.0.0.1; loopback only)"
+    )
+    mcp.add_argument(
+        "--public",
+        action="store_true",
+        help="with --http: allow a --host other than loopback (the token stays required)",
     )
     _allow_read_option(mcp)
     _allow_tools_option(mcp)
@@ -804,11 +820,15 @@ def _outcome(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    """``moot mcp``: stdout carries the protocol, so nothing else is printed there."""
+    """``moot mcp``: stdout carries the protocol (over stdio), so nothing is printed there."""
     import asyncio
 
     from tui.engine.errors import MootInputError
 
+    if not args.http and (args.port is not None or args.host is not None or args.public):
+        raise MootInputError(
+            "moot mcp", ["--port, --host and --public serve over HTTP: add --http"]
+        )
     try:
         from tui.mcp_server import MootServer, serve_stdio
     except ImportError:
@@ -827,7 +847,13 @@ def _mcp(args: argparse.Namespace) -> int:
         allow_tools=args.allow_tools,
         tool_writes=args.allow_tool_writes,
     )
-    asyncio.run(serve_stdio(server))
+    if args.http:
+        from tui.mcp_http import serve_http
+
+        host, port = args.host or "127.0.0.1", args.port or 8001
+        asyncio.run(serve_http(server, host, port, public=args.public, say=_err))
+    else:
+        asyncio.run(serve_stdio(server))
     return ExitCode.DECIDED
 
 

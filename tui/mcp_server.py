@@ -416,14 +416,19 @@ def _inbox_entry(waiting: Awaiting) -> InboxEntry:
     )
 
 
-async def serve_stdio(server: MootServer) -> None:
-    """Serve until the client closes stdin; runs still going are stopped, their turns kept."""
+async def stop(server: MootServer) -> None:
+    """The end of serving: runs still going are stopped (their turns kept), providers closed."""
     from tui.providers.registry import close_all
     from tui.telemetry import flush
 
+    await server.runs.shutdown()
+    await close_all()
+    flush()
+
+
+async def serve_stdio(server: MootServer) -> None:
+    """Serve until the client closes stdin."""
     try:
         await server.mcp.run_stdio_async()
     finally:
-        await server.runs.shutdown()
-        await close_all()
-        flush()
+        await stop(server)
