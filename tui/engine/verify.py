@@ -37,6 +37,7 @@ from tui.engine.errors import SessionError
 from tui.engine.evidence import assess, with_rubric
 from tui.engine.lookups import lookup_problems
 from tui.engine.lookups import results as lookup_results
+from tui.engine.outcomes import claims as outcome_claims
 from tui.engine.parsing import TurnParseError, check_content
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.protocols import protocol_for
@@ -52,7 +53,6 @@ from tui.engine.signing import Span
 from tui.engine.signing import check as check_signatures
 from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
-from tui.engine.outcomes import claims as outcome_claims
 from tui.engine.trust import adopted_by, adoption_problem, unvouched, who_vouches
 from tui.engine.turns import NOT_ARTIFACT, FailureAction, FailureChoice
 from tui.engine.usage import BOUNDS, in_range
