@@ -20,8 +20,9 @@ import httpx
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, ElicitRequestParams, ElicitResult
 
 from tests.batch_specs import unresolved, write
 from tests.helpers import with_script
@@ -126,6 +127,58 @@ def test_a_run_outlives_the_client_that_started_it(
     assert verify_file(session).ok
     assert http_server.stop() == ""  # stdout is not the protocol's here, and stays empty
     assert http_server.proc.returncode == 0  # Ctrl+C is how a server ends
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_escalation_is_put_to_the_clients_user_over_http(
+    http_server: HttpServer, tmp_path: Path, mode: str
+) -> None:
+    url, token = http_server.started()
+    spec = write(tmp_path / "split.toml", unresolved())
+    asked: list[str] = []
+
+    async def answer(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"vote": "revise", "rationale": "Roll back."})
+
+    async def ask() -> dict[str, Any]:
+        async with Client(_bearer(url, token), mode=mode, elicitation_callback=answer) as client:
+            return _ok(await client.call_tool("run", {"spec": str(spec), "wait": True}))
+
+    ran = asyncio.run(ask())
+    assert len(asked) == 1 and "ended unresolved" in asked[0]
+    assert ran["asked_user"] == "accepted" and ran["decided_via"] == "mcp_elicitation"
+    assert load_session(ran["session"]).result["decision"] == "revise"  # type: ignore[index]
+    assert verify_file(ran["session"]).ok
+
+
+def test_a_run_going_when_the_server_stops_keeps_its_turns_and_resumes(
+    http_server: HttpServer, tmp_path: Path
+) -> None:
+    url, token = http_server.started()
+    spec = _slow_spec(tmp_path)
+
+    async def start() -> Path:
+        async with Client(_bearer(url, token)) as client:
+            ran = _ok(await client.call_tool("run", {"spec": str(spec)}))
+        assert ran["status"] == "running"
+        return Path(ran["session"])
+
+    session = asyncio.run(start())
+    deadline = time.monotonic() + 60
+    while not load_session(session).turns and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert http_server.stop() == "" and http_server.proc.returncode == 0
+    stopped = load_session(session)
+    assert stopped.result is None and stopped.turns  # stopped at a committed turn
+    resumed = subprocess.run(
+        [sys.executable, "-m", "tui", "resume", str(session), "--headless"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 3, resumed.stderr  # its lock released: it goes on, unresolved
+    assert verify_file(session).ok
 
 
 def test_the_guard_refuses_a_missing_or_wrong_token_a_foreign_host_or_origin(
