@@ -47,9 +47,12 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True, scope="session")
 def _no_real_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Module-scoped fixtures run before the per-test redirect below: they too must never
-    reach the real config folder (moot makes a signing key there on first use)."""
+    reach the real config folder (moot makes a signing key there on first use) or the
+    repository's sessions/ folder, which every worker of a parallel run would share.
+    (Under xdist each worker is a session, with a temporary folder of its own.)"""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MOOT_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+        patch.setenv("MOOT_SESSIONS_DIR", str(tmp_path_factory.mktemp("sessions")))
         yield
 
 

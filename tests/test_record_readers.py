@@ -28,6 +28,9 @@ from tui.engine.session import load_session
 from tui.render.adr import to_adr
 from tui.render.export import to_markdown
 
+# ./dev.sh test: one worker runs these, so two never run `npm ci` in tests/node at once.
+pytestmark = pytest.mark.xdist_group("npm")
+
 NODE_DIR = REPO / "tests" / "node"
 INSTALL_TIMEOUT = 600  # seconds for `npm ci` on a cold cache
 RUN_TIMEOUT = 120
