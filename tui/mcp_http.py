@@ -30,7 +30,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tui.engine.errors import MootInputError
-from tui.httpguard import Guard, is_loopback
+from tui.httpguard import Guard, ip_of, is_loopback
 from tui.mcp_server import MootServer, stop
 
 PATH = "/mcp"
@@ -129,14 +129,13 @@ class _Uvicorn(uvicorn.Server):
 
 
 def url(host: str, port: int, token: str) -> str:
-    """The endpoint to give a client, token included (an IPv6 address in brackets)."""
+    """The endpoint to give a client, token included: this machine's name for an address
+    that means every interface, an IPv6 address in brackets."""
+    ip = ip_of(host)
+    if ip is not None and ip.is_unspecified:
+        host = socket.gethostname()
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
     return f"http://{shown}:{port}{PATH}?token={token}"
-
-
-def checked_host(host: str, *, public: bool) -> None:
-    if not is_loopback(host) and not public:
-        raise MootInputError("moot mcp", [NEED_PUBLIC.format(host=host)])
 
 
 async def serve_http(
@@ -145,7 +144,8 @@ async def serve_http(
     """Bind (a port taken is refused before anything is said), serve, say where and with
     which token, until interrupted; runs still going are stopped then, their turns kept
     (``moot resume`` continues them)."""
-    checked_host(host, public=public)
+    if not is_loopback(host) and not public:
+        raise MootInputError("moot mcp", [NEED_PUBLIC.format(host=host)])
     sock = listening(host, port)
     token = secrets.token_urlsafe(32)
     guard = Guard.for_server(host, port, public=public, token=token)
