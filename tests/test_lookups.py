@@ -420,6 +420,8 @@ def test_moot_batch_runs_the_spec_tools(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    said = "tool files: adversary may list, read and grep architecture (reads only)"
+    assert said in done.stderr  # what a lookup may do, said before the run
     [entry] = json.loads(summary.read_text())["specs"]
     turns = turns_of(Path(entry["session"]))
     assert [lk["ok"] for lk in turns[0].lookups or []] == [True, True]

@@ -65,6 +65,7 @@ def test_a_resumed_session_runs_its_tools_and_verifies(folder: Path, tmp_path: P
     elsewhere.mkdir()  # a resume from another folder still roots the tool in the spec's
     done = moot("resume", str(out), "--headless", cwd=elsewhere)
     assert done.returncode in DONE, done.stderr[-2000:]
+    assert "moot: tool files: adversary may list, read and grep docs (reads only)" in done.stderr
     review = next(t for t in turns_of(out) if t.speaker == "reviewer")
     [lookup] = review.lookups or []
     assert lookup["ok"] is True and lookup["result"] == DESIGN, lookup

@@ -964,6 +964,11 @@ def _resume_headless(args: argparse.Namespace) -> int:
         ),
     )
     try:
+        if session.tools is not None:  # what a lookup may do, as on a run
+            from tui.providers.preflight import tool_calls
+
+            for line in tool_calls(session.engine.spec, args.allow_tool_writes):
+                _err(f"moot: {line}")
         result = session.store.result
         if result is not None and result.get("decision") != ESCALATE:
             if args.json:

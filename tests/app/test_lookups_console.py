@@ -28,6 +28,8 @@ async def test_the_pane_shows_lookups_and_the_transcript_their_results(
 
         line = await wait_until(pilot, lambda: "L1" in shown() and shown())
         assert f"L1 files.read(path=design.md) ok, {len(DESIGN)} bytes" in line
+        said = [f"{n.title}: {n.message}" for n in app._notifications]
+        assert "tools: tool files: adversary may list, read and grep docs (reads only)" in said
         await wait_until(pilot, lambda: screen.decision is not None)
         from tui.app.screens.modals import DecideModal
 

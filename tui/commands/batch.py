@@ -436,7 +436,7 @@ def run_batch(
     With ``preflight``, each runnable spec's files and the servers they go to are
     printed before any debate starts.
     """
-    from tui.providers.preflight import document_routes
+    from tui.providers.preflight import document_routes, tool_calls
     from tui.providers.registry import close_all, provider_for
 
     check_summary_path(summary_path)
@@ -448,8 +448,9 @@ def run_batch(
     for item in items:
         if item.status == Status.BAD:
             _print_problems(errors, item)
-        elif preflight is not None and item.spec is not None:
-            for line in document_routes(item.spec):
+        elif item.spec is not None:
+            said = document_routes(item.spec) if preflight is not None else []
+            for line in said + tool_calls(item.spec, writes):  # tools: always said
                 errors.print(Text(f"moot: {item.name}: {clean_line(line)}"), soft_wrap=True)
     runnable = sum(1 for i in items if i.status == Status.PENDING)
 

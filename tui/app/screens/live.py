@@ -170,6 +170,11 @@ class LiveScreen(DebateScreen):
         self._finish_trace = trace_session(self.session)
         self.header.max_rounds = self.engine.state.max_rounds
         self._refresh_verify()
+        if self.spec.tools:  # what a lookup may do, said as the debate opens
+            from tui.providers.preflight import tool_calls
+
+            for line in tool_calls(self.spec, self.writes):
+                self.notify(shorten(line, 600), title="tools", markup=False, timeout=20)
         if self.session.resumed_from is not None and self.session.resumed_from.warnings:
             for warning in self.session.resumed_from.warnings:
                 self.notify(shorten(warning, 300), severity="warning", markup=False)
