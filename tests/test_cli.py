@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES
+from tui.cli import main
 from tui.engine.session import load_session
+from tui.exitcodes import ExitCode
 
 
 def moot(
@@ -386,3 +388,17 @@ def test_markdown_export_shows_every_turn_kind(tmp_path: Path, name: str, must: 
     for text in must:
         assert text in md, text
     assert "Verdict: ****" not in md
+
+
+def test_a_spec_with_100000_unknown_tables_lists_50_problems_and_counts_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    debaters = "".join(f'[[debaters]]\nid = "{d}"\nmodel = "scripted"\n' for d in "ab")
+    head = '[debate]\ntitle = "t"\nmotion = "m"\n' + debaters
+    spec = tmp_path / "many.toml"
+    spec.write_text(head + "".join(f"[x{i}]\n" for i in range(100_000)), "utf-8")
+    assert main(["validate", str(spec)]) == ExitCode.BAD_INPUT
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == f"moot: {spec}: 100000 problems"
+    assert lines[1:51] == [f"  - x{i}: unknown key" for i in range(50)]
+    assert lines[51:] == ["  … and 99950 more problems"]

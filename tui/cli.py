@@ -30,6 +30,7 @@ def protocol_help() -> dict[str, str]:
     return {name: p.description or "(no description)" for name, p in PROTOCOLS.items()}
 
 
+SHOWN_PROBLEMS = 50  # a file of 100,000 mistakes is said in a screenful, the rest counted
 THEME_HELP = "console theme for this run (not saved; switch with ctrl+p to remember one)"
 
 
@@ -440,8 +441,10 @@ def _print_input_error(err: Exception) -> None:
 
     assert isinstance(err, MootInputError)
     _err(f"moot: {redact(err.source)}: {counted(len(err.problems), 'problem')}")
-    for problem in err.problems:  # a message may quote what was given, a key included
+    for problem in err.problems[:SHOWN_PROBLEMS]:  # a message may quote what was given
         _err(f"  - {redact(problem)}")
+    if len(err.problems) > SHOWN_PROBLEMS:
+        _err(f"  … and {counted(len(err.problems) - SHOWN_PROBLEMS, 'more problem')}")
 
 
 def main(argv: list[str] | None = None) -> int:
