@@ -8,9 +8,10 @@ downloaded again, as on a new machine. The demo runs ``./dev.sh demo`` in tmux
 and stops the clock when the console shows the example's title and its first
 debater; the tests run ``./dev.sh test`` and stop the clock when pytest starts its
 first test (``tests/conftest.py`` writes the moment when ``MOOT_FIRST_TEST_STAMP``
-names a file). Ruff, mypy and the import contracts run before the first test, so
-they are inside the second figure. The goal beside each is the issue's (90 s for
-the demo); the machine's load at the time is printed with them.
+names a file). Ruff, mypy and the import contracts run beside the tests, so the
+second figure holds the set-up and the start of pytest's workers. The goal beside
+each is the issue's (90 s for the demo); the machine's load at the time is printed
+with them.
 """
 
 from __future__ import annotations
