@@ -295,6 +295,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     inbox.add_argument("--json", action="store_true", help="print them as a JSON list")
 
+    notify = sub.add_parser(
+        "notify",
+        help="send a session awaiting a decision to the config file's [[notify]] targets again",
+    )
+    notify.add_argument("session", type=path_arg, help="the unresolved session file")
+
     dec = sub.add_parser(
         "decide", help="record an operator decision on an unresolved session (exit 2 if refused)"
     )
@@ -481,6 +487,7 @@ _WANTS: dict[str, Literal["spec", "session"]] = {
     "verify": "session",
     "outcome": "session",
     "decide": "session",
+    "notify": "session",
     "fork": "session",
     "watch": "session",
 }
@@ -512,6 +519,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _inbox(args.sessions_dir, args.json)
     if cmd == "decide":
         return _decide(args)
+    if cmd == "notify":
+        return _notify(args.session)
     if cmd == "adopt":
         return _adopt(args)
     if cmd == "outcome":
@@ -734,19 +743,40 @@ def _inbox(sessions_dir: str | None, as_json: bool) -> int:
 
     from tui.commands.inbox import awaiting, tally_text
     from tui.engine.session import sessions_dir as resolve
+    from tui.notify import record
     from tui.render.textsafe import clean_line
 
     waiting = awaiting(resolve(sessions_dir))
     if as_json:
-        print(json.dumps([a.as_json() for a in waiting], indent=2))
+        listed = [
+            {**a.as_json(), "notify": [d.as_json() for d in record.read(a.path)]} for a in waiting
+        ]
+        print(json.dumps(listed, indent=2))
         return ExitCode.DECIDED
     if not waiting:
         print("nothing awaits a decision")
     for a in waiting:
+        told = record.summary(record.read(a.path))
         print(
-            clean_line(f"{a.title}  [{a.protocol}, {a.why}, {tally_text(a.vote_tally)}]  {a.path}")
+            clean_line(
+                f"{a.title}  [{a.protocol}, {a.why}, {tally_text(a.vote_tally)}]  {a.path}"
+                + (f"  notify: {told}" if told else "")
+            )
         )
     return ExitCode.DECIDED
+
+
+def _notify(session: str) -> int:
+    from tui.notify.resend import resend
+    from tui.render.textsafe import clean_line
+
+    deliveries, problems = resend(Path(session))
+    for problem in problems:
+        _err(clean_line(f"moot: warning: {problem}; the message has no decide link"))
+    for d in deliveries:
+        said = "sent" if d.sent else f"failed after {counted(d.attempts, 'attempt')} ({d.reason})"
+        print(clean_line(f"{d.name}: {said}"))
+    return ExitCode.DECIDED if all(d.sent for d in deliveries) else ExitCode.BAD_INPUT
 
 
 def _decide(args: argparse.Namespace) -> int:

@@ -37,6 +37,7 @@ from tui.engine.session import SessionData, load_session
 from tui.engine.spec import Debater, Spec, read_spec_file, validate_spec
 from tui.engine.vocab import DecisionChannel
 from tui.filekind import refuse_wrong_kind
+from tui.notify import Notifier, notifier
 from tui.telemetry import trace_session
 from tui.tools.toolbox import run_tools
 
@@ -282,6 +283,7 @@ class Running:
     held: bool = False  # a `run` with wait keeps it open to ask its client for a decision
     closed: bool = False
     finish_trace: Callable[[], None] | None = None
+    notifier: Notifier | None = None
     watchers: list[asyncio.Queue[Turn | None]] = field(default_factory=list)
 
     def on_event(self, event: Event) -> None:
@@ -299,6 +301,8 @@ class Running:
             if self.finish_trace is not None:
                 self.finish_trace()
             self.session.close()
+            if self.notifier is not None:  # after any decision its client's user gave
+                self.notifier.fire()
 
 
 class Runs:
@@ -356,6 +360,7 @@ class Runs:
         running = Running(session, held=hold)
         session.engine.subscribe(running.on_event)
         running.finish_trace = trace_session(session)
+        running.notifier = notifier(session, "mcp")
         self._runs[Path(os.path.realpath(session.path))] = running
         running.task = asyncio.get_running_loop().create_task(self._drive(running))
         return running

@@ -45,6 +45,7 @@ from tui.engine.trust import spec_tools_refusal
 from tui.engine.vocab import ESCALATE
 from tui.exitcodes import ExitCode
 from tui.filekind import refuse_wrong_kind
+from tui.notify import notify_session
 from tui.plural import counted
 from tui.render.textsafe import clean_line, shorten
 from tui.telemetry import batch_trace, flush, trace_session
@@ -296,6 +297,7 @@ async def _run_one(
 
     session.engine.subscribe(on_event)
     finish = trace_session(session, trace_parent)
+    notified = notify_session(session, "batch")
     try:
         decision = await session.engine.run()
         item.result = dict(session.engine.result())
@@ -312,6 +314,8 @@ async def _run_one(
             await session.tools.aclose()
         session.close()
         item.seconds = time.monotonic() - started
+        if notified is not None:  # a target that is down waits its bounded retries, off the loop
+            await asyncio.to_thread(notified)
     reporter.finished(item)
 
 

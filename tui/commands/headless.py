@@ -30,6 +30,7 @@ from tui.engine.records import Turn
 from tui.engine.spec import spec_warnings
 from tui.engine.vocab import ESCALATE, RunStatus
 from tui.exitcodes import ExitCode
+from tui.notify import notify_session
 from tui.render.present import Emphasis, Section, Tone, lookup_item, present
 from tui.render.textsafe import bound, clean, clean_line, json_text
 from tui.telemetry import flush, trace_session
@@ -333,6 +334,7 @@ def run_headless(
             await close_all()
 
     finish = trace_session(session)
+    notified = notify_session(session, "headless")
     try:
         with _sigterm_as_interrupt():
             asyncio.run(main())
@@ -340,6 +342,8 @@ def run_headless(
         if finish is not None:
             finish()
         flush()
+        if notified is not None:
+            notified()
     result = session.engine.result()
     # A pipe gets the table at a readable width; a terminal gets its own width.
     console.print(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import sys
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -168,6 +170,9 @@ class LiveScreen(DebateScreen):
         from tui.telemetry import trace_session  # no OpenTelemetry unless an endpoint is set
 
         self._finish_trace = trace_session(self.session)
+        from tui.notify import notify_session  # delivery runs in a thread of its own
+
+        notify_session(self.session, "console", warn=self._notify_warning)
         self.header.max_rounds = self.engine.state.max_rounds
         self._refresh_verify()
         if self.spec.tools:  # what a lookup may do, said as the debate opens
@@ -695,6 +700,20 @@ class LiveScreen(DebateScreen):
         if self.status == RunStatus.ENDED:  # the engine stopped without a decision
             return ExitCode.UNRESOLVED
         return ExitCode.INTERRUPTED
+
+    def _notify_warning(self, line: str) -> None:
+        """A notify warning as a toast, from the delivery's thread too; stderr once the app is gone."""
+
+        def show() -> None:
+            self.notify(shorten(line, 600), severity="warning", markup=False, timeout=20)
+
+        if threading.current_thread() is threading.main_thread():
+            show()
+            return
+        try:
+            self.app.call_from_thread(show)
+        except RuntimeError:  # the console has closed; the thread finishes on its own
+            print(line, file=sys.stderr)
 
     def close_session(self) -> None:
         self.workers.cancel_node(self)
