@@ -389,3 +389,24 @@ def test_a_resumed_0_1_0_file_is_chained_from_its_next_record(tmp_path: Path) ->
     said = data.turns[0].content["stance"]
     p.write_text(p.read_text().replace(said, said + " (edited)", 1))
     assert [str(b) for b in load_session(p).chain][0].startswith(data.records[first].name)
+
+
+def test_a_session_with_another_hard_link_is_not_resumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The result is written by replacing the file: the other name would keep the old
+    inode (every turn, no result). Refused by name, and nothing is written."""
+    from tui.cli import main
+
+    p, data, ends = _multibyte_session(tmp_path)
+    p.write_bytes(data[: ends[2]])  # two turns, no result yet
+    other = tmp_path / "other-name.toml"
+    os.link(p, other)
+    assert main(["resume", str(p), "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and "2 names (hard links)" in err and "internal error" not in err
+    assert p.read_bytes() == other.read_bytes() == data[: ends[2]]
+    assert os.stat(p).st_ino == os.stat(other).st_ino
+    os.unlink(other)  # one name again: it resumes, and the result lands under it
+    assert main(["resume", str(p), "--headless"]) in (0, 3)
+    assert load_session(p).result is not None

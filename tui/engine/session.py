@@ -159,6 +159,13 @@ def _record_chunk(name: str, record: dict[str, Any]) -> str:
 
 _BOM = b"\xef\xbb\xbf"
 _NOT_REGULAR = "not a regular file (a FIFO, device or folder is refused)"
+# The result is written atomically, by replacing the file: another hard link would keep
+# the old content (no result), so such a file is refused rather than written in place.
+_HARD_LINKED = (
+    "the file has {n} names (hard links); moot writes the result by replacing the file, "
+    "which would leave the other names without it: continue a copy (cp), or remove the "
+    "other links"
+)
 _MARK = COMMIT.rstrip("\n").encode()
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MARK_LINE = re.compile(rb"^" + re.escape(_MARK) + rb"\r*$", re.M)
@@ -422,6 +429,9 @@ def _open_locked(shown: Path, real: Path) -> int:
         except OSError:
             now = None
         if now is not None and (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino):
+            if info.st_nlink > 1:  # checked once locked: a running session says so first
+                os.close(fd)
+                raise SessionError(str(shown), [_HARD_LINKED.format(n=info.st_nlink)])
             return fd
         os.close(fd)
     raise SessionLockedError(str(shown), ["another moot process is rewriting this session"])
