@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 GOAL_S = 14 * 60.0
 SPIN = "while True: pass"
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped)")
+_SUMMARY = re.compile(r"^=* ?\d+ (passed|failed|errors?|skipped)\b.* in [\d.]+s", re.MULTILINE)
 _FAILED = re.compile(r"^(FAILED|ERROR) (\S+)", re.MULTILINE)
 
 
@@ -68,7 +69,7 @@ def one_run(busy: int, pytest_args: list[str], log: Path) -> Run:
             spinner.kill()
             spinner.wait()
     text = log.read_text(errors="replace")
-    summary = [line for line in text.splitlines() if " in " in line and _COUNT.search(line)]
+    summary = [m.group(0) for m in _SUMMARY.finditer(text)]
     counts = {kind: int(n) for n, kind in _COUNT.findall(summary[-1])} if summary else {}
     return Run(wall, done.returncode, counts, _FAILED.findall(text), load)
 
