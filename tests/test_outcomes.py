@@ -300,3 +300,53 @@ def test_an_old_unsigned_file_takes_a_signed_outcome(
     assert code == ExitCode.DECIDED, checked["failures"]
     (span,) = checked["signature"]["signers"]
     assert (span["first"], span["last"], span["records"]) == ("outcome 1", "outcome 1", 1)
+
+
+# ------------------------------------------------------------ shown in the exports
+def test_the_exports_show_the_outcomes_oldest_first(
+    judged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert outcome(judged, "mixed", "Half held; *the* [cache](x) | did not") == 0
+    capsys.readouterr()
+
+    def export(fmt: str) -> str:
+        assert main(["export", str(judged), "--format", fmt]) == ExitCode.DECIDED
+        return capsys.readouterr().out
+
+    doc = json.loads(export("json"))  # validated against its schema by tests/conftest.py
+    assert [(o["outcome"], o["note"]) for o in doc["outcomes"]] == [
+        ("failed", "It failed in production."),
+        ("mixed", "Half held; *the* [cache](x) | did not"),
+    ]
+    markdown = export("markdown")
+    section = markdown.split("## Outcomes")[1].split("## Transcript")[0]
+    assert "**failed** — It failed in production." in section
+    assert (
+        "**mixed** (the latest: it counts) — Half held; \\*the\\* \\[cache\\](x) \\| did not"
+        in section
+    )
+    adr = export("adr")
+    confirmation = adr.split("### Confirmation")[1].split("## More Information")[0]
+    assert "re-checks this record" in confirmation and "**mixed** (the latest" in confirmation
+    assert confirmation.index("**failed**") < confirmation.index("**mixed**")
+
+
+def test_a_damaged_outcome_is_exported_as_stored_and_marked(
+    judged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = tomllib.loads(judged.read_text("utf-8"))
+    doc["outcomes"][0]["outcome"] = 7
+    path = tmp_path / "damaged.toml"
+    write(path, doc)
+    assert main(["export", str(path), "--format", "json"]) == ExitCode.DECIDED
+    exported = json.loads(capsys.readouterr().out)  # still valid under the schema
+    assert exported["verification"]["ok"] is False and exported["outcomes"][0]["outcome"] == 7
+
+
+def test_a_session_without_outcomes_exports_as_before(
+    session: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["export", str(session), "--format", "json"]) == ExitCode.DECIDED
+    assert "outcomes" not in json.loads(capsys.readouterr().out)
+    assert main(["export", str(session)]) == ExitCode.DECIDED
+    assert "## Outcomes" not in capsys.readouterr().out

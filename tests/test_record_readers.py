@@ -22,6 +22,7 @@ import pytest
 from tests.conftest import EXAMPLES, REPO
 from tests.helpers import SCRIPTED, debate_raw
 from tui.cli import main
+from tui.commands.outcome import record_outcome
 from tui.engine import validate_spec
 from tui.engine.live import LiveSession
 from tui.engine.session import load_session
@@ -90,6 +91,14 @@ def _tampered(out: Path) -> Path:
     return out
 
 
+def _judged(out: Path) -> Path:
+    """A decided debate with two outcomes recorded since, the second's note hostile Markdown."""
+    _run("scripted-consensus.toml", out)
+    record_outcome(out, "failed", "Rolled back in week one.", None)
+    record_outcome(out, "mixed", "# Not a heading\n\n| half | held |   \n<b>x</b> *", None)
+    return out
+
+
 def _sessions(tmp_path: Path) -> dict[str, Path]:
     made = {
         name: _run(f"scripted-{name}.toml", tmp_path / f"{name}.toml")
@@ -99,6 +108,7 @@ def _sessions(tmp_path: Path) -> dict[str, Path]:
         tmp_path / "operator.toml", "Ship now.\n\nKeep the flag   \n\n\n- and roll back fast"
     )
     made["tampered"] = _tampered(tmp_path / "tampered.toml")
+    made["judged"] = _judged(tmp_path / "judged.toml")
     return made
 
 
@@ -112,6 +122,7 @@ EXPECTED: dict[str, tuple[str, list[str]]] = {
     "rubric": ("accepted", ["author", "verifier"]),
     "operator": ("rejected", ["operator"]),
     "tampered": ("proposed", ["builder", "keeper", "skeptic"]),
+    "judged": ("rejected", ["planner", "critic", "sre"]),  # consensus, then its outcomes
 }
 
 
@@ -155,4 +166,4 @@ def test_markdownlint_passes_the_markdown_and_adr_exports(node_tools: Path, tmp_
         f"{out}/*.md",
     )
     assert linted.returncode == 0, linted.stdout + linted.stderr
-    assert "Linting: 16 file(s)" in linted.stdout + linted.stderr
+    assert "Linting: 18 file(s)" in linted.stdout + linted.stderr

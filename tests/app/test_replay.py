@@ -8,6 +8,7 @@ from tui.app.components.cards import TurnCard
 from tui.app.components.pane import MAX_CARDS
 from tui.app.screens.modals import JumpModal
 from tui.app.screens.replay import ReplayScreen
+from tui.commands.outcome import record_outcome
 from tui.engine.session import load_session
 
 
@@ -154,4 +155,23 @@ async def test_replay_of_a_session_without_turns_says_so(tmp_path):
         assert "no turns recorded" in facts and "not started" in facts
         assert "round 0" not in facts and "playing" not in facts
         assert not screen.playing
+        await pilot.press("q")
+
+
+async def test_replay_lists_the_outcomes_recorded_after_the_decision_as_plain_text(tmp_path):
+    path = await _session(tmp_path)
+    record_outcome(path, "failed", "It fell over in week two.", None)
+    record_outcome(path, "held", "[bold]fixed[/bold] and held [link=x]since[/link]", None)
+    app = make_app(tmp_path, replay_path=str(path), provider_for=_no_provider)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(
+            pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen
+        )
+        assert "outcome" not in plain(screen.tally_panel)  # not before the decision is shown
+        await pilot.press("end")
+        await wait_until(pilot, lambda: "outcome" in plain(screen.tally_panel))
+        shown = plain(screen.tally_panel)
+        assert ": failed — It fell over in week two." in shown
+        assert ": held — [bold]fixed[/bold] and held [link=x]since[/link]" in shown  # as typed
+        assert shown.index("failed —") < shown.index("held —")  # oldest first
         await pilot.press("q")

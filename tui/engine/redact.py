@@ -155,6 +155,7 @@ def redacted_session(data: SessionData) -> SessionData:
         turns=turns,
         actions=redact.tree(data.actions),
         result=redact.tree(data.result),
+        outcomes=redact.tree(data.outcomes),
     )
 
 

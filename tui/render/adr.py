@@ -29,7 +29,7 @@ from tui.engine.session import SessionData
 from tui.engine.signing import check as check_signatures
 from tui.engine.vocab import ESCALATE, DecidedBy, TurnKind
 from tui.plural import counted, do_not_hold
-from tui.render.export import verification
+from tui.render.export import outcome_lines, verification
 from tui.render.textsafe import md_code, md_inline, md_text
 
 _CRITIQUES = (TurnKind.CRITIQUE, TurnKind.ADVERSARY_CRITIQUE, TurnKind.CANDIDATE_CRITIQUE)
@@ -463,7 +463,15 @@ def to_adr(data: SessionData) -> str:
 
 
 def _confirmation(data: SessionData, checked: dict[str, Any]) -> list[str]:
-    """Whether ``moot verify`` holds: the record is only as good as the file behind it."""
+    """Whether ``moot verify`` holds (the record is only as good as the file behind it), and
+    what became of the decision since (``moot outcome``)."""
+    if not data.outcomes:
+        return _verified(data, checked)
+    since = "What became of it, as recorded since (`moot outcome`, signed; the latest counts):"
+    return [*_verified(data, checked), "", since, "", *outcome_lines(data.outcomes)]
+
+
+def _verified(data: SessionData, checked: dict[str, Any]) -> list[str]:
     name = md_code(f"moot verify {Path(data.path).name}")
     if checked["ok"]:
         return [

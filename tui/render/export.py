@@ -64,6 +64,8 @@ def to_json(data: SessionData) -> str:
     handoff = _handoff(data)
     if handoff is not None:
         doc["handoff"] = handoff
+    if data.outcomes:  # what became of the decision, oldest first; the latest counts
+        doc["outcomes"] = data.outcomes
     return json_rows(doc)
 
 
@@ -197,6 +199,16 @@ def _result_md(r: dict[str, Any], said: list[str]) -> list[str]:
     return lines + _protocol_md(r)
 
 
+def outcome_lines(outcomes: list[dict[str, Any]]) -> list[str]:
+    """Each outcome recorded after the decision as a Markdown list item, the latest marked."""
+    return [
+        f"- {md_inline(o.get('at'))}: **{md_inline(o.get('outcome'))}**"
+        + (" (the latest: it counts)" if n == len(outcomes) and n > 1 else "")
+        + f" — {md_inline(o.get('note'), breaks=' ')}"
+        for n, o in enumerate(outcomes, 1)
+    ]
+
+
 def _verification_md(checked: dict[str, Any]) -> list[str]:
     """The verify outcome as Markdown lines: one when every claim holds, else each failure."""
     if checked["ok"]:
@@ -258,6 +270,8 @@ def to_markdown(data: SessionData) -> str:
             ]
     else:
         lines.append("_The session has not ended._")
+    if data.outcomes:
+        lines += ["", "## Outcomes", "", *outcome_lines(data.outcomes)]
     lines += ["", "## Transcript", ""]
     for t in data.turns:
         lines += _turn_md(t)

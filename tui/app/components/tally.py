@@ -25,6 +25,7 @@ class Verdict:
     rule: str = ""
     by: str = ""
     rationale: str | None = None
+    outcomes: tuple[str, ...] = ()  # what became of it since, as lines (replay only)
 
 
 class TallyPanel(Static):
@@ -77,7 +78,7 @@ class TallyPanel(Static):
     def one_line(self) -> Content:
         """The tally or the decision on one line, for a narrow terminal."""
         if self.verdict is not None:
-            decision, rule, by, _ = astuple(self.verdict)
+            decision, rule, by, _, _ = astuple(self.verdict)
             head = (
                 (_unresolved(decision, rule), "bold $accent")
                 if decision == ESCALATE
@@ -139,7 +140,7 @@ class TallyPanel(Static):
             if first:
                 parts.append(("no decision yet", "italic $text-muted"))
             return
-        decision, rule, by, rationale = astuple(self.verdict)
+        decision, rule, by, rationale, outcomes = astuple(self.verdict)
         if decision == ESCALATE:
             parts.append((f"{nl}{_unresolved(decision, rule)}", "bold $accent"))
         else:
@@ -152,6 +153,8 @@ class TallyPanel(Static):
             parts.append(("\n“", "$text-muted"))
             parts.append(shorten(rationale, 300))
             parts.append(("”", "$text-muted"))
+        for line in outcomes:  # plain text: a note is never markup
+            parts.append(("\n" + shorten(clean_line(line), 300), ""))
 
 
 def _unresolved(decision: str, rule: str) -> str:

@@ -131,6 +131,10 @@ class ReplayScreen(DebateScreen):
                 str(result.get("decision_rule", "")),
                 str(result.get("decided_by", "")),
                 result.get("rationale"),
+                tuple(
+                    f"outcome {o.get('at')}: {o.get('outcome')} — {o.get('note')}"
+                    for o in self.data.outcomes
+                ),
             )
             if "vote_tally" in result:
                 self.tally_panel.tally = result["vote_tally"]
