@@ -227,6 +227,7 @@ def test_a_bad_key_variable_is_refused_before_litellm_is_imported(tmp_path: Path
         tmp_path,
         {"model": "openai/gpt-4o", "api_key_env": KEY_ENV},
         {"model": "anthropic/claude-3-5-sonnet", "api_key_env": KEY_ENV + "_EMPTY"},
+        {"model": "openai/gpt-4o"},  # the provider's own variable, known without LiteLLM
     )
     probe = (
         "import json, sys\n"
@@ -235,12 +236,13 @@ def test_a_bad_key_variable_is_refused_before_litellm_is_imported(tmp_path: Path
         f"{str(tmp_path / 's')!r}])\n"
         "print(json.dumps([int(code), 'litellm' in sys.modules]))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != KEY_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in (KEY_ENV, "OPENAI_API_KEY")}
     env[KEY_ENV + "_EMPTY"] = ""
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env
     )
     code, imported = json.loads(out.stdout.strip().splitlines()[-1])
     assert code == ExitCode.BAD_INPUT and KEY_ENV in out.stderr
+    assert "d3: OPENAI_API_KEY is not set" in out.stderr
     assert imported is False
     assert sessions(tmp_path) == []

@@ -23,11 +23,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
+from tui.engine.clients import OPENAI_PREFIX
 from tui.engine.context import ARTIFACT, may_see
 from tui.engine.lookups import WRITES_FLAG
 from tui.engine.ports import ProviderError
 from tui.engine.spec import Debater, Spec
 from tui.providers.keyvars import short_key_problem
+from tui.providers.openai_client import KEY_ENV as OPENAI_KEY_ENV
 
 CONNECT_TIMEOUT_S = 2.0
 OLLAMA_PROVIDERS = ("ollama", "ollama_chat")
@@ -156,7 +158,8 @@ def _debater_problems(d: Debater, env: Mapping[str, str]) -> list[str]:
     if d.api_key_env and not env.get(d.api_key_env, "").strip():
         state = "is empty" if d.api_key_env in env else "is not set"  # no LiteLLM needed
         return [f"environment variable {d.api_key_env} (api_key_env) {state}"]
-    route = _route_problem(d)
+    # LiteLLM routes every openai/ model: its key is checked with no import (seconds) first.
+    route = None if d.model.startswith(OPENAI_PREFIX) else _route_problem(d)
     if route is not None:
         return [route]  # without a provider there is no key to look for
     short = short_key_problem(d.model, d.api_key_env, d.api_base, env)
@@ -202,13 +205,16 @@ def _suggestion(litellm: Any, d: Debater) -> str:
 def _unset_key_vars(model: str, env: Mapping[str, str]) -> str | None:
     """Which of the provider's key variables lack a value: those LiteLLM names as absent,
     or the provider's own ``<PROVIDER>_API_KEY`` set but blank (LiteLLM counts it as set)."""
-    litellm = _litellm()
-    try:
-        found = litellm.validate_environment(model)
-        _, provider, _, _ = litellm.get_llm_provider(model)
-    except Exception:  # LiteLLM cannot tell: the first call will say
-        return None
-    missing = [str(k) for k in found.get("missing_keys", []) if "KEY" in str(k).upper()]
+    if model.startswith(OPENAI_PREFIX):  # LiteLLM's answer, known without importing it
+        provider, missing = "openai", [] if OPENAI_KEY_ENV in env else [OPENAI_KEY_ENV]
+    else:
+        litellm = _litellm()
+        try:
+            found = litellm.validate_environment(model)
+            _, provider, _, _ = litellm.get_llm_provider(model)
+        except Exception:  # LiteLLM cannot tell: the first call will say
+            return None
+        missing = [str(k) for k in found.get("missing_keys", []) if "KEY" in str(k).upper()]
     if missing and not any(env.get(k) for k in missing):
         return f"{' or '.join(missing)} is not set"
     own = f"{str(provider).upper()}_API_KEY"
