@@ -377,6 +377,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="another host name browsers may use to reach the server (repeatable)",
     )
+    srv.add_argument(
+        "--decide-link",
+        metavar="SESSION",
+        help="print a link to decide SESSION (its name or path in the sessions folder) on "
+        "this server's decide page, good once for 7 days, then exit",
+    )
     return p
 
 
@@ -535,6 +541,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return watch(args.session)
     if cmd == "mcp":
         return _mcp(args)
+    if cmd == "serve" and args.decide_link:
+        from tui.commands.serve import decide_link
+
+        return decide_link(args.decide_link, args.host, args.port, args.sessions_dir)
     if cmd == "serve":
         from tui.commands.serve import serve
 

@@ -3,7 +3,8 @@
 A token is ``<expiry>.<hex HMAC-SHA256>`` over the session id and the expiry (unix
 seconds), keyed by a secret kept in the config folder (``decide-links.key``, mode
 0600, made on first use). ``moot serve`` checks a link moot minted with no list of
-them; that a token works only once is the server's to record.
+them; that a token works only once is the server's to record (``used_links``). The
+same secret keys the page's form token, bound to the link it was served for.
 """
 
 from __future__ import annotations
@@ -89,13 +90,32 @@ def mint_token(session_id: str, *, ttl_s: int = DEFAULT_TTL_S, now: float | None
 
 def token_valid(session_id: str, token: str, *, now: float | None = None) -> bool:
     """Minted here for this very session, and not expired."""
-    expiry_text, _, mac = token.partition(".")
-    if not expiry_text.isdigit() or len(expiry_text) > 12:
-        return False
-    expiry = int(expiry_text)
-    if expiry <= (now if now is not None else time.time()):
+    expiry, mac = expiry_of(token), token.partition(".")[2]
+    if expiry is None or expiry <= (now if now is not None else time.time()):
         return False
     return hmac.compare_digest(mac.encode(), _mac(session_id, expiry).encode())
+
+
+def page_token(session_id: str, link_token: str, *, nonce: str | None = None) -> str:
+    """The decide page's form token (``<nonce>.<HMAC>``): made for one page, good only with
+    the link it was served for, so another site cannot forge a post even knowing the link."""
+    nonce = nonce if nonce is not None else secrets.token_hex(8)
+    message = f"page\n{session_id}\n{link_token}\n{nonce}".encode()
+    return f"{nonce}.{hmac.new(_secret(), message, hashlib.sha256).hexdigest()}"
+
+
+def page_token_valid(session_id: str, link_token: str, given: str) -> bool:
+    nonce, _, mac = given.partition(".")
+    if not (nonce.isascii() and nonce.isalnum()) or len(nonce) > 64 or not mac:
+        return False
+    expected = page_token(session_id, link_token, nonce=nonce)
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def expiry_of(token: str) -> int | None:
+    """When a well-formed token stops working (unix seconds), else None."""
+    expiry_text = token.partition(".")[0]
+    return int(expiry_text) if expiry_text.isdigit() and len(expiry_text) <= 12 else None
 
 
 def decide_url(base_url: str, session_id: str) -> str:

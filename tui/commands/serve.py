@@ -16,6 +16,10 @@ start runs that cost money, so the server guards itself as Jupyter does:
 - it binds loopback only, unless ``--public`` says otherwise, and a public
   server always has a token.
 
+The decide page (``/decide/<session id>``, ``tui.commands.decide_web``) is the one
+route the console's token does not open: a decide link carries a token of its own,
+for that page only, and the Host and Origin rules hold for it all the same.
+
 The port is bound before the URL is printed, so a port in use is said (exit 2)
 instead of a URL that leads nowhere. The access log names each request with its
 token masked and no header (a Referer holds the page's URL, a Cookie the token).
@@ -36,7 +40,9 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 from urllib.parse import unquote_plus, urlencode
 
+from tui.commands import decide_web
 from tui.engine.errors import MootInputError
+from tui.engine.session import sessions_dir as sessions_folder
 from tui.exitcodes import ExitCode
 from tui.httpguard import Guard, ip_of, is_loopback
 
@@ -76,6 +82,8 @@ def middleware(guard: Guard) -> Any:
         origin = request.headers.get("Origin")
         if not guard.origin_allowed(origin, host or ""):
             return web.Response(status=403, text=BAD_ORIGIN)
+        if request.match_info.route.name == decide_web.ROUTE:
+            return await handler(request)  # the link's own token decides (decide_web)
         if guard.token is None or guard.token_matches(request.cookies.get(guard.cookie)):
             return await handler(request)
         if not guard.token_matches(request.query.get("token")):
@@ -155,15 +163,18 @@ def server(
     guard: Guard,
     printed_host: str | None = None,
     sockets: Sequence[socket.socket] = (),
+    sessions_dir: str | None = None,
 ) -> Any:
-    """A textual-serve Server behind ``guard``, whose pages name the host the browser used;
-    it serves on ``sockets``, bound already (:func:`listen`)."""
+    """A textual-serve Server behind ``guard``, whose pages name the host the browser used,
+    with the decide page over ``sessions_dir``; it serves on ``sockets``, bound already
+    (:func:`listen`)."""
     from aiohttp import web
     from textual_serve.server import Server
 
     class GuardedServer(Server):
         async def _make_app(self) -> web.Application:
             app: web.Application = await super()._make_app()
+            app.add_routes(decide_web.DecidePages(sessions_folder(sessions_dir)).routes())
             app.middlewares.append(middleware(guard))
             return app
 
@@ -203,11 +214,28 @@ def server(
     return GuardedServer(cmd, host=host, port=port, title="moot")
 
 
-def url(host: str, port: int, guard: Guard) -> str:
-    """The URL to open: with the token, and an IPv6 address in brackets."""
+def base_url(host: str, port: int) -> str:
+    """Where this server is reached: an IPv6 address in brackets."""
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    query = f"/?token={guard.token}" if guard.token else "/"
-    return f"http://{shown}:{port}{query}"
+    return f"http://{shown}:{port}"
+
+
+def url(host: str, port: int, guard: Guard) -> str:
+    """The URL to open: with the token."""
+    return base_url(host, port) + (f"/?token={guard.token}" if guard.token else "/")
+
+
+def shown_host(host: str) -> str:
+    """The name to print for ``host``: this machine's, for an address meaning any."""
+    unspecified = (ip_of(host) or ipaddress.ip_address("127.0.0.1")).is_unspecified
+    return socket.gethostname() if unspecified else host
+
+
+def decide_link(session: str, host: str, port: int, sessions_dir: str | None) -> int:
+    """Print a decide link for ``session``, pointing at this server as these options start it."""
+    folder = sessions_folder(sessions_dir)
+    print(decide_web.link_for(session, base_url(shown_host(host), port), folder))
+    return ExitCode.DECIDED
 
 
 def serve(
@@ -232,8 +260,8 @@ def serve(
         raise MootInputError("moot serve", [MISSING]) from None
     token = None if no_token else secrets.token_urlsafe(32)
     guard = Guard.for_server(host, port, public=public, token=token, allow=allow_hosts)
-    unspecified = (ip_of(host) or ipaddress.ip_address("127.0.0.1")).is_unspecified
-    printed = socket.gethostname() if unspecified else None
     sockets = listen(host, port)  # before the URL: a port in use is said, not a dead URL
-    server(command(sessions_dir), host, port, guard, printed, sockets).serve()
+    server(
+        command(sessions_dir), host, port, guard, shown_host(host), sockets, sessions_dir
+    ).serve()
     return ExitCode.DECIDED

@@ -54,7 +54,7 @@ class ResultRecord(TypedDict, total=False):
     decision: str
     decision_rule: DecisionRule
     decided_by: DecidedBy
-    decided_via: str  # DecisionChannel: set only when an MCP client relayed the decision
+    decided_via: str  # DecisionChannel: set only when it came another way (MCP, the web)
     rationale: str
     refused_speaker: str
     refused_slot: int

@@ -743,16 +743,15 @@ def _action_claims(data: SessionData, out: Verification) -> None:
 
 
 def _channel_claim(out: Verification, where: str, via: Any) -> None:
-    """A decision relayed by an MCP client names a channel moot knows."""
+    """A decision that came another way than moot's own (an MCP client, the decide page)
+    names a channel moot knows."""
     known = [str(c) for c in DecisionChannel]
     ok = via in known
     out.check(
         where,
         "via",
         ok,
-        f"relayed through {_show(via)}"
-        if ok
-        else f"{_show(via)} must be one of {', '.join(known)}",
+        f"came through {_show(via)}" if ok else f"{_show(via)} must be one of {', '.join(known)}",
     )
 
 

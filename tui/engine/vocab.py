@@ -72,11 +72,13 @@ class DecisionChannel(StrEnum):
     """How an operator decision reached moot, when not through the console or ``moot decide``.
 
     Recorded on the decide action (``via``) and in ``[result].decided_via``, so a
-    decision an agent relayed is never taken for one a person typed at moot.
+    decision an agent relayed, or one made from a link, is never taken for one a
+    person typed at moot.
     """
 
     MCP = "mcp"  # the `decide` tool of `moot mcp`, called by an agent
     MCP_ELICITATION = "mcp_elicitation"  # the person at the MCP client, asked by `run` with wait
+    WEB = "web"  # the decide page of `moot serve`, opened from a decide link
 
 
 class DecisionRule(StrEnum):

@@ -1,4 +1,4 @@
-"""Untrusted text made safe for each output: the terminal, Markdown, and JSON.
+"""Untrusted text made safe for each output: the terminal, Markdown, JSON and HTML.
 
 One sanitiser per output, applied where the text is written, never to what is stored:
 
@@ -13,11 +13,14 @@ One sanitiser per output, applied where the text is written, never to what is st
   every bare URL or address GitHub would turn into a link;
 - JSON (the export, ``verify --json``): :func:`json_text` escapes C1, bidi,
   line-separator and lone-surrogate characters as ``\\uXXXX``, which
-  ``json.dumps(ensure_ascii=False)`` would write raw.
+  ``json.dumps(ensure_ascii=False)`` would write raw;
+- HTML (``moot serve``'s decide page): :func:`html_text` applies the terminal
+  rules, then escapes ``& < > " '``, so text is never a tag or leaves an attribute.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from typing import Any
@@ -121,6 +124,11 @@ def _escape_line_start(match: re.Match[str]) -> str:
 def md_inline(text: object, breaks: str = "<br>") -> str:
     """Like :func:`md_text`, on one line (a list item, a table cell, a heading)."""
     return breaks.join(md_text(text).split("\n"))
+
+
+def html_text(text: object) -> str:
+    """Text for an HTML page, in an element or a quoted attribute: never markup."""
+    return html.escape(clean(text), quote=True)
 
 
 def md_code(text: object) -> str:
