@@ -308,3 +308,16 @@ def test_chat_formats_carry_a_link_and_no_markup_from_the_title() -> None:
     discord = discord_body(notice)
     assert discord["allowed_mentions"] == {"parse": []}  # @everyone pings nobody
     assert discord["embeds"][0]["url"] == notice.decide_url
+
+
+def test_a_config_with_a_mistake_is_one_warning_and_the_run_ends_as_its_own(
+    tmp_path: Path,
+) -> None:
+    with WebhookReceiver() as hook:
+        configure([{"name": "team", "url": hook.url, "format": "xml"}])
+        done = moot("run", str(split_spec(tmp_path)), "--headless", "--no-preflight")
+        assert done.returncode == 3, done.stderr
+        (warning,) = [line for line in done.stderr.splitlines() if "notify" in line]
+        assert "notify[0].format: must be one of json, slack, teams, discord" in warning
+        assert "no notifications are sent until fixed" in warning
+        assert hook.hooks == []  # the run has ended: nothing is on its way
