@@ -37,6 +37,7 @@ from tui.commands.decide_links import decide_url, mint_token
 from tui.commands.inbox import awaiting
 from tui.commands.serve import Guard, server
 from tui.commands.used_links import used_path
+from tui.config import config_path
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
 
@@ -299,6 +300,17 @@ def test_moot_serve_decide_link_prints_a_link_for_a_session_awaiting_a_person(
     assert "does not await a decision" in err and "Traceback" not in err
     assert main(["serve", "--decide-link", "no-such-session"]) == 2
     assert "no session" in capsys.readouterr().err
+
+
+def test_a_decide_link_points_at_the_links_base_url_when_the_config_names_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _escalated(tmp_path)
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text('[links]\nbase_url = "https://moot.example.com:8443/"\n')
+    assert main(["serve", "--decide-link", path.stem]) == 0
+    link = capsys.readouterr().out.strip()
+    assert link.startswith(f"https://moot.example.com:8443/decide/{path.stem}?token="), link
 
 
 # ------------------------------------------------------------------ a phone's browser

@@ -231,10 +231,26 @@ def shown_host(host: str) -> str:
     return socket.gethostname() if unspecified else host
 
 
+def links_base() -> str | None:
+    """``[links] base_url`` from the person's config (where notify's links point), if set."""
+    from tui.config import ConfigRefused, config_path, read_config
+    from tui.notify.settings import from_config
+
+    try:
+        found, problems = from_config(read_config())
+    except ConfigRefused as err:
+        found, problems = None, [str(err)]
+    if problems:
+        print(f"moot serve: warning: {config_path()}: {'; '.join(problems)}", file=sys.stderr)
+    return found.base_url if found is not None and not problems else None
+
+
 def decide_link(session: str, host: str, port: int, sessions_dir: str | None) -> int:
-    """Print a decide link for ``session``, pointing at this server as these options start it."""
+    """Print a decide link for ``session``: at ``[links] base_url``, else at this server as
+    these options start it."""
     folder = sessions_folder(sessions_dir)
-    print(decide_web.link_for(session, base_url(shown_host(host), port), folder))
+    base = links_base() or base_url(shown_host(host), port)
+    print(decide_web.link_for(session, base, folder))
     return ExitCode.DECIDED
 
 
