@@ -23,15 +23,6 @@ from tui.plural import counted
 from tui.render.textsafe import clean_line
 
 
-def _refusal(data: SessionData) -> str | None:
-    if data.chain:
-        return f"its hash chain is broken at {data.chain[0]}: never adopt a changed file"
-    if data.signatures.problems:
-        where, why = data.signatures.problems[0]
-        return f"a signature does not hold at {where} ({why}): never adopt a changed file"
-    return None
-
-
 def holdings(data: SessionData) -> Iterator[str]:
     """What the unsigned records hold, in the words a person decides on."""
     n = data.signatures.unsigned
@@ -65,8 +56,8 @@ def adopt(
     left exactly as it was.
     """
     data = load_session(path)
-    if why := _refusal(data):
-        raise MootInputError(str(path), [why])
+    if changed := data.changed:
+        raise MootInputError(str(path), [f"{changed}: never adopt a changed file"])
     if not data.signatures.unsigned:
         raise MootInputError(
             str(path), ["nothing to adopt: every record is signed by the key that wrote it"]

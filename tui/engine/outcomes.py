@@ -89,11 +89,8 @@ def decided_at(data: SessionData) -> datetime | None:
 
 def refusal(data: SessionData) -> str | None:
     """Why no outcome may be added to the file: no decision, or a file changed since."""
-    if data.chain:
-        return f"its hash chain is broken at {data.chain[0]}: the file was changed"
-    if data.signatures.problems:
-        where, why = data.signatures.problems[0]
-        return f"a signature does not hold at {where} ({why}): the file was changed"
+    if changed := data.changed:
+        return f"{changed}: the file was changed"
     if data.result is None:
         return "it has no result yet: an outcome follows a decision"
     if data.result.get("decision") == ESCALATE:

@@ -112,6 +112,16 @@ class SessionData:
     def title(self) -> str:
         return self.spec.debate.title
 
+    @property
+    def changed(self) -> str | None:
+        """Why the file reads as changed since it was written (chain or signature), or None."""
+        if self.chain:
+            return f"its hash chain is broken at {self.chain[0]}"
+        if self.signatures.problems:
+            where, why = self.signatures.problems[0]
+            return f"a signature does not hold at {where} ({why})"
+        return None
+
 
 def sessions_dir(option: str | Path | None = None) -> Path:
     """``--sessions-dir``, else ``$MOOT_SESSIONS_DIR``, else ``./sessions``."""
