@@ -30,6 +30,7 @@ import pytest
 from aiohttp import web
 
 from tests.batch_specs import unresolved
+from tests.test_delphi import spread_out
 from tests.test_inbox import run_specs
 from tui.cli import main
 from tui.commands.decide import decide_session
@@ -40,6 +41,7 @@ from tui.commands.used_links import used_path
 from tui.config import config_path
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
+from tui.exitcodes import ExitCode
 
 EVIL = "http://evil.example"
 SCRIPT = "<script>alert('owned')</script> & \"quoted\""
@@ -282,6 +284,29 @@ async def test_a_session_decided_elsewhere_shows_who_decided_instead_of_the_form
         assert html.escape(str(actions[-1]["at"])) in page  # when
         async with http.post(link, data=GOOD, headers=_origin(base)) as r:
             assert r.status == 403  # no page token: nothing more to do with it
+
+
+async def test_an_estimate_is_decided_by_typing_the_value(tmp_path: Path, base: str) -> None:
+    path = tmp_path / "sessions" / "spread-estimate.toml"
+    run = ["run", str(spread_out(tmp_path)), "--headless", "--out", str(path)]
+    assert await asyncio.to_thread(main, run) == ExitCode.UNRESOLVED
+    link = decide_url(base, path.stem)
+    async with aiohttp.ClientSession() as http:
+        async with http.get(link) as r:
+            page = await r.text()
+        assert 'name="value"' in page and "engineer-days" in page
+        assert 'name="vote"' not in page
+        action, csrf = _form(page)
+        posted = {"value": "soon", "rationale": "The lead's history holds.", "csrf": csrf}
+        async with http.post(f"{base}{action}", data=posted, headers=_origin(base)) as r:
+            assert r.status == 422
+            assert "not a number (engineer-days)" in await r.text()
+        posted["value"] = "9.5"
+        async with http.post(f"{base}{action}", data=posted, headers=_origin(base)) as r:
+            assert r.status == 200
+    result = load_session(path).result
+    assert result is not None
+    assert (result["decision"], result["decided_via"]) == ("9.5", "web")
 
 
 # ------------------------------------------------------------------ minting from the CLI
