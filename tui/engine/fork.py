@@ -79,13 +79,8 @@ def fork(
     start as yours) only with ``allow_tools`` (``--allow-tools``).
     """
     data = load_session(source)  # first: a folder or a missing file is named as such
-    if data.chain:
-        raise SessionError(str(source), [f"hash chain broken at {data.chain[0]}; not forking it"])
-    if data.signatures.problems:  # the fork is signed by you: never over a changed file
-        where, why = data.signatures.problems[0]
-        raise SessionError(
-            str(source), [f"signature does not hold at {where}: {why}; not forking it"]
-        )
+    if changed := data.changed:  # the fork is signed by you: never over a changed file
+        raise SessionError(str(source), [f"{changed}; not forking it"])
     tools = recorded_tools(data)
     if tools and not allow_tools and (stranger := not_known_yours(data)):
         raise SessionError(
