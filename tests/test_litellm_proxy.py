@@ -133,6 +133,9 @@ def _assert_played(engine: Engine, turns: int) -> None:
 async def test_turns_through_the_proxy_spread_over_both_servers(
     llama_servers: list[LlamaServer], proxy: str
 ) -> None:
+    """Earns its time (about 25 s, the slowest test): the spread is LiteLLM's proxy's own
+    choice over two real llama.cpp servers, seen in their token counters, so the calls
+    must be real; twelve keep a server left out by chance to one run in 2,048."""
     before = [s.tokens_predicted() for s in llama_servers]
     # The proxy shuffles: 12 calls leave a server out one run in 2,048 (6 calls: one in 32).
     engine = Engine(validate_spec(_raw(proxy, rounds=2)), provider_for)
@@ -148,6 +151,8 @@ async def test_turns_through_the_proxy_spread_over_both_servers(
 async def test_a_server_killed_mid_debate_loses_no_turn(
     llama_servers: list[LlamaServer], proxy: str
 ) -> None:
+    """Earns its time (about 16 s): the failover under test is the proxy's, when a real
+    server process dies mid-debate; a scripted model has no server to kill."""
     engine = Engine(validate_spec(_raw(proxy, rounds=2)), provider_for)
     run = asyncio.create_task(engine.run())
     deadline = time.monotonic() + 900

@@ -55,6 +55,8 @@ def _check(live: LiveSession, rounds: int) -> None:
 
 
 def test_both_servers_serve_turns(llama_servers: list[LlamaServer], tmp_path: Path) -> None:
+    """Earns its time (about 20 s): the LiteLLM Router's spread over two real llama.cpp
+    servers is the behaviour, seen in their own token counters."""
     before = [s.tokens_predicted() for s in llama_servers]
     # Twelve calls, each sent to either server at random: all on one has odds of 1 in 2048.
     live = asyncio.run(
