@@ -33,7 +33,8 @@ p,li,dd,td,th{overflow-wrap:anywhere;white-space:pre-wrap}
 article{background:#fff;border:1px solid #ddd;border-radius:6px;padding:.2rem .7rem;margin:.5rem 0}
 table{border-collapse:collapse}th,td{padding:.1rem .8rem .1rem 0;text-align:left}
 .muted{color:#555}.refused{background:#fde8e8;border:1px solid #d33;padding:.5rem;border-radius:6px}
-.done{background:#e6f4ea;border:1px solid #2a7;padding:.5rem;border-radius:6px}
+.done{background:#e6f4ea;border:1px solid #2a7;padding:.2rem .7rem;border-radius:6px}
+.done h2{border:0;margin:.4rem 0}dl{margin:.3rem 0}dd{margin:0 0 .3rem 1rem}
 fieldset{border:0;padding:0;margin:0}
 label{display:block;margin:.35rem 0}
 input[type=radio]{width:1.2rem;height:1.2rem;vertical-align:middle;margin-right:.4rem}
@@ -216,8 +217,6 @@ def decided_page(data: SessionData, signer: str, *, just_now: bool = False) -> s
         ("Rationale", str(result.get("rationale", ""))),
     ]
     rows = "".join(f"<dt>{html_text(k)}</dt><dd>{html_text(v)}</dd>" for k, v in facts if v)
-    body = (
-        _summary(data)
-        + f'<h2>{html_text(heading)}</h2><div class="done" role="status"><dl>{rows}</dl></div>'
-    )
+    done = f'<div class="done" role="status"><h2>{html_text(heading)}</h2><dl>{rows}</dl></div>'
+    body = done + _summary(data)  # first: on a phone the answer is what is on screen
     return _doc(f"{heading}: {data.spec.debate.title}", body)
