@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tui.bench.oracle import Oracle
+from tui.bench.oracle import Oracle, OracleOdds
 from tui.bench.report import wilson
 from tui.bench.tasks import Arithmetic, task_named
 from tui.cli import main
@@ -127,13 +127,15 @@ def test_ctrl_c_keeps_finished_items_and_the_rerun_finishes_the_same_bench(
 def test_the_oracle_is_right_with_p_and_its_wrong_answers_never_coincide() -> None:
     task = Arithmetic(0)
     item = task.item(3)
-    wrong = Oracle(task, item, 0.0, 0)
+    wrong = Oracle(task, item, OracleOdds(0.0), 0)
     answers = [wrong.answer(agent, rnd) for agent in range(1, 8) for rnd in range(1, 5)]
     assert len(set(answers)) == len(answers)
     assert not any(task.correct(item, a) for a in answers)
-    right = Oracle(task, item, 1.0, 0)
+    right = Oracle(task, item, OracleOdds(1.0), 0)
     assert all(task.correct(item, right.answer(a, 1)) for a in range(1, 5))
-    assert Oracle(task, item, 0.5, 0).answer(2, 2) == Oracle(task, item, 0.5, 0).answer(2, 2)
+    assert Oracle(task, item, OracleOdds(0.5), 0).answer(2, 2) == Oracle(
+        task, item, OracleOdds(0.5), 0
+    ).answer(2, 2)
 
 
 def test_arithmetic_items_are_du_et_al_with_exact_answers() -> None:

@@ -274,10 +274,15 @@ def _parser() -> argparse.ArgumentParser:
     ben.add_argument(
         "--model",
         default="local",
-        help="a LiteLLM model, local (embedded), or oracle:P (right with probability P)",
+        help="a LiteLLM model, local (embedded), or oracle:P[:C] (right with probability P)",
     )
     ben.add_argument(
-        "--arms", default="single,vote,debate", help="some of single,vote,debate (default all)"
+        "--api-base", help="an OpenAI-compatible server for the model (vLLM, llama.cpp)"
+    )
+    ben.add_argument(
+        "--arms",
+        default="single,vote,debate",
+        help="some of single,vote,debate,adaptive (default single,vote,debate)",
     )
     ben.add_argument("--agents", type=_positive, default=3, help="debate agents (default 3)")
     ben.add_argument("--rounds", type=_positive, default=2, help="debate rounds (default 2)")
@@ -737,6 +742,7 @@ def _bench(args: argparse.Namespace) -> int:
             items=args.items,
             seed=args.seed,
             model=args.model,
+            api_base=args.api_base,
             arms=[a.strip() for a in args.arms.split(",") if a.strip()],
             agents=args.agents,
             rounds=args.rounds,

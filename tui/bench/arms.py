@@ -4,12 +4,19 @@
 sees anyone: K independent answers), ``debate`` A agents for R rounds, each
 round after the first showing every agent the others' latest answers and
 reasons. The engine counts the votes (the most common normal form wins; a tie
-at the top decides nothing), so all three arms share one prompt, one parser and
-one rule, and the debate arm's session file re-checks with ``moot verify``.
+at the top decides nothing), so the arms share one prompt, one parser and
+one rule, and a debate's session file re-checks with ``moot verify``.
+
+``adaptive`` is the debate stopped by the engine's own early stop as soon as a
+strict majority of the A agents agrees: its first round is the vote, so an item
+the vote settles costs A calls and only the others go on, up to A × R. An item
+with no strict majority after R rounds has no answer (for an odd A, the same as
+the debate arm's plurality).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,10 +30,12 @@ from tui.engine.records import Turn
 from tui.engine.runner import Engine
 from tui.engine.schedule import Slot
 from tui.engine.spec import Debater, validate_spec
+from tui.engine.tally import consensus
 from tui.engine.turns import FailureAction, FailureChoice
 from tui.engine.vocab import DecisionRule
 
-ARMS = ("single", "vote", "debate")
+ARMS = ("single", "vote", "debate", "adaptive")
+DEBATES = ("debate", "adaptive")  # the arms of several rounds, each kept as a session file
 PROVIDER_FAILURE = "provider failure"  # how the engine records a call that failed
 ROLE = (
     "Solves the problem. In a later round, reads the other agents' answers and reasons, "
@@ -43,16 +52,18 @@ class Setup:
     agents: int = 3
     rounds: int = 2
     samples: int = 3
+    api_base: str | None = None  # an OpenAI-compatible server (vLLM, llama.cpp) for the model
 
     def shape(self, arm: str) -> tuple[int, int]:
         """(agents, rounds) of an arm: calls per item are their product."""
-        return {"single": (1, 1), "vote": (self.samples, 1), "debate": (self.agents, self.rounds)}[
-            arm
-        ]
+        if arm in DEBATES:
+            return (self.agents, self.rounds)
+        return {"single": (1, 1), "vote": (self.samples, 1)}[arm]
 
 
 def arm_spec(setup: Setup, arm: str, item: Item) -> dict[str, Any]:
-    """The spec one item's arm runs: answers only, every round played, a plurality decides."""
+    """The spec one item's arm runs: answers only; a plurality decides after every round is
+    played, or, for ``adaptive``, a strict majority as soon as one agrees."""
     agents, rounds = setup.shape(arm)
     return {
         "debate": {
@@ -62,17 +73,22 @@ def arm_spec(setup: Setup, arm: str, item: Item) -> dict[str, Any]:
             "normalise": setup.task.normaliser,
             "phases": ["proposal"],
             "max_rounds": rounds,
-            "early_stop": False,
-            "consensus_threshold": 1,
+            "early_stop": arm == "adaptive",
+            "consensus_threshold": agents // 2 + 1 if arm == "adaptive" else 1,
             "retries": 0,  # exactly agents x rounds calls: a refused answer counts as none
             "on_invalid": "continue",
             "cross_family": "off",
             "min_words": 1,
         },
         "debaters": [
-            {"id": f"a{n}", "model": setup.model, "role": ROLE} for n in range(1, agents + 1)
+            {"id": f"a{n}", "model": setup.model, "role": ROLE} | _server(setup)
+            for n in range(1, agents + 1)
         ],
     }
+
+
+def _server(setup: Setup) -> dict[str, str]:
+    return {} if setup.api_base is None else {"api_base": setup.api_base}
 
 
 async def skip_failure(slot: Slot, error: ProviderError) -> FailureChoice:
@@ -157,22 +173,41 @@ def record(
         "failed": sum(1 for t in turns if (t.error or "").startswith(PROVIDER_FAILURE)),
         "votes": grid,
     }
-    if arm == "debate":
+    record["gap"] = not record["correct"] and any(any(row) for row in right)
+    if arm in DEBATES:
+        played = max((t.round for t in turns), default=1)  # an adaptive item may stop early
         record["wrong_to_right"] = sum(
             not a and b
-            for r in range(rounds - 1)
+            for r in range(played - 1)
             for a, b in zip(right[r], right[r + 1], strict=True)
         )
         record["right_to_wrong"] = sum(
             a and not b
-            for r in range(rounds - 1)
+            for r in range(played - 1)
             for a, b in zip(right[r], right[r + 1], strict=True)
         )
-        last = Counter(v for v in grid[-1] if v is not None)
+        last = Counter(v for v in grid[played - 1] if v is not None)
         record["agreement"] = max(last.values(), default=0) / agents
+        record["conformed"], record["conform_chances"] = conformity(grid)
     if session is not None:
         record["session"] = session.name
     return record
+
+
+def conformity(grid: list[list[str | None]]) -> tuple[int, int]:
+    """(changes to the previous round's plurality, chances to make one).
+
+    A chance is an agent that answered in a round and in the one before it, where that
+    round had a plurality the agent did not give; it is taken when the agent now gives it.
+    """
+    changed = chances = 0
+    for before, now in itertools.pairwise(grid):
+        top = consensus(Counter(v for v in before if v is not None), 1)
+        for was, is_now in zip(before, now, strict=True):
+            if top is not None and was is not None and was != top and is_now is not None:
+                chances += 1
+                changed += is_now == top
+    return changed, chances
 
 
 def _said(turns: list[Turn], answer: str | None) -> str | None:

@@ -1,11 +1,11 @@
 """A line read back from ``items.jsonl`` is believed only as far as it can be recomputed.
 
 The item's question and expected answer come from the task, ``correct`` from the
-task's checker over the words counted, and a debate's whole line from its
-session file (chain and signatures intact, signed throughout by keys the user
-trusts, the spec its arm runs, the same record rebuilt from its turns and
-result). What no file proves for the single and vote arms (their calls and
-votes), only the chain over the lines guards.
+task's checker over the words counted, and a debate's or an adaptive item's whole
+line from its session file (chain and signatures intact, signed throughout by keys
+the user trusts, the spec its arm runs, the same record rebuilt from its turns and
+result). What no file proves for the single and vote arms (their calls, votes and
+oracle gap), only the chain over the lines guards.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tui.bench.arms import ARMS, Setup, arm_spec, counted, record
+from tui.bench.arms import ARMS, DEBATES, Setup, arm_spec, counted, record
 from tui.bench.tasks import Item
 from tui.engine.errors import MootInputError
 from tui.engine.keys import trusted_keys
@@ -27,7 +27,7 @@ from tui.engine.trust import unvouched, who_vouches
 class Recheck:
     """Whether a record read back holds for this bench: None, or what is wrong with it."""
 
-    def __init__(self, setup: Setup, session_of: Callable[[int], Path]) -> None:
+    def __init__(self, setup: Setup, session_of: Callable[[int, str], Path]) -> None:
         self.setup, self.session_of = setup, session_of
         self._keys: set[str] | None = None
 
@@ -47,9 +47,9 @@ class Recheck:
             return "not a bench record (no item number and arm)"
         item = self.setup.task.item(index)
         where = f"item {index} {arm}"
-        problem = self._item(line, item) or self._correct(line, item)
-        if problem is None and arm == "debate":
-            problem = self._session(line, item)
+        problem = self._item(line, item) or self._correct(line, item) or _measured(line)
+        if problem is None and arm in DEBATES:
+            problem = self._session(line, item, arm)
         return f"{where}: {problem}" if problem else None
 
     def _item(self, line: dict[str, Any], item: Item) -> str | None:
@@ -69,8 +69,8 @@ class Recheck:
             return f"correct is {_json(line.get('correct'))} but the checker says {_json(right)}"
         return None
 
-    def _session(self, line: dict[str, Any], item: Item) -> str | None:
-        path = self.session_of(item.index)
+    def _session(self, line: dict[str, Any], item: Item, arm: str) -> str | None:
+        path = self.session_of(item.index, arm)
         shown = f"its session file {path.name}"
         try:
             data = load_session(path)
@@ -86,21 +86,26 @@ class Recheck:
                 f"{shown} is not known to be yours: {who_vouches(data, strangers)} "
                 "(trust its signer with moot keys trust, or start a new --out folder)"
             )
-        if data.spec_raw != arm_spec(self.setup, "debate", item):
-            return f"{shown} is not the session this item's debate ran"
+        if data.spec_raw != arm_spec(self.setup, arm, item):
+            return f"{shown} is not the session this item's {arm} ran"
         result = data.result
         if result is None:
             return f"{shown} has no result"
         answer = counted(str(result.get("decision_rule")), str(result.get("decision")))
-        rebuilt = json.loads(
-            json.dumps(record(self.setup, "debate", item, data.turns, answer, path))
-        )
+        rebuilt = json.loads(json.dumps(record(self.setup, arm, item, data.turns, answer, path)))
         differ = [k for k in rebuilt if line.get(k) != rebuilt[k]]
         if set(line) - set(rebuilt):
-            differ.append("fields a debate line does not have")
+            differ.append(f"fields a {arm} line does not have")
         if differ:
             return f"not what its session file {path.name} says ({', '.join(differ)})"
         return None
+
+
+def _measured(line: dict[str, Any]) -> str | None:
+    """A line from before the oracle gap was kept cannot be reported with the others."""
+    if "gap" not in line:
+        return "written before moot bench kept the oracle gap; start a new --out folder"
+    return None
 
 
 def _json(value: Any) -> str:

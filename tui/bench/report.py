@@ -1,5 +1,7 @@
 """The figures per arm, from the per-item records alone: accuracy with a Wilson 95 %
-interval, calls, tokens and cost, and for the debate how answers moved between rounds."""
+interval, calls, tokens and cost, the oracle gap (items whose right answer some agent
+gave but the arm's vote missed), and for the arms of several rounds how answers moved
+between rounds and how often an agent changed to the previous round's plurality."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ def arm_figures(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     correct = sum(1 for r in records if r.get("correct"))
     lo, hi = wilson(correct, n)
     calls = sum(int(r.get("calls", 0)) for r in records)
+    gaps = sum(1 for r in records if r.get("gap"))
     out: dict[str, Any] = {
         "items": n,
         "correct": correct,
@@ -41,8 +44,14 @@ def arm_figures(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "tokens": sum(int(r.get("tokens", 0)) for r in records),
         "cost": round(sum(float(r.get("cost", 0.0)) for r in records), 6),
         "failed_calls": sum(int(r.get("failed", 0)) for r in records),
+        "oracle_gap_items": gaps,
+        "oracle_gap": round(gaps / n, 4) if n else 0.0,
     }
     if any("agreement" in r for r in records):
+        chances = sum(int(r.get("conform_chances", 0)) for r in records)
+        out["conformed"] = sum(int(r.get("conformed", 0)) for r in records)
+        out["conform_chances"] = chances
+        out["conformity"] = round(out["conformed"] / chances, 4) if chances else None
         out["wrong_to_right"] = sum(int(r.get("wrong_to_right", 0)) for r in records)
         out["right_to_wrong"] = sum(int(r.get("right_to_wrong", 0)) for r in records)
         out["agreement"] = round(sum(float(r.get("agreement", 0)) for r in records) / n, 4)
@@ -67,9 +76,11 @@ def summary(
 def table(result: dict[str, Any], title: str) -> Table:
     """The terminal table: one row per arm."""
     t = Table(title=title, title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
-    for label in ("arm", "accuracy", "95% CI", "items", "calls", "per item", "tokens", "cost"):
+    for label in (
+        *("arm", "accuracy", "95% CI", "items", "calls", "per item", "tokens", "cost"),
+        *("oracle gap", "conformity"),
+    ):
         t.add_column(label, justify="left" if label == "arm" else "right", no_wrap=True)
-    debate = None
     for arm, f in result["arms"].items():
         lo, hi = f["ci95"]
         t.add_row(
@@ -81,18 +92,19 @@ def table(result: dict[str, Any], title: str) -> Table:
             f"{f['calls_per_item']:g}",
             str(f["tokens"]),
             f"${f['cost']:.4f}",
+            f"{f['oracle_gap']:.1%}",
+            "–" if f.get("conformity") is None else f"{f['conformity']:.1%}",
         )
-        if "agreement" in f:
-            debate = f
     notes = []
     failed = sum(f["failed_calls"] for f in result["arms"].values())
     if failed:
         notes.append(f"{failed} calls failed (provider errors); each counts as no answer")
-    if debate is not None:
-        notes.append(
-            f"debate: {debate['wrong_to_right']} answers went wrong → right between rounds, "
-            f"{debate['right_to_wrong']} right → wrong; last-round agreement "
-            f"{debate['agreement']:.0%}"
-        )
+    for arm, f in result["arms"].items():
+        if "agreement" in f:
+            notes.append(
+                f"{arm}: {f['wrong_to_right']} answers went wrong → right between rounds, "
+                f"{f['right_to_wrong']} right → wrong; last-round agreement "
+                f"{f['agreement']:.0%}"
+            )
     t.caption = "\n".join(notes) or None
     return t

@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from tui.bench.arms import ARMS, Setup, arm_spec, play
-from tui.bench.oracle import Oracle, oracle_p
+from tui.bench.arms import ARMS, DEBATES, Setup, arm_spec, play
+from tui.bench.oracle import Oracle, oracle_odds
 from tui.bench.plot import drawing, write_svg
 from tui.bench.recheck import Recheck
 from tui.bench.report import summary, table
@@ -64,7 +64,8 @@ class Options:
     items: int = 20
     seed: int = 0
     model: str = "local"
-    arms: Sequence[str] = ARMS
+    api_base: str | None = None
+    arms: Sequence[str] = ("single", "vote", "debate")
     agents: int = 3
     rounds: int = 2
     samples: int = 3
@@ -78,6 +79,7 @@ class Options:
             "task": self.task,
             "seed": self.seed,
             "model": self.model,
+            "api_base": self.api_base,
             "agents": self.agents,
             "rounds": self.rounds,
             "samples": self.samples,
@@ -134,9 +136,11 @@ def run_bench(
     if unknown or not options.arms:
         raise MootInputError("--arms", [f"expected some of {', '.join(ARMS)}; got {options.arms}"])
     task = task_named(options.task, options.seed)
-    p = oracle_p(options.model)
-    setup = Setup(task, options.model, options.agents, options.rounds, options.samples)
-    if p is None:  # a model that cannot start is named now, not after N silent failures
+    odds = oracle_odds(options.model)
+    setup = Setup(
+        task, options.model, options.agents, options.rounds, options.samples, options.api_base
+    )
+    if odds is None:  # a model that cannot start is named now, not after N silent failures
         _preflight(setup, task.item(0))
     store = None
     if options.out:
@@ -151,8 +155,8 @@ def run_bench(
     progress = _Bar(shown, len(todo)) if shown.is_terminal else _Lines(shown, len(todo))
 
     def providers(item: Item) -> Callable[[Debater], Provider]:
-        if p is not None:
-            oracle = Oracle(task, item, p, options.seed)
+        if odds is not None:
+            oracle = Oracle(task, item, odds, options.seed)
             return lambda d: Counted(oracle, calls)
         from tui.providers.registry import provider_for
 
@@ -161,7 +165,7 @@ def run_bench(
     async def one(gate: asyncio.Semaphore, index: int, arm: str) -> None:
         async with gate:
             item = task.item(index)
-            session = store.session(index) if store is not None and arm == "debate" else None
+            session = store.session(index, arm) if store is not None and arm in DEBATES else None
             if trace is not None:
                 trace.run(index, arm, item.question)
             record = await play(setup, arm, item, providers(item), session)
@@ -177,7 +181,7 @@ def run_bench(
         try:
             await asyncio.gather(*(one(gate, i, arm) for i, arm in todo))
         finally:
-            if p is None:
+            if odds is None:
                 from tui.providers.registry import close_all
 
                 await close_all()
@@ -233,7 +237,7 @@ def _report(
         print(json.dumps(result))  # stdout holds the one object, never wrapped
         return
     if not console.is_terminal:  # a log or a pipe: the figures whole, never squeezed
-        console.width = max(console.width, 100)
+        console.width = max(console.width, 120)
     console.print(table(result, clean_line(title)))
     console.print(picture)
     console.print(Text(f"new calls: {result['new_calls']}", style="dim"))

@@ -46,9 +46,10 @@ UNBOUND = (
 Check = Callable[[dict[str, Any]], str | None]  # what is wrong with a record read back, if anything
 
 
-def session_path(folder: Path, item: int) -> Path:
-    """Where item ``item``'s debate session is kept."""
-    return folder / SESSIONS / f"item-{item:05d}.toml"
+def session_path(folder: Path, item: int, arm: str = "debate") -> Path:
+    """Where item ``item``'s session of ``arm`` (``debate`` or ``adaptive``) is kept."""
+    suffix = "" if arm == "debate" else f"-{arm}"
+    return folder / SESSIONS / f"item-{item:05d}{suffix}.toml"
 
 
 class Store:
@@ -143,8 +144,8 @@ class Store:
         self._last = line[HASH]
         return line
 
-    def session(self, item: int) -> Path:
-        return session_path(self.folder, item)
+    def session(self, item: int, arm: str) -> Path:
+        return session_path(self.folder, item, arm)
 
     def add(self, record: dict[str, Any]) -> None:
         if self._file is None:
