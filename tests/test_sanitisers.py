@@ -9,6 +9,7 @@ structure of the same debate with harmless text.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -26,7 +27,16 @@ from markdown_it.token import Token
 
 from tests.conftest import EXAMPLES
 from tui.engine.session import load_session
-from tui.render.textsafe import clean, clean_line, json_rows, json_text, md_code, md_inline, md_text
+from tui.render.textsafe import (
+    clean,
+    clean_line,
+    html_text,
+    json_rows,
+    json_text,
+    md_code,
+    md_inline,
+    md_text,
+)
 
 ESCAPES = {
     "osc52": "\x1b]52;c;ZXZpbA==\x07",
@@ -284,3 +294,12 @@ def test_json_rows_is_the_same_document_a_line_per_item_and_escaped_alike() -> N
     assert not re.search("[\u202e\x9b\u2028]", rows)
     lines = rows.splitlines()
     assert [json.loads(line.rstrip(",")) for line in lines[3:6]] == doc["turns"]
+
+
+def test_html_text_holds_no_markup_and_reads_back_as_the_clean_text() -> None:
+    """The decide page's sanitiser: every escape and forgery above, inside an element or a
+    quoted attribute, is text; unescaped it is what the terminal would show."""
+    out = html_text(ATTACK)
+    assert not set("<>\"'") & set(out)
+    assert_clean(out.encode(), "html")
+    assert html.unescape(out) == clean(ATTACK)
