@@ -51,8 +51,11 @@ def call(inspector: Path, home: Path, folder: Path, *args: str) -> dict[str, Any
     """One Inspector CLI call against a fresh ``moot mcp``; its JSON answer."""
     allowed = ["--allow-read", str(folder.parent)]  # the spec lies beside the sessions folder
     server = [sys.executable, "-m", "tui", "mcp", "--sessions-dir", str(folder), *allowed]
+    # The Inspector gives a server 15 s to answer by default; `moot mcp` starting on a busy
+    # machine took longer (CI: "Connection timed out after 15000 ms").
+    wait_ms = ["--connect-timeout", "120000"]
     done = subprocess.run(
-        ["npx", "--no-install", "mcp-inspector", "--cli", *server, *args],
+        ["npx", "--no-install", "mcp-inspector", "--cli", *server, *wait_ms, *args],
         cwd=HERE,
         env={**os.environ, "HOME": str(home)},  # its catalog file goes here, not in ~
         capture_output=True,
