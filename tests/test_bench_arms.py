@@ -12,6 +12,7 @@ import pytest
 
 from tui.bench.oracle import Oracle
 from tui.cli import main
+from tui.engine.chain import link
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
 from tui.exitcodes import ExitCode
@@ -230,3 +231,22 @@ def test_the_table_shows_the_oracle_gap_and_conformity_per_arm(
     assert "oracle gap" in header and "conformity" in header
     vote_row = next(line for line in text.splitlines() if line.strip().startswith("vote "))
     assert vote_row.rstrip().endswith("–")  # one round: nobody can conform
+
+
+def test_a_line_from_before_the_oracle_gap_was_kept_says_to_start_a_new_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    args = ("--model", "oracle:0.6", "--items", "3", "--arms", "single", "--out", str(out))
+    bench(capsys, *args)
+    path = out / "items.jsonl"
+    lines = [json.loads(x) for x in path.read_text("utf-8").splitlines()]
+    previous = link("", json.loads((out / "bench.json").read_text("utf-8")))
+    for line in lines:  # as the bench wrote them before it kept the gap, chain and all
+        del line["gap"], line["prev"], line["hash"]
+        line["prev"] = previous
+        line["hash"] = previous = link(previous, line)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    assert main(["bench", *args, "--json"]) == ExitCode.BAD_INPUT
+    err = capsys.readouterr().err
+    assert "line 1: item " in err and "kept the oracle gap; start a new --out folder" in err
