@@ -1,3 +1,6 @@
 """moot: a terminal console for running structured LLM debates live."""
 
-__version__ = "0.2.0"
+from importlib.metadata import version
+
+# pyproject.toml's `version` is the one place it is written; sessions record this one.
+__version__ = version("moot")
