@@ -64,7 +64,9 @@ async def _cut_while_speaking(pilot, key: str, speakers: int = 1):  # noqa: ANN0
 
 
 async def test_x_cuts_the_speaking_turn_and_redo_with_a_note_goes_on(tmp_path, moot_dirs):
-    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20, scripts=_long(2))
+    # Only the planner's turn is cut: the critic speaks briefly (its long turn streamed for
+    # seconds after the cut and made this one of the slowest tests).
+    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20, scripts=_long(1))
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         screen, modal = await _cut_while_speaking(pilot, "x")
@@ -102,7 +104,7 @@ async def test_capital_x_cuts_every_turn_of_the_phase_and_skip_records_them(tmp_
 
 
 async def test_replace_model_from_the_cut_modal_takes_enter(tmp_path, moot_dirs):
-    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20, scripts=_long(2))
+    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20, scripts=_long(1))
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         screen, modal = await _cut_while_speaking(pilot, "x")
