@@ -35,7 +35,13 @@ from tui.engine.vocab import (
 class TurnSink(TypingProtocol):
     """Where completed turns and operator actions are persisted (the session store)."""
 
-    def append_turn(self, turn: Turn) -> None: ...
+    def append_turn(self, turn: Turn) -> None:
+        """Write the turn, in order; it counts as on disk only once ``durable`` returns."""
+        ...
+
+    async def durable(self) -> None:
+        """Return once every turn appended so far is on disk."""
+        ...
 
     def append_action(self, action: dict[str, Any]) -> None: ...
 

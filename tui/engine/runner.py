@@ -176,7 +176,7 @@ class Engine:
         slots = [s for s in slots if s.index > committed]
         for slot in [s for s in slots if self._is_recorded(s)]:  # each in the file stays
             recorded = self._recorded_turn(slot)
-            self._commit(recorded, slot)  # replayed: never refused
+            self._commit_recorded(recorded)  # replayed: never refused
             done.append(recorded)
         slots = [s for s in slots if not self._is_recorded(s)]
         if slots and self.operator.stop is not None:
@@ -186,7 +186,7 @@ class Engine:
                 turn = await self._play_cancellable(slot)
                 if isinstance(turn, Decision):
                     self.operator.halt(turn)
-                if not isinstance(turn, Turn) or not self._commit(turn, slot):
+                if not isinstance(turn, Turn) or not await self._commit_live(turn):
                     return None
                 done.append(turn)
             return done
@@ -197,7 +197,7 @@ class Engine:
         try:
             # In schedule order, whatever order the calls end in: the transcript, and the
             # first failure that ends the run, are the schedule's, never the clock's.
-            for slot, task in zip(slots, tasks, strict=True):
+            for task in tasks:
                 try:
                     played = await task
                 except asyncio.CancelledError:
@@ -206,7 +206,7 @@ class Engine:
                     played = None
                 if isinstance(played, Decision):
                     self.operator.halt(played)
-                if not isinstance(played, Turn) or not self._commit(played, slot):
+                if not isinstance(played, Turn) or not await self._commit_live(played):
                     return None
                 done.append(played)
             return done
@@ -248,28 +248,46 @@ class Engine:
             return _session_full(self._sink.full)  # no call whose turn the file cannot take
         return await self.player.play(slot, self._phase_view)
 
-    def _commit(self, turn: Turn, slot: Slot) -> bool:
-        """Count ``turn`` and record it; False (the run stops) when the file had no room."""
-        replayed = self._is_recorded(slot)
-        if not replayed and self._sink is not None:
+    async def _commit_live(self, turn: Turn) -> bool:
+        """Record ``turn``, count it, and tell of it once it is on disk; False (the run
+        stops) when the file had no room.
+
+        The write is made here, on the loop, so records keep their order (an operator
+        action after it is journalled after it); the fsync runs on a thread meanwhile.
+        """
+        if self._sink is not None:
             try:
                 self._sink.append_turn(turn)  # on file first: a refused turn is not counted
             except SessionFullError as full:
                 self.operator.halt(_session_full(full.size))
                 return False
-        before = self.state.latest_vote.get(turn.speaker)  # only this speaker's vote can move
+        before = self._count(turn)
+        if self._sink is not None:
+            await self._sink.durable()
+        self._tell(turn, before, replayed=False)
+        return True
+
+    def _commit_recorded(self, turn: Turn) -> None:
+        """Count a turn read from the file, and the journal up to it, as it stood live."""
+        before = self._count(turn)
+        self.operator.replay()
+        self._tell(turn, before, replayed=True)
+
+    def _count(self, turn: Turn) -> str | None:
+        """Add ``turn`` to the state; the speaker's vote before it (only theirs can move)."""
+        before = self.state.latest_vote.get(turn.speaker)
         self.state.speaker_turns[turn.speaker] = self.state.speaker_turns.get(turn.speaker, 0) + 1
         self.state.add(turn)
-        if replayed:
-            self.operator.replay()  # the journal up to this turn, as it stood live
+        return before
+
+    def _tell(self, turn: Turn, before: str | None, *, replayed: bool) -> None:
         if not self._bus.active:
-            return True
+            return
         self._bus.emit(TurnCompleted(turn, replayed))
         if self.state.latest_vote.get(turn.speaker) != before:
             self._bus.emit(
                 TallyChanged(self.state.tally(), self.spec.threshold, dict(self.state.latest_vote))
             )
-        return True
 
     # ------------------------------------------------------------- resuming
     def _is_recorded(self, slot: Slot) -> bool:

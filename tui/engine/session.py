@@ -1,5 +1,8 @@
 """Session files: append-only TOML, fsynced after every turn and operator action.
 
+A turn's fsync runs on a thread (:mod:`tui.engine.durable`) while its write stays on
+the event loop, in order; the engine tells of the turn only once ``durable`` returns.
+
 Each record is appended in full (short writes are retried) ending in a commit
 marker line, so a process killed mid-write leaves a torn tail that loading
 detects and drops; a write that fails (disk full, I/O error) is undone and
@@ -31,6 +34,7 @@ from tui import __version__
 from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
 from tui.engine.chain import HASH, SIGNATURE, Break, Record, breaks, in_order, sealed, tail
 from tui.engine.context import Document
+from tui.engine.durable import Durability
 from tui.engine.errors import (
     MootInputError,
     SessionError,
@@ -471,6 +475,7 @@ class SessionStore:
         self._real = real  # symlinks resolved: the file that is locked and written
         self._header = header
         self._fd: int | None = fd
+        self._durable = Durability(0)  # how far the file at ``_fd`` is written and on disk
         self._failed: SessionError | None = None
         self._turns: list[dict[str, Any]] = []
         self._actions: list[dict[str, Any]] = []
@@ -657,7 +662,8 @@ class SessionStore:
         """Bytes the appended records may take: the reader's limit less the result's room."""
         return record_room(len(self._turns))
 
-    def _append(self, text: str, *, limit: int | None = None) -> None:
+    def _append(self, text: str, *, limit: int | None = None, defer: bool = False) -> None:
+        """Write ``text`` whole and fsync it; ``defer``: the fsync is ``durable``'s, off the loop."""
         fd = self._usable_fd()
         try:
             size = os.fstat(fd).st_size
@@ -668,7 +674,8 @@ class SessionStore:
             raise self._full(size + len(data))
         try:
             write_all(fd, data, self.write_fn)
-            os.fsync(fd)
+            if not defer:
+                os.fsync(fd)
         except OSError as err:
             try:  # leave no partial record behind (the loader would drop it anyway)
                 os.ftruncate(fd, size)
@@ -676,6 +683,31 @@ class SessionStore:
             except OSError:
                 pass
             raise self._failure(err) from None
+        if defer:
+            self._durable.wrote(size + len(data))
+        else:
+            self._durable.synced_now(size + len(data))
+
+    async def durable(self) -> None:
+        """Return once every record appended so far is on disk; the fsync runs on a thread,
+        so other debates on the loop go on meanwhile. A failed fsync fails the store, and
+        the file is cut back to the records whose fsync returned."""
+        fd = self._usable_fd()
+        durability = self._durable  # a rewrite meanwhile replaces it, synced
+        try:
+            await durability.wait(fd)
+        except OSError as err:
+            raise self._failed or self._lost(fd, durability.synced, err) from None
+
+    def _lost(self, fd: int, synced: int, err: OSError) -> SessionError:
+        """An fsync failed: keep only the records whose fsync returned, and stop writing."""
+        if fd == self._fd:
+            try:
+                os.ftruncate(fd, synced)
+                os.fsync(fd)
+            except OSError:
+                pass
+        return self._failure(err)
 
     @property
     def header_hash(self) -> str:
@@ -689,13 +721,20 @@ class SessionStore:
         return self._tail
 
     def append_turn(self, turn: Turn) -> None:
-        self._append_record("turns", self._turns, compact_record(turn.to_record(), self._turns))
+        """Write the turn in order; it is on disk once ``durable`` returns (or at ``close``)."""
+        record = compact_record(turn.to_record(), self._turns)
+        self._append_record("turns", self._turns, record, defer=True)
 
     def append_action(self, action: dict[str, Any]) -> None:
         self._append_record("operator_actions", self._actions, action)
 
     def _append_record(
-        self, name: str, records: list[dict[str, Any]], record: dict[str, Any]
+        self,
+        name: str,
+        records: list[dict[str, Any]],
+        record: dict[str, Any],
+        *,
+        defer: bool = False,
     ) -> None:
         """Seal and sign ``record`` onto the chain and commit it; on failure neither happened."""
         self._closed()
@@ -704,7 +743,7 @@ class SessionStore:
         records.append(body)
         self._tail, self._declared = body[HASH], self._signer.public
         try:
-            self._append_or_rewrite(_record_chunk(name, body))
+            self._append_or_rewrite(_record_chunk(name, body), defer=defer)
         except SessionError:
             records.pop()
             self._tail, self._declared = before, declared
@@ -743,12 +782,12 @@ class SessionStore:
         body[SIGNATURE] = self._signer.sign(body[HASH])
         return body
 
-    def _append_or_rewrite(self, chunk: str) -> None:
+    def _append_or_rewrite(self, chunk: str, *, defer: bool = False) -> None:
         # After a [result], records must stay before it: rewrite (rare: post-end actions).
         if self._result is not None:
             self._rewrite()
         else:
-            self._append(chunk, limit=self._room())
+            self._append(chunk, limit=self._room(), defer=defer)
 
     def clear_result(self) -> None:
         """The debate goes on (the operator added a round): the old result no longer holds."""
@@ -798,14 +837,25 @@ class SessionStore:
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
         self._fd = fd
         self._ended = ended
+        self._durable.settle()  # the old file's fsync in flight returns before its fd goes
+        self._durable = Durability(len(data))
         os.close(old)
         fsync_dir(self._real.parent)
 
     def close(self) -> None:
-        """Release the file and its lock."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        """Put on disk what was written and not yet synced (``moot fork``'s turns have no
+        loop to wait on), then release the file and its lock."""
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        self._durable.settle()
+        try:
+            if self._failed is None and self._durable.synced < self._durable.written:
+                os.fsync(fd)
+        except OSError as err:
+            raise self._failure(err) from None
+        finally:
+            os.close(fd)
 
 
 def _toml_safe(value: Any) -> Any:

@@ -941,6 +941,9 @@ class _FullFile:
     def append_turn(self, turn: Turn) -> None:
         return None
 
+    async def durable(self) -> None:
+        return None
+
     def append_action(self, action: dict[str, Any]) -> None:
         return None
 
