@@ -192,7 +192,11 @@ def _parser() -> argparse.ArgumentParser:
         help="session files or folders (default: the sessions folder)",
     )
     ocs.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-    ocs.add_argument("--by", choices=["protocol", "rule", "decider", "debater"])
+    ocs.add_argument(
+        "--by",
+        choices=["protocol", "rule", "decider", "debater"],
+        help="also give the figures for each protocol, decision rule, decider or debater",
+    )
     ocs.add_argument(
         "--out", type=path_arg, metavar="FILE.svg", help="also write the calibration plot as SVG"
     )
