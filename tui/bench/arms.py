@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,7 +141,7 @@ def record(
     setup: Setup,
     arm: str,
     item: Item,
-    turns: list[Turn],
+    turns: Sequence[Turn],
     answer: str | None,
     session: Path | None,
 ) -> dict[str, Any]:
@@ -210,7 +210,7 @@ def conformity(grid: list[list[str | None]]) -> tuple[int, int]:
     return changed, chances
 
 
-def _said(turns: list[Turn], answer: str | None) -> str | None:
+def _said(turns: Sequence[Turn], answer: str | None) -> str | None:
     """The words of the latest valid vote that counts as ``answer`` (the checker reads them)."""
     if answer is None:
         return None

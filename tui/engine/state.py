@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from tui.engine import tally as tally_rules
 from tui.engine.records import Turn
@@ -26,13 +27,49 @@ class Decision:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+class TurnsSoFar(Sequence[Turn]):
+    """The first ``count`` turns of a list that goes on growing, without a copy of them:
+    a parallel phase's view stays O(1) however long the debate (a copy per phase was
+    O(n²) over a long session)."""
+
+    __slots__ = ("_turns", "_count")
+
+    def __init__(self, turns: list[Turn], count: int) -> None:
+        self._turns = turns
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Turn: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Turn]: ...
+
+    def __getitem__(self, index: int | slice) -> Turn | list[Turn]:
+        if isinstance(index, slice):
+            return self._turns[: self._count][index]
+        if not -self._count <= index < self._count:
+            raise IndexError("turn index out of range")
+        return self._turns[index % self._count]
+
+    def __iter__(self) -> Iterator[Turn]:
+        turns = self._turns
+        return (turns[i] for i in range(self._count))
+
+    def __reversed__(self) -> Iterator[Turn]:
+        turns = self._turns
+        return (turns[i] for i in range(self._count - 1, -1, -1))
+
+
 @dataclass
 class DebateState:
     """Latest position and vote per debater, critiques per target, operator notes."""
 
     spec: Spec
     max_rounds: int
-    turns: list[Turn] = field(default_factory=list)
+    turns: Sequence[Turn] = field(default_factory=list)  # a frozen view's: TurnsSoFar
     latest_position: dict[str, Turn] = field(default_factory=dict)
     critiques_of: dict[str, dict[str, Turn]] = field(default_factory=dict)
     latest_vote: dict[str, str] = field(default_factory=dict)
@@ -43,6 +80,7 @@ class DebateState:
     phase: str = ""
 
     def add(self, turn: Turn) -> None:
+        assert isinstance(self.turns, list), "a frozen view takes no turns"
         self.turns.append(turn)
         if turn.invalid:
             return
@@ -62,12 +100,14 @@ class DebateState:
         """
         return replace(
             self,
-            turns=list(self.turns),
+            turns=TurnsSoFar(self.turns, len(self.turns))
+            if isinstance(self.turns, list)
+            else self.turns,
             latest_position=dict(self.latest_position),
             critiques_of={target: dict(by) for target, by in self.critiques_of.items()},
             latest_vote=dict(self.latest_vote),
             speaker_turns=dict(self.speaker_turns),
-            phase_sequence=list(self.phase_sequence),
+            # phase_sequence is shared: it grows only between phases, when the view is dropped
         )
 
     def tally(self) -> dict[str, int]:

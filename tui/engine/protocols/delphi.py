@@ -80,7 +80,7 @@ def round_stats(estimates: list[float], convergence: float) -> dict[str, Any]:
     }
 
 
-def round_estimates(turns: list[Turn], round_no: int) -> list[float]:
+def round_estimates(turns: Sequence[Turn], round_no: int) -> list[float]:
     """The valid estimates given in a round, in turn order."""
     return [
         float(t.content["estimate"])
@@ -221,7 +221,7 @@ class DelphiProtocol(Protocol):
             items.append(self._panel_item(state.turns, previous))
         return items + self.note_items(state)
 
-    def _panel_item(self, turns: list[Turn], round_no: int) -> ContextItem:
+    def _panel_item(self, turns: Sequence[Turn], round_no: int) -> ContextItem:
         """The round anonymised: statistics and rationales, sorted by estimate, no ids."""
         unit = self.spec.debate.unit
         made = sorted(
