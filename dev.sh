@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a fresh clone:
 #   ./dev.sh demo   set up, then open the console on a live debate on the embedded model
-#   ./dev.sh test   set up, then the tests on every core, with ruff (lint, format), mypy
-#                   and the import contracts beside them
+#   ./dev.sh test   set up, then the tests on every core, with ruff (lint, format), mypy,
+#                   the import contracts and the docs site's strict build beside them
 #   ./dev.sh lock   refresh uv.lock and setup/litellm-proxy/uv.lock on purpose
 #   ./dev.sh bench  set up, then a small offline moot bench on the embedded model
 # Set-up installs only what the locks hold, and stops if a lock is not current.
@@ -106,12 +106,12 @@ case "${1:-}" in
                     || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq tmux >/dev/null; }
             fi
         fi
-        # Lint, format, types and the import contracts run beside the tests (each
+        # Lint, format, types, the import contracts and the docs site run beside the tests (each
         # to a log, shown if it fails); the tests use every core, and the heavy
         # modules (xdist_group: llama, tmux, mcp) each stay on one worker.
         logs=$(mktemp -d)
         trap 'rm -rf "$logs"' EXIT
-        checks=("ruff check" "ruff format --check" "mypy" "lint-imports")
+        checks=("ruff check" "ruff format --check" "mypy" "lint-imports" "mkdocs build --strict")
         "$VENV/bin/ruff" check tui tests bench docs >"$logs/0" 2>&1 &
         pids=($!)
         "$VENV/bin/ruff" format --check tui tests bench docs >"$logs/1" 2>&1 &
@@ -119,6 +119,9 @@ case "${1:-}" in
         "$VENV/bin/mypy" >"$logs/2" 2>&1 &
         pids+=($!)
         "$VENV/bin/lint-imports" >"$logs/3" 2>&1 &
+        pids+=($!)
+        NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet \
+            --site-dir "$logs/site" >"$logs/4" 2>&1 &
         pids+=($!)
         set +e
         "$VENV/bin/python" -m pytest -q -n auto --dist loadgroup "${@:2}"

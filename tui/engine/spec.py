@@ -169,21 +169,29 @@ class ToolEntry(_Strict):
 class Debater(_Strict):
     """One participant: an identity, a model, and the text of its role."""
 
-    id: str = Field(pattern=ID_PATTERN)
-    model: str = Field(min_length=1)
-    role: str = ""
+    id: str = Field(pattern=ID_PATTERN, description="how roles, the tally and files name it")
+    model: str = Field(min_length=1, description='a LiteLLM model string, "local" or "scripted"')
+    role: str = Field(default="", description="the position it argues, shown in its prompt")
     persona: str | None = None
-    family: str | None = None
-    api_base: str | list[str] | None = None  # a list: calls spread over the servers
-    api_key_env: str | None = None
+    family: str | None = Field(
+        default=None, description="its model family for cross_family (else read off model)"
+    )
+    api_base: str | list[str] | None = Field(
+        default=None, description="the server(s) to call; a list spreads calls and fails over"
+    )
+    api_key_env: str | None = Field(
+        default=None, description="the environment variable holding its key (never the key)"
+    )
     temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, gt=0, le=200_000)
-    timeout_s: float | None = Field(default=None, gt=0, le=3600)
-    # How the answer's JSON is asked for; None: json_schema with an api_base, else
-    # whatever LiteLLM knows the model supports.
-    structured: Structured | None = None
-    script: Script | None = None
-    budget: Budget | None = None
+    max_tokens: int | None = Field(default=None, gt=0, le=200_000, description="a reply's cap")
+    timeout_s: float | None = Field(default=None, gt=0, le=3600, description="a call's cap")
+    structured: Structured | None = Field(
+        default=None,
+        description="how the answer's JSON is asked for; unset: json_schema with an "
+        "api_base, else whatever LiteLLM knows the model supports",
+    )
+    script: Script | None = Field(default=None, description='turns for model = "scripted"')
+    budget: Budget | None = Field(default=None, description="this debater's spending caps")
 
     @property
     def resolved_family(self) -> str:
@@ -194,41 +202,77 @@ class DebateSection(_Strict):
     """The ``[debate]`` table: motion, protocol and the rules the engine enforces."""
 
     title: str = Field(min_length=1)
-    motion: str = Field(min_length=1)
-    protocol: str = DEFAULT_PROTOCOL
-    artifact: str | None = None
-    artifact_file: str | None = Field(default=None, min_length=1)
-    max_rounds: int | None = Field(default=None, ge=1, le=1000)
-    consensus_threshold: int | None = Field(default=None, ge=1)
-    phases: list[str] | None = None
-    # A list of votes to choose from, or "open": each vote is the debater's own answer,
-    # counted in the form ``normalise`` gives it (tui.engine.openvotes).
-    votes: Annotated[list[str], Field(min_length=1)] | Literal["open"] = Field(
-        default_factory=lambda: list(DEFAULT_VOTES)
+    motion: str = Field(min_length=1, description="what is decided, shown to every debater")
+    protocol: str = Field(default=DEFAULT_PROTOCOL, description="a built-in or installed one")
+    artifact: str | None = Field(default=None, description="the text under review, inline")
+    artifact_file: str | None = Field(
+        default=None, min_length=1, description="the text under review, from a file"
     )
-    normalise: Normaliser | None = None
-    # False: votes decide only after the last round, so every debater speaks in every round.
-    early_stop: bool = True
-    cross_family: Literal["off", "warn", "require"] = "warn"
-    rotate: bool = False
-    retries: int = Field(default=1, ge=0, le=5)
-    min_words: int = Field(default=DEFAULT_MIN_WORDS, ge=1, le=50)
-    parallel: bool = True
-    on_invalid: Literal["escalate", "continue"] = "escalate"
-    proposer: str | None = None
-    critic: str | None = None
-    release_score: int = Field(default=80, ge=0, le=100)
-    defender: str | None = None
-    adversary: str | None = None
-    mode: Literal["blocking", "advisory"] = "blocking"
-    authors: list[str] | None = None
-    synthesizer: str | None = None
-    judges: list[str] | None = None
+    max_rounds: int | None = Field(
+        default=None, ge=1, le=1000, description="unset: the protocol's own default"
+    )
+    consensus_threshold: int | None = Field(
+        default=None, ge=1, description="votes that decide; unset: a majority of the voters"
+    )
+    phases: list[str] | None = Field(default=None, description="a round's phases, in order")
+    votes: Annotated[list[str], Field(min_length=1)] | Literal["open"] = Field(
+        default_factory=lambda: list(DEFAULT_VOTES),
+        description='the votes to choose from, or "open": each vote is the debater\'s own '
+        "answer, counted in the form normalise gives it",
+    )
+    normalise: Normaliser | None = Field(
+        default=None, description='how open votes are compared (unset: "text")'
+    )
+    early_stop: bool = Field(
+        default=True,
+        description="false: votes decide only after the last round, so every debater "
+        "speaks in every round",
+    )
+    cross_family: Literal["off", "warn", "require"] = Field(
+        default="warn", description="whether debaters must come from more than one model family"
+    )
+    rotate: bool = Field(default=False, description="the speaking order turns by one each round")
+    retries: int = Field(default=1, ge=0, le=5, description="re-asks of an invalid turn")
+    min_words: int = Field(
+        default=DEFAULT_MIN_WORDS,
+        ge=1,
+        le=50,
+        description="words a weakness, concern, answer or reason needs",
+    )
+    parallel: bool = Field(default=True, description="independent calls in a phase run at once")
+    on_invalid: Literal["escalate", "continue"] = Field(
+        default="escalate", description="what a turn still invalid after its retries does"
+    )
+    proposer: str | None = Field(default=None, description="adversary: who proposes")
+    critic: str | None = Field(default=None, description="adversary, refine: who critiques")
+    release_score: int = Field(
+        default=80, ge=0, le=100, description="adversary: the score a release needs"
+    )
+    defender: str | None = Field(default=None, description="challenge: who defends")
+    adversary: str | None = Field(default=None, description="challenge: who challenges")
+    mode: Literal["blocking", "advisory"] = Field(
+        default="blocking", description="challenge: whether a challenge standing blocks"
+    )
+    authors: list[str] | None = Field(default=None, description="refine: who write candidates")
+    synthesizer: str | None = Field(default=None, description="refine: who merges them")
+    judges: list[str] | None = Field(default=None, description="refine: who judge blind")
     # Each protocol that reads it bounds it (spec_problems) and gives its own default.
-    convergence: int | float | None = Field(default=None, gt=0, le=50)
-    unit: str | None = Field(default=None, min_length=1, max_length=40)
-    seed: int | None = None
-    position_swap: bool = False
+    convergence: int | float | None = Field(
+        default=None,
+        gt=0,
+        le=50,
+        description="refine: incumbent wins in a row that end the loop; delphi: the spread "
+        "(Q3 - Q1) / |median| that converges",
+    )
+    unit: str | None = Field(
+        default=None, min_length=1, max_length=40, description="delphi: the estimate's unit"
+    )
+    seed: int | None = Field(
+        default=None, description="refine: the judges' X/Y order's seed (drawn when unset)"
+    )
+    position_swap: bool = Field(
+        default=False, description="refine: each judge asked both ways; a flip is no preference"
+    )
 
     @property
     def open_votes(self) -> bool:
