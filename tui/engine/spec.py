@@ -243,35 +243,38 @@ class DebateSection(_Strict):
     on_invalid: Literal["escalate", "continue"] = Field(
         default="escalate", description="what a turn still invalid after its retries does"
     )
-    proposer: str | None = Field(default=None, description="adversary: who proposes")
-    critic: str | None = Field(default=None, description="adversary, refine: who critiques")
+    proposer: str | None = Field(default=None, description="the debater who proposes")
+    critic: str | None = Field(default=None, description="the debater who critiques")
     release_score: int = Field(
-        default=80, ge=0, le=100, description="adversary: the score a release needs"
+        default=80, ge=0, le=100, description="the critic's score a release needs"
     )
-    defender: str | None = Field(default=None, description="challenge: who defends")
-    adversary: str | None = Field(default=None, description="challenge: who challenges")
+    defender: str | None = Field(default=None, description="the debater who defends the artifact")
+    adversary: str | None = Field(default=None, description="the debater who challenges it")
     mode: Literal["blocking", "advisory"] = Field(
-        default="blocking", description="challenge: whether a challenge standing blocks"
+        default="blocking",
+        description="blocking: an unresolved critical challenge refuses a release; advisory: "
+        "the operator decides",
     )
-    authors: list[str] | None = Field(default=None, description="refine: who write candidates")
-    synthesizer: str | None = Field(default=None, description="refine: who merges them")
-    judges: list[str] | None = Field(default=None, description="refine: who judge blind")
+    authors: list[str] | None = Field(default=None, description="the debaters who write candidates")
+    synthesizer: str | None = Field(default=None, description="the debater who merges them")
+    judges: list[str] | None = Field(
+        default=None, description="the debaters who judge candidates blind"
+    )
     # Each protocol that reads it bounds it (spec_problems) and gives its own default.
     convergence: int | float | None = Field(
         default=None,
         gt=0,
         le=50,
-        description="refine: incumbent wins in a row that end the loop; delphi: the spread "
-        "(Q3 - Q1) / |median| that converges",
+        description="when the rounds have converged (each protocol that reads it says how)",
     )
     unit: str | None = Field(
-        default=None, min_length=1, max_length=40, description="delphi: the estimate's unit"
+        default=None, min_length=1, max_length=40, description="the unit of an estimated number"
     )
     seed: int | None = Field(
-        default=None, description="refine: the judges' X/Y order's seed (drawn when unset)"
+        default=None, description="the seed of the judges' X/Y order (drawn when unset)"
     )
     position_swap: bool = Field(
-        default=False, description="refine: each judge asked both ways; a flip is no preference"
+        default=False, description="each judge asked both ways; a flip is no preference"
     )
 
     @property
