@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -31,11 +32,13 @@ from tui.engine.spec import spec_warnings
 from tui.engine.vocab import ESCALATE, RunStatus
 from tui.exitcodes import ExitCode
 from tui.notify import notify_session
+from tui.plural import counted
 from tui.render.present import Emphasis, Section, Tone, lookup_item, present
 from tui.render.textsafe import bound, clean, clean_line, json_text
 from tui.telemetry import flush, trace_session
 
 SHOWN_CHARS = 4000
+RESUMED_SHOWN = 6  # the recorded turns a resume prints before going on: the rest are counted
 TEXT_INDENT = "    "  # deeper than any line moot starts itself, which begin at column 0 or 2
 
 
@@ -146,13 +149,23 @@ def _summary(key: str, value: Any) -> str:
 
 
 class HeadlessPrinter:
+    """Prints each event as it lands; a resume's recorded turns only as the last few of them
+    (printing all 10,000 of a long session took longer than reading it)."""
+
     def __init__(self, console: Console) -> None:
         self.console = console
+        self._resumed: deque[Turn] = deque(maxlen=RESUMED_SHOWN)
+        self._resumed_count = 0
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, TurnCompleted) and event.replayed:
+            self._resumed.append(event.turn)
+            self._resumed_count += 1
+            return
+        if isinstance(event, TurnCompleted | LookupsRan | ProviderFailed | DecisionReached):
+            self._show_resumed()  # before the next line printed, whatever it is
         if isinstance(event, TurnCompleted):
-            prefix = "(resumed) " if event.replayed else ""
-            self.console.print(Text(prefix, style="dim") + turn_text(event.turn))
+            self.console.print(turn_text(event.turn))
         elif isinstance(event, LookupsRan):
             for lookup in event.lookups:
                 item = lookup_item(lookup)
@@ -172,6 +185,19 @@ class HeadlessPrinter:
             style = "bold yellow" if event.decision == ESCALATE else "bold green"
             line = f"decision: {event.decision}  ({event.rule}, by {event.decided_by})"
             self.console.print(Text("\n" + clean_line(line), style))
+
+    def _show_resumed(self) -> None:
+        """The recorded turns held back, before whatever comes next: the last few in full."""
+        if not self._resumed_count:
+            return
+        hidden = self._resumed_count - len(self._resumed)
+        if hidden:
+            earlier = counted(hidden, "earlier turn")
+            self.console.print(Text(f"(resumed) {earlier} not shown", style="dim"))
+        for turn in self._resumed:
+            self.console.print(Text("(resumed) ", style="dim") + turn_text(turn))
+        self._resumed.clear()
+        self._resumed_count = 0
 
 
 def _ask_operator(session: LiveSession, console: Console) -> bool:
