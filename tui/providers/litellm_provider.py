@@ -363,7 +363,7 @@ class LiteLLMProvider:
             tokens_in = _count(_lib(), s["model"], messages=request.messages)
         if not tokens_out and text:
             tokens_out = _count(_lib(), s["model"], text=text)
-        cost = _cost(s["model"], tokens_in, tokens_out)
+        cost = self._price(s["model"], tokens_in, tokens_out)
         extra: dict[str, Any] = {"structured": mode, "client": self.client}
         if replaced:
             extra[CLAMPED] = replaced
@@ -425,6 +425,11 @@ class LiteLLMProvider:
         if kind == "bad_request":
             return ProviderError("bad_request", f"{model} rejected the request{http}: {detail}")
         return ProviderError("internal", f"{model}: {detail}")
+
+    @staticmethod
+    def _price(model: str, tokens_in: int, tokens_out: int) -> float:
+        """A call's price, from LiteLLM's cost map."""
+        return _cost(model, tokens_in, tokens_out)
 
     @staticmethod
     def _key_env(model: str) -> str | None:

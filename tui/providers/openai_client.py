@@ -19,6 +19,7 @@ from typing import Any, cast
 from tui.engine.clients import OPENAI, OPENAI_PREFIX, client_for
 from tui.engine.spec import Debater
 from tui.providers.litellm_provider import NO_KEY, LiteLLMProvider
+from tui.providers.prices import map_cost
 
 KEY_ENV = "OPENAI_API_KEY"  # what LiteLLM reads for openai/ models when no key is named
 
@@ -38,6 +39,10 @@ class OpenAIClientProvider(LiteLLMProvider):
         # One HTTP client (its connection pool) per event loop, server and key: a pool's
         # connections belong to the loop that opened them.
         self._clients: dict[tuple[asyncio.AbstractEventLoop, str, str], Any] = {}
+
+    @staticmethod
+    def _price(model: str, tokens_in: int, tokens_out: int) -> float:
+        return map_cost(model, tokens_in, tokens_out)  # LiteLLM's map, LiteLLM not imported
 
     @staticmethod
     def _key_env(model: str) -> str | None:
