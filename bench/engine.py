@@ -1,4 +1,4 @@
-"""Engine benchmarks against the targets in the README's "Performance" section.
+"""Engine benchmarks against the targets in docs/performance.md.
 
 Run with ``.venv/bin/python bench/engine.py`` (add ``--quick`` for fewer repeats).
 

@@ -33,7 +33,7 @@ def near(measured: float, theory: float, n: int) -> bool:
     return abs(measured - theory) <= 3 * math.sqrt(theory * (1 - theory) / n)
 
 
-# The theory, written out as in the README (A >= 2 agents; wrong answers never coincide).
+# The theory, written out as in docs/bench.md (A >= 2 agents; wrong answers never coincide).
 
 
 def at_least(n: int, q: float, k: int) -> float:

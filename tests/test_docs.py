@@ -33,6 +33,7 @@ from tests.fake_openai import FakeOpenAI, Reply
 from tui.exitcodes import ExitCode
 
 DOCS = REPO / "docs"
+README = REPO / "README.md"
 PAGES = sorted(DOCS.rglob("*.md"))
 FENCE = re.compile(
     r"^(?P<marker><!-- [^>]* -->\n)?```(?P<lang>\w+)\n(?P<body>.*?)^```$", re.M | re.S
@@ -52,7 +53,7 @@ def _docs_module(name: str) -> ModuleType:
 def _blocks(lang: str, marker: str | None = None) -> list[tuple[str, str, str]]:
     """(where, marker, body) of each ``lang`` block in the docs and the README."""
     found = []
-    for path in PAGES:
+    for path in [*PAGES, README]:
         text = path.read_text(encoding="utf-8")
         for m in FENCE.finditer(text):
             if m["lang"] != lang:
@@ -189,7 +190,8 @@ def test_the_one_key_example_needs_exactly_one_key_and_runs_on_any_openai_server
     raw = tomllib.loads(example.read_text(encoding="utf-8"))
     assert {d["api_key_env"] for d in raw["debaters"]} == {"OPENAI_API_KEY"}
     assert {d["model"].split("/")[0] for d in raw["debaters"]} == {"openai"}
-    assert "sessions/examples/openai-one-key.toml" in (DOCS / "getting-started.md").read_text()
+    for page in (README, DOCS / "getting-started.md"):
+        assert "sessions/examples/openai-one-key.toml" in page.read_text(encoding="utf-8")
 
     server = FakeOpenAI().start()
     try:
@@ -217,3 +219,23 @@ def test_the_one_key_example_needs_exactly_one_key_and_runs_on_any_openai_server
     result = json.loads(done.stdout)
     assert result["status"] == "decided" and result["result"]["decision"] == "release"
     assert server.calls == len(raw["debaters"])
+
+
+def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 150
+    headings = re.findall(r"^## (.+)$", text, re.M)
+    assert headings[0] == "The two commands"
+    assert text.split("## The two commands\n\n```sh\n./dev.sh demo ")[0].startswith("# moot\n")
+    assert (
+        "Trust: what starts a program, what a tool may do, what a signature vouches for" in headings
+    )
+    assert "Where the rest lives" in headings
+
+
+def test_every_link_in_the_readme_reaches_a_file() -> None:
+    text = README.read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    local = [link for link in links if "://" not in link]
+    assert len(local) >= 10
+    assert [link for link in local if not (REPO / link).exists()] == []

@@ -3,7 +3,7 @@
 A fake OpenAI-compatible server on loopback plays each fault; LiteLLM, and the
 openai SDK client moot uses for ``openai/`` models at one ``api_base``, talk to it
 as they would to a provider. Every fault runs through both and must end the same
-way, as the README's exit codes say (a provider failure escalates, never a
+way, as the exit codes in docs/commands.md say (a provider failure escalates, never a
 traceback), and the session file must stay loadable.
 """
 

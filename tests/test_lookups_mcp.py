@@ -206,7 +206,7 @@ def test_argument_hints_are_bounded_plain_names_and_types() -> None:
 def test_the_readme_example_reads_and_writes_only_with_allow_tool_writes(
     filesystem_server: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README's ``[[tools]]`` example over ``architecture/``: a reviewer's
+    """docs/spec.md's ``[[tools]]`` example over ``architecture/``: a reviewer's
     ``write_file`` and ``move_file`` are refused on record and touch nothing; with the
     spec listing them and ``--allow-tool-writes`` they run, recorded as writes."""
     import tomli_w
