@@ -26,6 +26,7 @@ from tui.engine.verify import verify_file
 
 RAW = debate_raw({"a": ["release"], "b": ["revise"]}, max_rounds=2, phases=["proposal"])
 TURNS = 4  # two debaters that never agree, two rounds of one phase
+COMMIT = "# moot:commit\n"
 
 
 def _start(path: Path) -> LiveSession:
@@ -136,3 +137,35 @@ def test_a_turn_appended_outside_the_engine_is_on_disk_when_the_store_closes(
     size = path.stat().st_size
     store.close()
     assert synced_at and synced_at[-1] == size
+
+
+def test_the_results_rewrite_copies_the_stored_turns_instead_of_serialising_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resumed long session ends by rewriting the file with its result: each turn's
+    text is copied as the file held it, and the file reads back and verifies the same."""
+    import tui.engine.session as session
+
+    path = tmp_path / "s.toml"
+    live = _start(path)
+    asyncio.run(live.engine.run())
+    live.close()
+    records = path.read_text(encoding="utf-8").split(COMMIT)
+    path.write_text(COMMIT.join(records[:-2]) + COMMIT, encoding="utf-8")  # cut before [result]
+    before = load_session(path)
+    serialised: list[str] = []
+    real_chunk = session._record_chunk
+
+    def counting(name: str, record: dict[str, object]) -> str:
+        serialised.append(name)
+        return real_chunk(name, record)
+
+    monkeypatch.setattr(session, "_record_chunk", counting)
+    live = LiveSession.resume(path, lambda _d: SCRIPTED)
+    asyncio.run(live.engine.run())
+    live.close()
+    assert "turns" not in serialised
+    after = load_session(path)
+    assert after.result is not None and not after.warnings
+    assert [t.to_record() for t in after.turns] == [t.to_record() for t in before.turns]
+    assert verify_file(path).ok

@@ -185,6 +185,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _MARK_LINE = re.compile(rb"^" + re.escape(_MARK) + rb"\r*$", re.M)
 _RECORD_HEAD = re.compile(r"^\[\[?\s*([\w.]+)\s*\]\]?", re.M)
 _RECORD_INDEX = re.compile(r"^index\s*=\s*(\d{1,9})", re.M)
+# A table header in a turn's chunk that is not the turn's own: that chunk is not copied.
+_FOREIGN_HEADER = re.compile(r"^\[(?!\[turns\]\]$|turns\.|\[turns\.)", re.M)
 
 
 def _encode(text: str) -> bytes:
@@ -193,6 +195,20 @@ def _encode(text: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
+def _stored_turn_chunks(committed: bytes, count: int) -> list[str | None]:
+    """Each turn's text as the file holds it, for the result's rewrite to copy instead of
+    serialising 10,000 turns again; all None (serialised) unless each of the ``count``
+    turns is a chunk of its own, between LF commit markers, holding only its own tables."""
+    try:
+        text = committed.decode("utf-8")
+    except UnicodeDecodeError:
+        return [None] * count
+    chunks = [c + COMMIT for c in text.split(COMMIT)[:-1] if c.startswith("[[turns]]\n")]
+    if len(chunks) != count or any(_FOREIGN_HEADER.search(c) for c in chunks):
+        return [None] * count
+    return list(chunks)
 
 
 def _committed_length(data: bytes) -> int:
@@ -478,6 +494,7 @@ class SessionStore:
         self._durable = Durability(0)  # how far the file at ``_fd`` is written and on disk
         self._failed: SessionError | None = None
         self._turns: list[dict[str, Any]] = []
+        self._turn_chunks: list[str | None] = []  # each turn's text as written, if known
         self._actions: list[dict[str, Any]] = []
         self._result: dict[str, Any] | None = None
         self._ended: list[Record] = []  # the result and its outcomes, as stored
@@ -607,6 +624,11 @@ class SessionStore:
         store = cls(p, real, dict(data.records[0].body), fd, signer)
         kept = [r for r in data.records if r.name != "result"]
         store._turns = [dict(r.body) for r in kept if r.name.startswith("turn ")]
+        store._turn_chunks = (
+            [None] * len(store._turns)
+            if data.upgraded_from
+            else _stored_turn_chunks(raw[: data.good_length], len(store._turns))
+        )
         store._actions = [dict(r.body) for r in kept if r.name.startswith("operator action ")]
         store._result = data.result
         store._ended = [r for r in data.records if r.name.startswith(("result", "outcome "))]
@@ -723,7 +745,12 @@ class SessionStore:
     def append_turn(self, turn: Turn) -> None:
         """Write the turn in order; it is on disk once ``durable`` returns (or at ``close``)."""
         record = compact_record(turn.to_record(), self._turns)
-        self._append_record("turns", self._turns, record, defer=True)
+        self._turn_chunks.append(None)  # a rewrite meanwhile (after a result) serialises it
+        try:
+            self._turn_chunks[-1] = self._append_record("turns", self._turns, record, defer=True)
+        except SessionError:
+            self._turn_chunks.pop()
+            raise
 
     def append_action(self, action: dict[str, Any]) -> None:
         self._append_record("operator_actions", self._actions, action)
@@ -735,19 +762,22 @@ class SessionStore:
         record: dict[str, Any],
         *,
         defer: bool = False,
-    ) -> None:
-        """Seal and sign ``record`` onto the chain and commit it; on failure neither happened."""
+    ) -> str:
+        """Seal and sign ``record`` onto the chain and commit it; on failure neither happened.
+        Returns the record's text as written."""
         self._closed()
         before, declared = self._tail, self._declared
         body = self._signed(before, self._redact.tree(record))
         records.append(body)
         self._tail, self._declared = body[HASH], self._signer.public
+        chunk = _record_chunk(name, body)
         try:
-            self._append_or_rewrite(_record_chunk(name, body), defer=defer)
+            self._append_or_rewrite(chunk, defer=defer)
         except SessionError:
             records.pop()
             self._tail, self._declared = before, declared
             raise
+        return chunk
 
     def append_outcome(self, outcome: dict[str, Any]) -> None:
         """Seal and sign what became of the decision after the result (and the outcomes
@@ -812,7 +842,10 @@ class SessionStore:
         self._closed()
         old = self._usable_fd()
         parts = [_chunk(self._header)]
-        parts += [_record_chunk("turns", t) for t in self._turns]
+        parts += [
+            chunk or _record_chunk("turns", turn)
+            for turn, chunk in zip(self._turns, self._turn_chunks, strict=True)
+        ]
         parts += [_record_chunk("operator_actions", a) for a in self._actions]
         ended: list[Record] = []
         if self._result is not None:  # the last record: chained to whatever came before
