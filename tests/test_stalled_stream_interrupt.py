@@ -184,7 +184,6 @@ class CancelledAsAChunkArrives:
     def __init__(self) -> None:
         self.owner: asyncio.Task[Any] | None = None
         self.read = 0
-        self.stalled = asyncio.Event()
 
     def __aiter__(self) -> CancelledAsAChunkArrives:
         return self
@@ -195,7 +194,6 @@ class CancelledAsAChunkArrives:
             assert self.owner is not None
             self.owner.cancel()
         elif self.read > 2:
-            self.stalled.set()
             await asyncio.get_running_loop().create_future()  # never answered
         delta = SimpleNamespace(content='{"stance": ')
         return SimpleNamespace(choices=[SimpleNamespace(delta=delta)], usage=None)
@@ -231,9 +229,8 @@ def test_a_cancellation_that_meets_a_chunk_is_never_lost() -> None:
         call = stream.owner = asyncio.ensure_future(Streams(stream).complete(request, None))
         done, _ = await asyncio.wait({call}, timeout=DEADLINE_S)
         if call not in done:
-            call.cancel()  # free the loop for the report below
-            await asyncio.wait({call}, timeout=DEADLINE_S)
-        assert not stream.stalled.is_set(), "the call read on after it was cancelled"
+            call.cancel()  # let the loop end
+        assert call in done, "the cancellation was lost: the call read on from a stalled stream"
         assert call.cancelled()
 
     asyncio.run(main())

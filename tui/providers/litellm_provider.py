@@ -332,7 +332,11 @@ class LiteLLMProvider:
         on_token: TokenSink | None,
     ) -> TurnReply:
         timeout = s["timeout"]
-        stream = await asyncio.wait_for(self._open(_request_body(request, s, mode)), timeout)
+        # Deadlines by asyncio.timeout, never wait_for: on 3.11 a wait_for whose call ends in
+        # the step its caller is cancelled returns the result and loses the cancellation
+        # (a Ctrl+C as a chunk arrives), and the turn reads on from a stalled server.
+        async with asyncio.timeout(timeout):
+            stream = await self._open(_request_body(request, s, mode))
         parts: list[str] = []
         usage: Any = None
         iterator = stream.__aiter__()
@@ -340,7 +344,8 @@ class LiteLLMProvider:
             while True:
                 try:
                     # An idle deadline per chunk: a stalled stream fails as a timeout.
-                    chunk = await asyncio.wait_for(iterator.__anext__(), timeout)
+                    async with asyncio.timeout(timeout):
+                        chunk = await iterator.__anext__()
                 except StopAsyncIteration:
                     break
                 chunk_usage = getattr(chunk, "usage", None)
@@ -525,14 +530,33 @@ def _count(litellm: Any, model: str, **what: Any) -> int:
         return max(1, len(text) // 4) if text else 0
 
 
+CLOSE_S = 1.0  # how long a turn, or the run's end, waits for an HTTP close
+_closing: set[asyncio.Task[Any]] = set()  # closes still running after that, kept alive
+
+
+async def close_within_bound(close: Awaitable[Any]) -> None:
+    """Run ``close`` as a task of its own, waiting ``CLOSE_S`` at most, and leave it to finish.
+
+    A close that defers its cancellation (the HTTP libraries shield theirs) would hold
+    a cancelled turn for as long as it takes, which for a stalled server is for ever.
+    """
+    task = asyncio.ensure_future(close)
+    _closing.add(task)
+    task.add_done_callback(_closed)
+    await asyncio.wait({task}, timeout=CLOSE_S)
+
+
+def _closed(task: asyncio.Future[Any]) -> None:
+    """Closing is best effort: its failure never masks the turn's real outcome."""
+    _closing.discard(task)
+    if not task.cancelled():
+        task.exception()
+
+
 async def _close_stream(stream: Any) -> None:
     """Release the HTTP response behind a stream, whatever ended it."""
     for target in (stream, getattr(stream, "completion_stream", None)):
         close = getattr(target, "aclose", None)
-        if close is None:
-            continue
-        try:
-            await asyncio.wait_for(close(), 1.0)
-        except Exception:  # closing is best effort; never mask the real outcome
-            pass
-        return
+        if close is not None:
+            await close_within_bound(close())
+            return

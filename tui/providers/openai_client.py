@@ -18,7 +18,7 @@ from typing import Any, cast
 
 from tui.engine.clients import OPENAI, OPENAI_PREFIX, client_for
 from tui.engine.spec import Debater
-from tui.providers.litellm_provider import NO_KEY, LiteLLMProvider
+from tui.providers.litellm_provider import NO_KEY, LiteLLMProvider, close_within_bound
 from tui.providers.prices import map_cost
 
 KEY_ENV = "OPENAI_API_KEY"  # what LiteLLM reads for openai/ models when no key is named
@@ -71,8 +71,5 @@ class OpenAIClientProvider(LiteLLMProvider):
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
-        for client in clients:
-            try:
-                await client.close()
-            except Exception:  # closing is best effort (its loop may be gone)
-                pass
+        for client in clients:  # best effort: a failed close is dropped (its loop may be gone)
+            await close_within_bound(client.close())
