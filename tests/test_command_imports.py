@@ -163,3 +163,33 @@ def _read_until(fd: int, needle: bytes, *, deadline: float) -> bytes:
             except OSError:
                 break
     return seen
+
+
+def test_parsing_a_command_line_loads_no_protocol() -> None:
+    """The parser lists the protocols only in ``moot --help``: building it for ``moot run``
+    must not import their registry (pydantic and every protocol, before the console paints)."""
+    probe = (
+        "import json, sys\n"
+        "import tui.cli\n"
+        "tui.cli._parser().parse_args(['run', 'spec.toml'])\n"
+        "print(json.dumps(sorted(m for m in ('pydantic', 'tui.engine.protocols') "
+        "if m in sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_help_and_new_still_name_every_protocol(capsys: pytest.CaptureFixture[str]) -> None:
+    from tui.cli import main, protocol_help
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = capsys.readouterr().out
+    assert all(f"  {name:<10} " in shown for name in protocol_help())
+    with pytest.raises(SystemExit) as refused:
+        main(["new", "x.toml", "--protocol", "no-such-protocol"])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice" in err and all(name in err for name in protocol_help())

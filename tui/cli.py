@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -48,12 +49,31 @@ def _epilog() -> str:
     return f"protocols:\n{protocols}\n\nexit codes:\n{codes}"
 
 
+class _HelpListsProtocols(argparse.ArgumentParser):
+    """``moot --help`` lists the protocols; parsing any command line never imports their
+    registry (pydantic and every protocol: most of the start-up before the console paints)."""
+
+    def format_help(self) -> str:
+        if self.epilog is None:
+            self.epilog = _epilog()
+        return super().format_help()
+
+
+class _ProtocolNames:
+    """The registered protocols' names, read when argparse first checks or shows them."""
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(protocol_help())
+
+    def __contains__(self, name: object) -> bool:
+        return name in protocol_help()
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _HelpListsProtocols(
         prog="moot",
         description="Run structured LLM debates live, headless, or from a file.\n"
         "With no command: the console's home screen.",
-        epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"moot {__version__}")
@@ -61,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
         "--sessions-dir", type=path_arg, help="where sessions are saved (default ./sessions)"
     )
     p.add_argument("--theme", help=THEME_HELP)
-    sub = p.add_subparsers(dest="command")
+    sub = p.add_subparsers(dest="command", parser_class=argparse.ArgumentParser)
     # Options accepted before or after the subcommand.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -242,7 +262,8 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument(
         "--protocol",
         default=DEFAULT_PROTOCOL,
-        choices=list(protocol_help()),
+        choices=_ProtocolNames(),
+        metavar="PROTOCOL",  # else argparse lists the choices as it builds the parser
         help="the protocol the spec starts from: %(choices)s (default %(default)s)",
     )
 
