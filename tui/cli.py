@@ -490,6 +490,14 @@ def _print_input_error(err: Exception) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    code = _main(argv)
+    local = sys.modules.get("tui.providers.local")
+    if local is not None:  # the embedded model ran: a generation it left must not hold the exit
+        local.exit_past_generations(code)
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     from tui.engine.errors import MootInputError
 

@@ -7,6 +7,7 @@ workers that post messages; handlers on the screens and the app own all state.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 from collections.abc import Callable, Sequence
@@ -215,6 +216,19 @@ class MootApp(App[int]):
         else:
             self.push_screen(HomeScreen(self.examples_path, self.sessions_path))
         self.call_after_refresh(lambda: self.fit_terminal(*self.size))
+        if not (self.is_headless or self.is_web):  # a terminal's console: moot's own process
+            self._interrupt_on_sigterm()
+
+    def _interrupt_on_sigterm(self) -> None:
+        """SIGTERM leaves as Ctrl+C does (saved, the way back printed, exit 130); it killed
+        the console outright, the terminal left raw."""
+        import asyncio
+        import signal
+
+        with contextlib.suppress(NotImplementedError):  # Windows has no SIGTERM handler
+            asyncio.get_running_loop().add_signal_handler(
+                signal.SIGTERM, lambda: self.call_later(self.action_interrupt)
+            )
 
     def open_run_at_start(self, path: str) -> None:
         """``moot run``: the title on screen first, then the engine (in a worker)."""

@@ -128,6 +128,8 @@ class LocalModelServer:
 
     _instance: LocalModelServer | None = None
     _instance_lock = threading.Lock()
+    # Servers stopped mid-generation, never freed: the process ends past them.
+    left_generating: list[Any] = []
 
     def __init__(
         self,
@@ -202,7 +204,7 @@ class LocalModelServer:
             params.n_ctx = self.n_parallel * self.ctx_per_slot
             params.kv_unified = False
             params.cont_batching = True
-            params.endpoint_metrics = False
+            params.endpoint_metrics = True  # _generating(): whether a request is under way
             params.endpoint_slots = False
             # llama.cpp's own default can exceed the CPUs this process may use, and
             # its spinning threads then crawl: one thread per usable CPU.
@@ -288,9 +290,26 @@ class LocalModelServer:
     def _stop_locked(self) -> None:
         server, self._server = self._server, None
         self._base_url = None
-        if server is not None:
+        if server is not None and _generating(server):
+            # llama.cpp's server joins its generations when freed, a cancelled one too,
+            # with the interpreter's lock held: 30 s frozen. Left to the process's end.
+            LocalModelServer.left_generating.append(server)
+        elif server is not None:
             with contextlib.suppress(Exception):
                 del server  # the C++ destructor stops the HTTP thread and the main loop
+
+
+def _generating(server: Any) -> bool:
+    """Whether the server has a request under way (its metrics, asked in-process)."""
+    try:
+        metrics = str(server.handle_metrics())
+    except Exception:  # a server that cannot say: freeing it is the safe default
+        return False
+    for line in metrics.splitlines():
+        name, _, value = line.partition(" ")
+        if name == "llamacpp:requests_processing":
+            return value.strip() not in ("0", "0.0")
+    return False
 
 
 def local_schema(schema: dict[str, Any], max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, Any]:
@@ -476,3 +495,13 @@ class LocalProvider:
 def shutdown_local_model() -> None:
     """Stop the process-wide local model server if it was started."""
     LocalModelServer.shutdown_instance()
+
+
+def exit_past_generations(code: int) -> None:
+    """End the process now, output flushed, if a server was stopped mid-generation:
+    freeing it (at exit, by the interpreter) would wait for that generation."""
+    if LocalModelServer.left_generating:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
