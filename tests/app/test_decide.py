@@ -15,7 +15,7 @@ from app_support import (
 )
 from textual.widgets import Input
 
-from tui.app.screens.modals import DecideModal, FailureModal
+from tui.app.screens.modals import DecideModal, FailureModal, GuardModal
 from tui.engine.session import load_session
 
 
@@ -163,3 +163,29 @@ async def test_a_protocol_deciding_a_number_has_the_operator_type_it(tmp_path, m
     result = load_session(next((moot_dirs["sessions"]).glob("*.toml"))).result
     assert (result["decision"], result["decision_rule"]) == ("9.5", "operator_decision")
     assert result["rationale"] == "The history of similar exports."
+
+
+async def test_add_a_round_asks_first_as_escalate_does(tmp_path, moot_dirs):
+    """A round on the embedded model runs for minutes: "Add a round", pressed by accident,
+    asks first (Enter on the focused answer keeps the modal and its words); only yes adds it."""
+    app = _unresolved(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
+        modal.query_one("#rationale", Input).value = "half written"
+        modal.query_one("#extend").focus()
+        await pilot.press("enter")
+        guard = await wait_until(pilot, lambda: isinstance(app.screen, GuardModal) and app.screen)
+        assert "round" in str(guard.question).lower()
+        await pilot.press("enter")  # the focused answer: stay
+        await wait_until(pilot, lambda: app.screen is modal)
+        screen = live_screen(app)
+        assert screen.engine.state.max_rounds == 1
+        assert modal.query_one("#rationale", Input).value == "half written"
+        modal.query_one("#extend").focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, GuardModal))
+        await pilot.press("tab", "enter")  # deliberately to the action's button
+        await wait_until(pilot, lambda: screen.engine.state.max_rounds == 2)
+        await pilot.press("q")
+    data = load_session(next((moot_dirs["sessions"]).glob("*.toml")))
+    assert [a["action"] for a in data.actions] == ["extend"]

@@ -184,8 +184,23 @@ class DecideModal(_Modal[DecideResult | None]):
 
     @on(Button.Pressed, "#extend")
     def extend(self, event: Button.Pressed) -> None:
+        """Asks first, as escalate and cut do: a round runs every debater again (minutes
+        on the embedded model), and a stray Space on this button must not start one."""
         event.stop()
-        self.dismiss(DecideResult(extend=True))
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.dismiss(DecideResult(extend=True))
+
+        self.app.push_screen(
+            GuardModal(
+                "Add a round?",
+                "Every debater speaks again before the debate ends; you decide after.",
+                "Add a round",
+                stay="Back",
+            ),
+            answered,
+        )
 
     @on(Button.Pressed, "#cancel")
     def cancel(self, event: Button.Pressed) -> None:
@@ -241,10 +256,10 @@ class ConfirmModal(_YesNoModal):
 
 
 class GuardModal(_YesNoModal):
-    """Asks before a key that cannot be taken back (escalate, cut) acts.
+    """Asks before a key that cannot be taken back (escalate, cut, a round added) acts.
 
     A sentence typed into the wrong place must not confirm it: letters do
-    nothing here, Enter presses the focused button (``Keep running`` at first),
+    nothing here, Enter presses the focused button (``stay``, "Keep running", at first),
     and only a deliberate move to the action's button (Tab or arrows, then Enter)
     or a click confirms. Esc keeps running.
     """
@@ -254,20 +269,21 @@ class GuardModal(_YesNoModal):
         Binding("left,right,tab,shift+tab", "app.focus_next", "Switch", show=False),
     ]
 
-    def __init__(self, question: str, detail: str, act: str) -> None:
+    def __init__(self, question: str, detail: str, act: str, stay: str = "Keep running") -> None:
         super().__init__(question, detail)
         self.act = act
+        self.stay = stay  # the answer that acts on nothing, focused first
 
     def compose(self) -> ComposeResult:
         with Vertical(id="guard-box"):
             yield Label(Content(self.question), classes="title")
             yield Static(Content(self.detail), classes="hint", markup=False)
             yield Label(
-                Content(f"Tab, then Enter: {self.act.lower()} · Enter or Esc: keep running"),
+                Content(f"Tab, then Enter: {self.act.lower()} · Enter or Esc: {self.stay.lower()}"),
                 classes="hint",
             )
             with Horizontal(classes="buttons"):
-                yield Button(Content("Keep running"), id="no", variant="primary")
+                yield Button(Content(self.stay), id="no", variant="primary")
                 yield Button(Content(self.act), id="yes", variant="error")
 
 
