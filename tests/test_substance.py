@@ -198,3 +198,113 @@ def test_min_words_is_checked_by_key_path(value: Any) -> None:
     with pytest.raises(SpecError) as info:
         validate_spec(raw)
     assert any(p.startswith("debate.min_words: ") for p in info.value.problems)
+
+
+# A reason that only restates the answer it gives, per protocol shape: (kind, content, path).
+CIRCULAR = [
+    (  # debate, adversary's author: the vote, the stance
+        "position",
+        {"vote": "adopt", "stance": "We should adopt it.", "rationale": "My vote is adopt."},
+        "rationale",
+    ),
+    (
+        "position",
+        {"vote": "adopt", "stance": "We should adopt it.", "rationale": "We should adopt it!"},
+        "rationale",
+    ),
+    (  # delphi, as the embedded model wrote it
+        "estimate",
+        {"estimate": 1.0, "rationale": "The estimate is 1. The reason is that the estimate is 1."},
+        "rationale",
+    ),
+    ("judgment", {"pick": "X", "reason": "X is the better candidate, so I pick X."}, "reason"),
+    ("candidate", {"candidate": "Call it Relay.", "rationale": "Call it Relay."}, "rationale"),
+    (
+        "critique",
+        {"weaknesses": ["I vote reject because I reject it."], "vote": "reject"},
+        "weaknesses[0]",
+    ),
+    (
+        "adversary_critique",
+        {
+            "weaknesses": ["The routing is revise, so revise."],
+            "routing": "revise",
+            "verdict": "defects_found",
+            "score": 40,
+        },
+        "weaknesses[0]",
+    ),
+    (
+        "challenge_report",
+        {
+            "challenges": [
+                {"concern": "There are objections to it.", "evidence": "line 3 says so"}
+            ],
+            "verdict": "objections",
+        },
+        "challenges[0].concern",
+    ),
+    (
+        "defense",
+        {
+            "responses": [
+                {"challenge_id": "c1", "status": "addressed", "answer": "It is addressed now."}
+            ]
+        },
+        "responses[0].answer",
+    ),
+]
+
+
+@pytest.mark.parametrize(("kind", "content", "path"), CIRCULAR)
+def test_a_reason_that_only_restates_the_answer_is_refused(
+    kind: str, content: dict[str, Any], path: str
+) -> None:
+    problems = content_problems(kind, content, votes=["adopt", "reject"], motion=MOTION)
+    assert any(p.startswith(f"{path}: ") and "restates" in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("kind", "content"),
+    [
+        ("position", {"vote": "adopt", "stance": "Adopt.", "rationale": "Fridays stay covered."}),
+        (
+            "estimate",
+            {"estimate": 1.0, "rationale": "The estimate is 1: one endpoint, no migration."},
+        ),
+        ("judgment", {"pick": "X", "reason": "X names who hands over, Y does not."}),
+        ("critique", {"weaknesses": ["Nobody answers Friday incidents."], "vote": "reject"}),
+    ],
+)
+def test_a_reason_beside_the_answer_passes(kind: str, content: dict[str, Any]) -> None:
+    assert content_problems(kind, content, votes=["adopt", "reject"], motion=MOTION) == []
+
+
+def test_a_circular_delphi_rationale_is_asked_again_then_recorded_invalid() -> None:
+    raw = {
+        "debate": {
+            "title": "Estimate",
+            "motion": "How many engineer-days to export the audit log?",
+            "protocol": "delphi",
+            "unit": "engineer-days",
+            "max_rounds": 1,
+        },
+        "debaters": [
+            {
+                "id": d,
+                "model": "scripted",
+                "script": {
+                    "turns": [
+                        {
+                            "estimate": 1,
+                            "rationale": "The estimate is 1. The reason is that the estimate is 1.",
+                        }
+                    ]
+                },
+            }
+            for d in ("a", "b", "c")
+        ],
+    }
+    engine, _ = run_engine(raw)
+    assert engine.state.turns and all(t.invalid for t in engine.state.turns)
+    assert all(t.attempts == 2 and "restates" in (t.error or "") for t in engine.state.turns)

@@ -4,6 +4,8 @@ Weaknesses, suggestions, challenge concerns and evidence, defence answers and
 judge reasons must each be a statement: not empty, not a vote, verdict or
 schema label, not a copy of another item or of the motion, and at least
 ``min_words`` words. Stances, rationales and candidates need at least one word.
+A reason (those statements, a rationale) must go beyond the answer it backs:
+one that only restates the vote, the stance, the estimate or the pick is refused.
 The functions are pure over recorded content, so the engine can re-ask with the
 reason and a reader can re-check a session file with them alone.
 """
@@ -49,6 +51,32 @@ _FILLERS = frozenset(
     }
 )
 _WORD = re.compile(r"\S*[^\W\d_]\S*")  # a run of non-space holding at least one letter
+# The answer each kind gives, which its reasons must go beyond (a reason that only
+# restates it is no reason): the fields holding it, and words any answer is framed in.
+_ANSWERS: dict[TurnKind, tuple[str, ...]] = {
+    TurnKind.POSITION: ("vote", "stance"),
+    TurnKind.ESTIMATE: ("estimate",),
+    TurnKind.JUDGMENT: ("pick",),
+    TurnKind.CANDIDATE: ("candidate",),
+    TurnKind.CRITIQUE: ("vote", "verdict"),
+    TurnKind.CANDIDATE_CRITIQUE: ("vote", "verdict"),
+    TurnKind.ADVERSARY_CRITIQUE: ("routing", "verdict", "vote"),
+    TurnKind.CHALLENGE_REPORT: ("verdict",),
+    TurnKind.DEFENSE: ("status",),
+}
+_REASONS: dict[TurnKind, tuple[str, ...]] = {
+    TurnKind.POSITION: ("rationale",),
+    TurnKind.ESTIMATE: ("rationale",),
+    TurnKind.CANDIDATE: ("rationale",),
+}
+_FRAMING = frozenset(
+    """a an the this that these those it its it s is are was were be been being am
+    i we my our me us you your they their he she so thus hence therefore because since
+    as why reason reasons reasoning rationale answer estimate vote voted voting pick picked
+    choose chose chosen choice stance position value number better best candidate option
+    routing verdict status and or of to for in on at by with than then also just only
+    simply think believe say said give given final now here there do does did""".split()
+)
 
 
 @lru_cache(maxsize=1024)  # the motion and the votes come back for every statement
@@ -179,4 +207,35 @@ def content_problems(
         value = content.get(name)
         if isinstance(value, str) and value and not word_count(value):
             problems.append(f"{name}: {value.strip()!r} holds no words")
+    flagged = {p.partition(":")[0] for p in problems}
+    answer = _answer_words(kind, content)
+    for path, text in _reasons(kind, content):
+        if path not in flagged and normal(text) and set(normal(text).split()) <= answer:
+            problems.append(f"{path}: only restates the answer; say why it holds")
     return problems
+
+
+def _answer_words(kind: TurnKind, content: dict[str, Any]) -> set[str]:
+    """The words of the answer a turn gives (its rows' too), and the framing around any."""
+    found = set(_FRAMING)
+    rows = [content, *(r for v in content.values() if isinstance(v, list) for r in v)]
+    for row in rows:
+        for name in _ANSWERS.get(kind, ()):
+            value = row.get(name) if isinstance(row, dict) else None
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)  # 1.0 is said "1"
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                found.update(normal(str(value)).split())
+    return found
+
+
+def _reasons(kind: TurnKind, content: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(path, text) of each reason a turn gives for its answer: its negative channel and
+    its rationale."""
+    for path, _name, value in _items(kind, content):
+        if isinstance(value, str):
+            yield path, value
+    for name in _REASONS.get(kind, ()):
+        value = content.get(name)
+        if isinstance(value, str):
+            yield name, value
