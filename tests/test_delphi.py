@@ -175,3 +175,36 @@ def test_spec_rules_name_unit_convergence_and_panel_size() -> None:
     assert "debate.unit: required for delphi" in text
     assert "debate.convergence" in text
     assert "debaters: a Delphi panel needs at least two panelists" in text
+
+
+def test_decide_names_the_flag_an_estimate_takes_and_refuses_the_other(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = tmp_path / "spread-session.toml"
+    assert main(["run", str(spread_out(tmp_path)), "--headless", "--out", str(session)]) == 3
+    before = session.read_bytes()
+    capsys.readouterr()
+    assert main(["decide", str(session), "--value", "abc", "--rationale", "Gut feeling."]) == 2
+    err = capsys.readouterr().err
+    assert "--value: 'abc' is not a number (engineer-days)" in err and "--vote" not in err
+    assert main(["decide", str(session), "--vote", "8", "--rationale", "The lead's history."]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "--vote: this session decides the estimate: a number in engineer-days; give --value" in err
+    )
+    assert session.read_bytes() == before
+
+
+def test_decide_refuses_value_on_a_session_that_decides_a_vote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.batch_specs import unresolved
+    from tests.test_inbox import run_specs
+
+    target = run_specs(tmp_path, {"split": unresolved()})["split"]
+    before = target.read_bytes()
+    capsys.readouterr()
+    assert main(["decide", str(target), "--value", "8", "--rationale", "Roll back first."]) == 2
+    err = capsys.readouterr().err
+    assert "--value: this session decides a vote (release, revise, escalate); give --vote" in err
+    assert target.read_bytes() == before

@@ -337,9 +337,7 @@ def _parser() -> argparse.ArgumentParser:
     dec.add_argument("session", type=path_arg, help="the unresolved session file")
     chosen = dec.add_mutually_exclusive_group()
     chosen.add_argument("--vote", help="one of the spec's votes")
-    chosen.add_argument(
-        "--value", dest="vote", help="the number decided, for a protocol that estimates one"
-    )
+    chosen.add_argument("--value", help="the number decided, for a protocol that estimates one")
     dec.add_argument("--rationale", default="", help="why (required with --vote)")
     dec.add_argument(
         "--extend", action="store_true", help="instead add a round and continue headless"
@@ -831,7 +829,8 @@ def _notify(session: str) -> int:
 def _decide(args: argparse.Namespace) -> int:
     from tui.engine.errors import MootInputError
 
-    if args.extend == bool(args.vote):
+    answer = args.vote or args.value
+    if args.extend == bool(answer):
         raise MootInputError(
             "moot decide", ["give --vote or --value (with --rationale), or --extend"]
         )
@@ -858,11 +857,14 @@ def _decide(args: argparse.Namespace) -> int:
             return run_headless(session, extend_first=True)
         finally:
             session.close()
-    from tui.commands.decide import decide_session
+    from tui.commands.decide import decide_session, flag_problem
+    from tui.engine.session import load_session
     from tui.engine.vocab import is_deferral
     from tui.render.textsafe import clean_line
 
-    result = decide_session(args.session, args.vote, args.rationale)
+    if why := flag_problem(load_session(args.session).spec, "--vote" if args.vote else "--value"):
+        raise MootInputError(args.session, [why])
+    result = decide_session(args.session, answer, args.rationale)
     deferred = is_deferral(result.get("decision"), result.get("decision_rule"))
     if deferred:
         print("deferred: the session stays in the inbox with your rationale (still unresolved)")

@@ -18,6 +18,7 @@ from tui.engine.live import LiveSession
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.replay import protocol_at
 from tui.engine.session import SessionData, load_session
+from tui.engine.spec import Spec
 from tui.engine.state import DebateState
 from tui.engine.substance import rationale_problem
 from tui.engine.vocab import ESCALATE, DecisionChannel
@@ -49,18 +50,35 @@ def not_awaiting(data: SessionData) -> str | None:
     return None
 
 
+def answer_flag(spec: Spec) -> str:
+    """The command line's flag for the decision: ``--value`` where it is a number."""
+    return "--vote" if spec.protocol_class.value_prompt(spec) is None else "--value"
+
+
+def flag_problem(spec: Spec, used: str) -> str | None:
+    """``--vote`` given where a number is decided, or ``--value`` where a vote is: refused,
+    since either passed the other's check (``--vote 8`` decided an estimate of 8)."""
+    wanted = answer_flag(spec)
+    if used == wanted:
+        return None
+    prompt = spec.protocol_class.value_prompt(spec)
+    what = prompt if prompt is not None else f"a vote ({', '.join(spec.debate.vote_options)})"
+    return f"{used}: this session decides {what}; give {wanted}"
+
+
 def refusal(data: SessionData, vote: str, rationale: str, flag: str = "--") -> str | None:
     """Why the operator may not decide ``vote`` with ``rationale`` here, or None.
 
-    ``flag`` prefixes the argument names in the reason: ``--vote`` on the command
-    line, ``vote`` for a tool call.
+    ``flag`` prefixes the argument names in the reason: ``--vote`` (``--value`` for a
+    protocol deciding a number) on the command line, ``vote`` for a tool call.
     """
     why = not_awaiting(data)
     if why:
         return why
     debate = data.spec.debate
+    name = answer_flag(data.spec) if flag else "vote"
     if problem := data.spec.protocol_class.decision_problem(data.spec, vote):
-        return f"{flag}vote: {problem}"
+        return f"{name}: {problem}"
     problem = rationale_problem(rationale, votes=debate.vote_options, motion=debate.motion)
     if problem:
         return f"{flag}rationale: {problem}"
@@ -68,7 +86,7 @@ def refusal(data: SessionData, vote: str, rationale: str, flag: str = "--") -> s
     for turn in data.turns:
         state.add(turn)
     veto = protocol_at(data.spec, data.turns).operator_veto(state, vote)
-    return f"{flag}vote: {vote!r} is refused: {veto}" if veto else None
+    return f"{name}: {vote!r} is refused: {veto}" if veto else None
 
 
 async def _apply(
