@@ -166,14 +166,15 @@ def _read_until(fd: int, needle: bytes, *, deadline: float) -> bytes:
 
 
 def test_parsing_a_command_line_loads_no_protocol() -> None:
-    """The parser lists the protocols only in ``moot --help``: building it for ``moot run``
-    must not import their registry (pydantic and every protocol, before the console paints)."""
+    """The parser lists the protocols only in ``moot --help`` and looks up moot's version
+    only for ``--version``: building it for ``moot run`` must import neither their registry
+    (pydantic and every protocol) nor ``importlib.metadata``, before the console paints."""
     probe = (
         "import json, sys\n"
         "import tui.cli\n"
         "tui.cli._parser().parse_args(['run', 'spec.toml'])\n"
-        "print(json.dumps(sorted(m for m in ('pydantic', 'tui.engine.protocols') "
-        "if m in sys.modules)))\n"
+        "print(json.dumps(sorted(m for m in ('pydantic', 'tui.engine.protocols', "
+        "'importlib.metadata') if m in sys.modules)))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from tui import __version__
 from tui.engine.vocab import DEFAULT_PROTOCOL
 from tui.exitcodes import ExitCode
 from tui.pathlimits import path_arg
@@ -59,6 +58,19 @@ class _HelpListsProtocols(argparse.ArgumentParser):
         return super().format_help()
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed version, looked up only when it is asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show moot's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
+        from tui import __version__
+
+        print(f"moot {__version__}")
+        parser.exit()
+
+
 class _ProtocolNames:
     """The registered protocols' names, read when argparse first checks or shows them."""
 
@@ -76,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
         "With no command: the console's home screen.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--version", action="version", version=f"moot {__version__}")
+    p.add_argument("--version", action=_Version, default=argparse.SUPPRESS)
     p.add_argument(
         "--sessions-dir", type=path_arg, help="where sessions are saved (default ./sessions)"
     )
