@@ -61,8 +61,9 @@ class _HelpListsProtocols(argparse.ArgumentParser):
 class _Version(argparse.Action):
     """``--version``: the installed version, looked up only when it is asked for."""
 
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, help="show moot's version and exit")
+    def __init__(self, option_strings: list[str], dest: str, **_kwargs: object) -> None:
+        help_text = "show moot's version and exit"
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help_text)
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
         from tui import __version__
@@ -88,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
         "With no command: the console's home screen.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--version", action=_Version, default=argparse.SUPPRESS)
+    p.add_argument("--version", action=_Version)
     p.add_argument(
         "--sessions-dir", type=path_arg, help="where sessions are saved (default ./sessions)"
     )
