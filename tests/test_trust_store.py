@@ -92,3 +92,18 @@ def test_only_your_own_signing_key_shows_as_yours(
     yours = [x for x in listed.out.splitlines() if "(your key)" in x]
     assert len(yours) == 1 and yours[0].startswith(mine.fingerprint)
     assert "reads as your own key" in listed.err
+
+
+def test_trusting_a_trusted_key_again_with_another_name_renames_it(
+    stranger: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    public, _ = stranger
+    user_signer()
+    assert main(["keys", "trust", str(public), "--name", "alice"]) == ExitCode.DECIDED
+    capsys.readouterr()
+    assert main(["keys", "trust", str(public), "--name", "alice2"]) == ExitCode.DECIDED
+    assert "as 'alice2' (was 'alice')" in capsys.readouterr().out
+    assert [k.name for k in trusted_keys()[0]] == ["you", "alice2"]
+    assert main(["keys", "trust", str(public)]) == ExitCode.DECIDED  # no name: kept
+    assert "already trusted as 'alice2'" in capsys.readouterr().out
+    assert [k.name for k in trusted_keys()[0]] == ["you", "alice2"]

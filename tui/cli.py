@@ -748,8 +748,12 @@ def _keys(args: argparse.Namespace) -> int:
         for key in listed:
             _out(f"{key.fingerprint}  {key.name}{' (your key)' if key.own else ''}")
     elif what == "trust":
-        key = keys.trust(args.file, args.name)
-        _out(f"trusted {key.fingerprint} as {key.name!r} (in {keys.trust_path()})")
+        key, before = keys.trust(args.file, args.name)
+        if before == key.name:
+            _out(f"already trusted as {key.name!r}: {key.fingerprint}")
+        else:
+            was = f" (was {before!r})" if before is not None else ""
+            _out(f"trusted {key.fingerprint} as {key.name!r}{was} (in {keys.trust_path()})")
     else:
         for key in keys.untrust(args.key):
             _out(f"no longer trusted: {key.fingerprint} {key.name!r}")

@@ -311,18 +311,21 @@ def _listed() -> list[TrustedKey]:
     return keys
 
 
-def trust(path: str | Path, name: str | None = None) -> TrustedKey:
-    """Add the key in ``path`` to the trusted keys (once); returns it as listed."""
+def trust(path: str | Path, name: str | None = None) -> tuple[TrustedKey, str | None]:
+    """Add the key in ``path`` to the trusted keys (once); returns it as listed, and the
+    name it was listed under before (None if new). A key trusted already is renamed by
+    ``name``; without one it keeps its name."""
     new = read_public_file(path)
+    keys = _listed()
+    old = next((k for k in keys if k.public == new.public), None)
+    if old is not None and (not name or " ".join(name.split()) == old.name):
+        return old, old.name
     if name:
         new = TrustedKey(new.public, " ".join(name.split()))
     if reads_as_own(new.name):
         raise _own_name_refused(path, new.name)
-    keys = _listed()
-    if any(k.public == new.public for k in keys):
-        return next(k for k in keys if k.public == new.public)
-    _write_trusted([*keys, new])
-    return new
+    _write_trusted([new if k is old else k for k in keys] if old else [*keys, new])
+    return new, old.name if old else None
 
 
 def untrust(which: str) -> list[TrustedKey]:
