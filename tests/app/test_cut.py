@@ -194,3 +194,26 @@ async def test_the_cut_modal_focuses_the_note_and_letters_type(tmp_path, moot_di
         await wait_until(pilot, lambda: screen.decision is not None, timeout=60)
     notes = [a for a in load_session(session_file(moot_dirs)).actions if a["action"] == "note"]
     assert [n["text"] for n in notes] == ["mind the lock"]
+
+
+async def test_the_guard_says_stay_paused_while_the_debate_is_paused(tmp_path, moot_dirs):
+    """Paused, "Keep running" would name what Enter does not do: it keeps the pause."""
+    from textual.widgets import Button
+
+    from tui.app.screens.modals import GuardModal
+
+    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=3, token_delay_ms=20)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: pilot.app.debate_screen())
+        screen = live_screen(app)
+        await wait_until(pilot, lambda: screen.engine.player.speaking)
+        await tap(pilot, "p")
+        await wait_until(pilot, lambda: screen.engine.paused)
+        await tap(pilot, "e")
+        guard = await wait_until(pilot, lambda: isinstance(app.screen, GuardModal) and app.screen)
+        assert str(guard.query_one("#no", Button).label) == "Stay paused"
+        await tap(pilot, "enter")
+        await wait_until(pilot, lambda: app.screen is screen)
+        assert screen.engine.paused
+        await quit_confirmed(pilot)

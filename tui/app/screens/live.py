@@ -448,6 +448,7 @@ class LiveScreen(DebateScreen):
                 "The debate stops now, unresolved; turns being spoken are cancelled. "
                 "You then decide, or add a round.",
                 "Escalate",
+                stay=self._staying(),
             ),
             answered,
         )
@@ -582,9 +583,14 @@ class LiveScreen(DebateScreen):
                 "The call stops now; the words spoken so far are kept on record. "
                 "You then redo it (with a note), skip it, or replace the model.",
                 "Cut",
+                stay=self._staying(),
             ),
             answered,
         )
+
+    def _staying(self) -> str:
+        """The guard's answer that acts on nothing: it keeps the pause when paused."""
+        return "Stay paused" if self._engine_now.paused else "Keep running"
 
     def _ask_first(self, question: GuardModal, answered: Callable[[bool | None], None]) -> None:
         """One question at a time: a key typed again before the first shows asks nothing."""
