@@ -56,3 +56,21 @@ def test_an_unknown_theme_is_refused_listing_the_themes(
     assert "unknown theme 'nonsense'" in err
     for name in ("dark", "light", "high-contrast", "textual-dark"):
         assert name in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "{spec}", "--headless", "--theme", "nope", "--out", "{out}"],
+        ["--theme", "nope", "run", "{spec}", "--headless", "--out", "{out}"],
+        ["--theme", "nope", "validate", "{spec}"],
+    ],
+)
+def test_an_unknown_theme_is_refused_where_no_console_shows_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """--headless and validate took --theme nope silently: a typo in a script went unseen."""
+    spec, out = str(_spec(tmp_path)), str(tmp_path / "out.toml")
+    assert main([a.format(spec=spec, out=out) for a in argv]) == ExitCode.BAD_INPUT
+    assert "unknown theme 'nope'" in capsys.readouterr().err
+    assert not (tmp_path / "out.toml").exists()

@@ -550,6 +550,13 @@ _WANTS: dict[str, Literal["spec", "session"]] = {
 
 def _dispatch(args: argparse.Namespace) -> int:
     cmd = args.command
+    theme = getattr(args, "theme", None)
+    if theme is not None:  # refused where no console shows it too: a typo is never silent
+        from tui.app.launch import theme_problem
+
+        if problem := theme_problem(theme):
+            _err(f"moot: {problem}")
+            return ExitCode.BAD_INPUT
     if cmd in _WANTS:
         from tui.filekind import refuse_wrong_kind
 

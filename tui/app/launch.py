@@ -38,7 +38,7 @@ def launch(
         if value and not Path(value).is_file():
             print(clean_line(f"moot: {label} file not found: {value}"), file=sys.stderr)
             return ExitCode.BAD_INPUT
-    refused = _terminal_problem(spec_path, resume_path, replay_path) or _theme_problem(theme)
+    refused = _terminal_problem(spec_path, resume_path, replay_path)
     if refused:
         print(clean_line(f"moot: {refused}"), file=sys.stderr)
         return ExitCode.BAD_INPUT
@@ -89,10 +89,9 @@ def _terminal_problem(spec: str | None, resume: str | None, replay: str | None) 
     return f"this terminal (TERM=dumb) cannot show the console; use: {hint}"
 
 
-def _theme_problem(theme: str | None) -> str | None:
-    """``--theme`` names no theme: refused, listing the themes there are."""
-    if theme is None:
-        return None
+def theme_problem(theme: str) -> str | None:
+    """``--theme`` names no theme: refused, listing the themes there are (by the command
+    line, for every command, a console or not)."""
     from textual.theme import BUILTIN_THEMES
 
     from tui.app.themes import load_themes, resolve_theme_name
