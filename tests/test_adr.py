@@ -117,7 +117,7 @@ def test_an_operator_decision_with_dissent_and_answers(
     assert "Operator's rationale:\n\n> The rollback is untested." in text
     assert "- `a` voted `release`" in text.split("### Dissent")[1]
     consequences = text.split("### Consequences")[1].split("### Confirmation")[0]
-    assert "- Good, because the rollback is untested. (the operator's rationale)" in consequences
+    assert "- Good, because The rollback is untested. (the operator's rationale)" in consequences
     assert "raised by `b` against `a` in turn" in consequences
     assert "answered by `a` in turn" in consequences
     # Model text cannot open a heading, HTML or a list inside the record.
@@ -165,7 +165,7 @@ def test_the_chosen_option_is_the_winning_position(
     )
     assert "because the judges preferred it in enough rounds in a row" in text
     consequences = text.split("### Consequences")[1].split("### Confirmation")[0]
-    assert "- Good, because the incumbent (turn 4, synth) names where events stop" in consequences
+    assert "- Good, because The incumbent (turn 4, synth) names where events stop" in consequences
     assert "X names" not in text and "judge-3: The challenger (turn 16, synth)" in text
 
 
@@ -179,3 +179,19 @@ def test_an_unfinished_session_is_proposed(
     assert text.startswith("---\nstatus: proposed\n") and "\n- Status: proposed\n" in text
     assert '\n\nChosen option: "none yet", because the session has not ended' in text
     assert "- Neutral, because no argument, weakness or risk was recorded." in text
+
+
+def test_a_deferred_decision_names_no_option_and_keeps_the_rationale_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.batch_specs import unresolved
+    from tests.test_inbox import run_specs
+
+    target = run_specs(tmp_path, {"split": unresolved()})["split"]
+    capsys.readouterr()
+    defer = ["decide", str(target), "--vote", "escalate", "--rationale", "Ask finance first."]
+    assert main(defer) == ExitCode.UNRESOLVED
+    text = adr(target, capsys)
+    assert 'Chosen option: "escalate"' not in text
+    assert 'Chosen option: "none yet", because' in text and "no option was chosen" in text
+    assert "- Good, because Ask finance first. (the operator's rationale)" in text

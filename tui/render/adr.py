@@ -212,7 +212,8 @@ def outcome(data: SessionData) -> list[str]:
     option = named.get(_key(text), title(text)) if text else str(decision)
     reasons = _BECAUSE | data.spec.protocol_class.rule_reasons
     because = reasons.get(rule, f"the rule {rule} decided so")
-    if text is None and status(data) == "proposed":
+    if text is None and status(data) == "proposed":  # "escalate" is no option: none is chosen
+        option = "none yet"
         because += "; no option was chosen, and the decision is left to a person"
     lines = [
         f'Chosen option: "{md_inline(option)}", because {md_inline(because)} '
@@ -257,24 +258,16 @@ def answer(data: SessionData, critique: Turn) -> str:
     return "not answered"
 
 
-def _reason(text: object) -> str:
-    """Model text after "because": one line, its first word lowercased unless an acronym."""
-    line = md_inline(text)
-    if line[:1].isupper() and line[1:2].islower():
-        return line[:1].lower() + line[1:]
-    return line
-
-
 def _good(data: SessionData) -> list[str]:
     """The arguments for the decision: its backers' reasons, the judges', the operator's."""
     r = data.result or {}
     decision = r.get("decision")
     lines: list[str] = []
     if r.get("decided_by") == DecidedBy.OPERATOR and r.get("rationale"):
-        lines.append(f"- Good, because {_reason(r['rationale'])} (the operator's rationale)")
+        lines.append(f"- Good, because {md_inline(r['rationale'])} (the operator's rationale)")
     handoff = data.spec.protocol_class.handoff(r, data.turns) if r else None
     for argument in _listed((handoff or {}).get("key_arguments")):
-        lines.append(f"- Good, because {_reason(argument)} (a judge's reason)")
+        lines.append(f"- Good, because {md_inline(argument)} (a judge's reason)")
     reasons: dict[str, Turn] = {}
     for turn in data.turns:
         if turn.kind == TurnKind.POSITION and not turn.invalid:
@@ -283,7 +276,7 @@ def _good(data: SessionData) -> list[str]:
         latest = reasons.get(who)
         if vote == decision and latest is not None and latest.content.get("rationale"):
             lines.append(
-                f"- Good, because {_reason(latest.content['rationale'])} "
+                f"- Good, because {md_inline(latest.content['rationale'])} "
                 f"({md_code(who)}, voting {md_code(vote)} in turn {latest.index})"
             )
     for c in _listed(r.get("challenges")):
@@ -304,7 +297,7 @@ def _bad(data: SessionData) -> list[str]:
         against = f" against {md_code(turn.target)}" if turn.target else ""
         for weakness in _listed(turn.content.get("weaknesses")):
             lines.append(
-                f"- Bad, because {_reason(weakness)} (raised by {md_code(turn.speaker)}"
+                f"- Bad, because {md_inline(weakness)} (raised by {md_code(turn.speaker)}"
                 f"{against} in turn {turn.index}; {answer(data, turn)})"
             )
     for c in _listed((data.result or {}).get("challenges")):
