@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tests.batch_specs import write
 from tests.helpers import debate_raw, with_script
+from tui.engine.fileformat import COMMIT
 from tui.engine.session import load_session
 
 
@@ -48,6 +49,14 @@ def _comparable(path: Path) -> tuple[list[tuple], dict]:
     return turns, result
 
 
+def _committed(path: Path) -> bool:
+    """Whether the file holds its first complete record (the header and its commit mark)."""
+    try:
+        return COMMIT.encode() in path.read_bytes()
+    except FileNotFoundError:
+        return False
+
+
 def test_sigkill_at_random_points_then_resume(tmp_path: Path) -> None:
     spec = _write_spec(tmp_path / "crash.toml")
     reference = tmp_path / "reference.toml"
@@ -68,9 +77,10 @@ def test_sigkill_at_random_points_then_resume(tmp_path: Path) -> None:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        # Wait for the session file to exist, then kill after a random delay.
+        # Wait for the session's header to be committed, then kill after a random delay: a
+        # kill before it leaves a file holding no record, which has nothing to resume.
         deadline = time.monotonic() + 60
-        while not out.exists() and proc.poll() is None and time.monotonic() < deadline:
+        while not _committed(out) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(rng.uniform(0.0, 0.6))
         os.kill(proc.pid, signal.SIGKILL)
