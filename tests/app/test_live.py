@@ -125,6 +125,7 @@ async def test_add_a_round_from_the_unresolved_modal(tmp_path, moot_dirs):
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, DecideModal))
         await pilot.click("#extend")
+        await confirm_guard(pilot)  # a round added asks first
         screen = live_screen(app)
         await wait_until(pilot, lambda: len(screen.engine.state.turns) == 4)
         await wait_until(pilot, lambda: isinstance(app.screen, DecideModal))  # unresolved again
