@@ -217,3 +217,19 @@ async def test_the_guard_says_stay_paused_while_the_debate_is_paused(tmp_path, m
         await wait_until(pilot, lambda: app.screen is screen)
         assert screen.engine.paused
         await quit_confirmed(pilot)
+
+
+async def test_the_footer_offers_no_steering_once_the_debate_has_ended(tmp_path, moot_dirs):
+    """p, e and x act on a running debate: after its end the footer no longer offers them."""
+    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=1)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await wait_until(pilot, lambda: pilot.app.debate_screen())
+        await wait_until(pilot, lambda: screen.decision is not None)
+        await tap(pilot, "escape")  # the decide modal, if it opened
+        await wait_until(pilot, lambda: app.screen is screen)
+        await pilot.pause()
+        offered = {b.binding.key for b in app.active_bindings.values()}
+        assert not {"p", "e", "x"} & offered, offered
+        assert "d" in offered  # deciding an unresolved end stays offered
+        await tap(pilot, "q")

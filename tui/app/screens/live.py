@@ -421,6 +421,15 @@ class LiveScreen(DebateScreen):
     def _can_steer(self) -> bool:
         return self.engine is not None and self.engine.status in (RunStatus.LIVE, RunStatus.PAUSED)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Pause, escalate and cut act on a running debate: not offered once it has ended."""
+        if action in ("pause", "escalate", "cut"):
+            return self._can_steer()
+        return super().check_action(action, parameters)
+
+    def watch_status(self) -> None:
+        self.refresh_bindings()  # the footer follows what the keys can do now
+
     def action_pause(self) -> None:
         if not self._can_steer():
             self.notify("the debate is not running", markup=False, timeout=2)
