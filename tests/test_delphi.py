@@ -208,3 +208,16 @@ def test_decide_refuses_value_on_a_session_that_decides_a_vote(
     err = capsys.readouterr().err
     assert "--value: this session decides a vote (release, revise, escalate); give --vote" in err
     assert target.read_bytes() == before
+
+
+def test_the_inbox_shows_no_vote_tally_for_an_estimate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Delphi panel casts no votes: 'release 0, revise 0, escalate 0' said nothing."""
+    session = tmp_path / "sessions" / "spread-session.toml"
+    assert main(["run", str(spread_out(tmp_path)), "--headless", "--out", str(session)]) == 3
+    capsys.readouterr()
+    assert main(["inbox", "--sessions-dir", str(session.parent)]) == 0
+    out = capsys.readouterr().out
+    assert session.name in out
+    assert "release 0" not in out and "no votes" in out

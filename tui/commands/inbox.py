@@ -125,4 +125,8 @@ def awaiting(directory: str | Path) -> list[Awaiting]:
 
 
 def tally_text(tally: dict[str, int]) -> str:
-    return ", ".join(f"{vote} {count}" for vote, count in tally.items()) or "no votes"
+    """Each option's votes; none cast (an estimate's panel votes on nothing) is "no votes",
+    never a row of zeros."""
+    if not any(tally.values()):
+        return "no votes"
+    return ", ".join(f"{vote} {count}" for vote, count in tally.items())
