@@ -18,6 +18,7 @@ HOSTILE = (
 # What must never reach the screen raw: C0 (but newline), DEL, C1, bidi controls.
 RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 BIG = HOSTILE + ("lorem ipsum " * 17_100)  # > 200 KB
+REASON = "[/]" + HOSTILE + " Nobody tested the rollback."  # more than the stance restated
 
 
 def test_clean_neutralises_controls():
@@ -35,7 +36,10 @@ async def test_hostile_text_is_shown_literally_and_round_trips(tmp_path, moot_di
         phases=["proposal"],
         max_rounds=1,
         threshold=1,
-        scripts={0: {"stances": [BIG], "rationales": ["[/]" + HOSTILE]}, 1: {"votes": ["release"]}},
+        scripts={
+            0: {"stances": [BIG], "rationales": [REASON]},
+            1: {"votes": ["release"]},
+        },
     )
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
@@ -62,7 +66,7 @@ async def test_hostile_text_is_shown_literally_and_round_trips(tmp_path, moot_di
     path = next(moot_dirs["sessions"].glob("*.toml"))
     data = load_session(path)
     assert data.turns[0].content["stance"] == BIG  # stored exactly, never truncated
-    assert data.turns[0].content["rationale"] == "[/]" + HOSTILE
+    assert data.turns[0].content["rationale"] == REASON
     assert data.spec.debate.title.endswith("\x1b[2J")
 
 
