@@ -16,10 +16,11 @@ from tui.engine.schedule import Slot
 from tui.engine.vocab import TurnKind
 
 LONG = " ".join(f"point{i} about the rollout" for i in range(15)) + "."
+WHY = " ".join(f"reason{i}: the canary caught it" for i in range(15)) + "."  # not LONG again
 
 
 def _spec(token_delay_ms: float = 15, rounds: int = 6) -> dict:
-    script = {"stances": [LONG], "rationales": [LONG]}
+    script = {"stances": [LONG], "rationales": [WHY]}
     return debate_spec(
         debaters=2,
         phases=["proposal"],
