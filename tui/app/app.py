@@ -501,7 +501,7 @@ class MootApp(App[int]):
             self.push_screen(HelpScreen(keys))
 
     async def action_interrupt(self) -> None:
-        """Ctrl+C, as the README says: saved already, the resume line printed, exit 130."""
+        """Ctrl+C, as the README's key table says: saved already, the resume line printed, exit 130."""
         await self.shut_down(ExitCode.INTERRUPTED)
 
     async def shut_down(self, code: int | None = None) -> None:

@@ -327,7 +327,7 @@ def run_headless(
     *,
     extend_first: bool = False,
 ) -> int:
-    """Run to a decision, printing as it goes; returns the exit code the README lists under Commands.
+    """Run to a decision, printing as it goes; returns the exit code docs/commands.md lists.
 
     ``extend_first``: the session ended unresolved; replay it to that end, add a
     round (journalled), and go on (``moot decide --extend``).
