@@ -44,9 +44,9 @@ async def test_pause_escalate_add_a_round_quit_resume_shows_live(tmp_path, moot_
         await confirm_guard(pilot)
         modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
         await pilot.click("#extend")
-        await confirm_guard(pilot)  # a round added asks first
         seen = _watch_turns(screen)
-        assert modal is not app.screen
+        await confirm_guard(pilot)  # a round added asks first
+        await wait_until(pilot, lambda: modal is not app.screen and app.screen is screen)
         await wait_until(pilot, lambda: len(seen) >= 2)
         assert screen.header.status == "LIVE"
         assert all(status == "LIVE" for _, status in seen), seen
