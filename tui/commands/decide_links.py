@@ -13,12 +13,12 @@ import hashlib
 import hmac
 import os
 import secrets
-import stat
 import time
 from pathlib import Path
 from urllib.parse import quote
 
 from tui.engine.errors import MootInputError
+from tui.engine.keys import read_private
 from tui.engine.safeio import describe, fsync_dir, temp_beside, write_all
 from tui.paths import config_dir
 
@@ -57,22 +57,9 @@ def _secret() -> bytes:
         if not os.path.lexists(path):
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             _create_secret(path)
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as err:
-        raise _refused(path, f"cannot read the decide links' secret: {describe(err)}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _refused(path, "the decide links' secret is not a regular file")
-        if info.st_mode & 0o077:
-            raise _refused(
-                path,
-                f"the decide links' secret can be read by others (mode "
-                f"{stat.S_IMODE(info.st_mode):04o}); make it private with `chmod 600 {path}`",
-            )
-        data = os.read(fd, 4 * _SECRET_BYTES).strip()
-    finally:
-        os.close(fd)
+        raise _refused(path, f"cannot make the decide links' secret: {describe(err)}") from None
+    data = read_private(path, "the decide links' secret", 4 * _SECRET_BYTES).strip()
     if len(data) < _SECRET_BYTES:
         raise _refused(path, "the decide links' secret is too short; delete the file to make one")
     return data

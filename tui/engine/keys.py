@@ -104,24 +104,30 @@ def _refused(path: Path, why: str) -> MootInputError:
     return MootInputError(str(path), [why])
 
 
-def _read_key(path: Path) -> Signer:
+def read_private(path: Path, what: str, limit: int) -> bytes:
+    """A secret file's bytes, refused (naming ``what``) unless a regular file only its owner
+    may read, as OpenSSH refuses a private key others can read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as err:
-        raise _refused(path, f"cannot read your signing key: {describe(err)}") from None
+        raise _refused(path, f"cannot read {what}: {describe(err)}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise _refused(path, "your signing key is not a regular file")
+            raise _refused(path, f"{what} is not a regular file")
         if info.st_mode & 0o077:
             raise _refused(
                 path,
-                f"your signing key can be read by others (mode {stat.S_IMODE(info.st_mode):04o}); "
+                f"{what} can be read by others (mode {stat.S_IMODE(info.st_mode):04o}); "
                 f"make it private with `chmod 600 {path}`",
             )
-        data = os.read(fd, _KEY_BYTES + 1)
+        return os.read(fd, limit)
     finally:
         os.close(fd)
+
+
+def _read_key(path: Path) -> Signer:
+    data = read_private(path, "your signing key", _KEY_BYTES + 1)
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError):
