@@ -280,9 +280,10 @@ async def run_lookups(
                 budget.start_lookup(speaker)
             t0 = time.perf_counter()
             try:
-                text = await asyncio.wait_for(
-                    tools.run(entry.name, req["call"], req["args"]), entry.timeout_s
-                )
+                # In the turn's own task: a cancellation that meets the result is never lost
+                # (wait_for on Python 3.11 could return the result and drop it).
+                async with asyncio.timeout(entry.timeout_s):
+                    text = await tools.run(entry.name, req["call"], req["args"])
                 full = redact(str(text))
                 limit, over = entry.max_result_bytes, None
                 room = budget.lookup_room(speaker) if budget is not None else None
