@@ -465,3 +465,26 @@ def test_a_required_tool_makes_the_first_call_ask_for_a_lookup(folder: Path) -> 
     later = second.get("anyOf", [second])[0]
     assert "lookups" not in later.get("required", []) and "lookups" in later["properties"]
     assert verify_file(out).ok
+
+
+def test_a_lookup_that_never_answers_is_refused_on_record_at_its_timeout(folder: Path) -> None:
+    """The tool's deadline ends the call in the turn's own task; the debate goes on."""
+    from tui.engine.lookups import run_lookups
+
+    raw = challenge_raw(reviewer_turn("x"))
+    raw["tools"][0]["timeout_s"] = 0.2
+    spec = validate_spec(raw)
+
+    class Hangs(RunTools):
+        async def run(self, tool: str, call: str, args: dict[str, Any]) -> str:
+            await asyncio.Event().wait()  # a tool that never answers
+            return ""
+
+    async def look() -> list[dict[str, Any]]:
+        box = Hangs(spec, folder)
+        await box.start()
+        ask = {"tool": "files", "call": "read", "args": {"path": "design.md"}}
+        return await run_lookups(spec, "reviewer", [ask], box, lambda s: s)
+
+    [record] = asyncio.run(look())
+    assert record["ok"] is False and record["reason"] == "timed out after 0.2 s", record
