@@ -18,8 +18,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tui.engine.errors import MootInputError
-from tui.engine.keys import read_private
-from tui.engine.safeio import describe, fsync_dir, temp_beside, write_all
+from tui.engine.keys import create_private, read_private
+from tui.engine.safeio import describe
 from tui.paths import config_dir
 
 SECRET_FILE = "decide-links.key"
@@ -35,28 +35,13 @@ def _refused(path: Path, why: str) -> MootInputError:
     return MootInputError(str(path), [why])
 
 
-def _create_secret(path: Path) -> None:
-    """A whole new secret under its name, or the one another process made meanwhile."""
-    fd, tmp = temp_beside(path, 0o600)
-    try:
-        write_all(fd, secrets.token_hex(_SECRET_BYTES).encode())
-        os.fsync(fd)
-        os.link(tmp, path)  # never replaces: links already minted keep working
-    except FileExistsError:
-        pass
-    finally:
-        os.close(fd)
-        tmp.unlink(missing_ok=True)
-    fsync_dir(path.parent)
-
-
 def _secret() -> bytes:
     """The links' secret, made on first use; refused when others may read it."""
     path = secret_path()
     try:
         if not os.path.lexists(path):
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            _create_secret(path)
+            create_private(path, secrets.token_hex(_SECRET_BYTES).encode())
     except OSError as err:
         raise _refused(path, f"cannot make the decide links' secret: {describe(err)}") from None
     data = read_private(path, "the decide links' secret", 4 * _SECRET_BYTES).strip()

@@ -137,24 +137,30 @@ def _read_key(path: Path) -> Signer:
     return Signer(key)
 
 
-def _create_key(path: Path) -> None:
-    """Write a new key as a whole file under its name, or leave the one already there."""
-    pem = Ed25519PrivateKey.generate().private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
+def create_private(path: Path, data: bytes) -> None:
+    """``data`` as a whole new file only its owner may read, or leave the one already there
+    (another process made it meanwhile): written beside, then linked, never replacing."""
     fd, tmp = temp_beside(path, 0o600)
     try:
-        write_all(fd, pem)
+        write_all(fd, data)
         os.fsync(fd)
-        os.link(tmp, path)  # never replaces: a key made meanwhile by another run wins
+        os.link(tmp, path)  # never replaces: what another run made meanwhile wins
     except FileExistsError:
         pass
     finally:
         os.close(fd)
         tmp.unlink(missing_ok=True)
     fsync_dir(path.parent)
+
+
+def _create_key(path: Path) -> None:
+    """A new Ed25519 key, unless one is already there."""
+    pem = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    create_private(path, pem)
 
 
 def user_signer() -> Signer:
