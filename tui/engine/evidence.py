@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, create_model, model_serializer
 
 from tui.engine.records import inline_refs
-from tui.engine.spec import Rubric
+
+if TYPE_CHECKING:
+    from tui.engine.spec import Rubric
 
 MIN_QUOTE_CHARS = 8
 _SPACE = re.compile(r"\s+")

@@ -14,6 +14,7 @@ import json
 from typing import TYPE_CHECKING
 
 from tui.engine.bounded import SESSION_BYTES
+from tui.engine.protocols import protocol_for
 
 if TYPE_CHECKING:
     from tui.engine.spec import Debater, Spec
@@ -36,8 +37,6 @@ def answer_bytes(debater: Debater) -> int:
 
 def session_bytes(spec: Spec) -> int:
     """An estimate of the session a full run of ``spec`` writes (no extends)."""
-    from tui.engine.protocols import protocol_for  # the registry imports the spec module
-
     protocol = protocol_for(spec)
     phases = sum(len(protocol.phases(r)) for r in range(1, spec.max_rounds + 1))
     per_phase = sum(TURN_BYTES + answer_bytes(d) for d in spec.debaters)

@@ -32,8 +32,9 @@ from tui.engine.protocols import PROTOCOLS, REFUSED
 from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.raw import RawSpec, family
 from tui.engine.readroots import ReadRoots
-from tui.engine.redact import SECRET_SHAPES
+from tui.engine.redact import MIN_SECRET, SECRET_SHAPES, Redactor, key_env_names
 from tui.engine.safeio import FileRefused, read_regular
+from tui.engine.sizing import outgrow_warning
 from tui.engine.substance import DEFAULT_MIN_WORDS
 from tui.engine.vocab import DEFAULT_PROTOCOL
 
@@ -652,8 +653,6 @@ def _key_value_problems(raw: dict[str, Any]) -> list[str]:
     Such a field would be stored in the session file, its name and every export.
     The caller redacts the value out of the paths and messages.
     """
-    from tui.engine.redact import MIN_SECRET, key_env_names  # it imports this module
-
     problems: list[str] = []
     for name in dict.fromkeys(key_env_names(raw)):
         value = os.environ.get(name, "")
@@ -710,8 +709,6 @@ def validate_spec(raw: dict[str, Any], source: str = "spec", *, key_values: bool
 
 def redacted_problems(raw: Any, problems: list[str]) -> list[str]:
     """``problems`` with every secret the spec or environment names taken out."""
-    from tui.engine.redact import Redactor  # it imports this module
-
     redact = Redactor.for_spec(raw if isinstance(raw, dict) else {})
     return [redact(p) for p in problems]
 
@@ -744,8 +741,6 @@ def read_spec_file(
 def spec_warnings(spec: Spec) -> list[str]:
     """Things that run but weaken the result: same-family critics under ``warn``, and a
     debate long enough to fill its session file."""
-    from tui.engine.sizing import outgrow_warning  # it reads the protocol registry
-
     outgrow = outgrow_warning(spec)
     out = [outgrow] if outgrow else []
     if spec.debate.cross_family != "warn":

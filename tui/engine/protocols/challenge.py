@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tui.engine.evidence import lookup_evidence
+from tui.engine.lookups import results as lookup_results
+from tui.engine.lookups import tools_of
 from tui.engine.parsing import TurnParseError
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
@@ -397,16 +400,11 @@ def _drop_source(node: Any) -> None:
 
 
 def _may_look_up(spec: Spec, speaker: str) -> bool:
-    from tui.engine.lookups import tools_of  # both import the spec, which imports us
-
     return bool(tools_of(spec, speaker))
 
 
 def _lookup_evidence(turn: Turn) -> list[dict[str, Any]]:
     """Each challenge quoting a lookup (``source``), judged against the recorded result."""
-    from tui.engine.evidence import lookup_evidence  # both import the spec, which imports us
-    from tui.engine.lookups import results as lookup_results
-
     found = lookup_results(turn.lookups)
     return [
         {
