@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app_support import debate_spec, make_app, record_session, tap, wait_until
+from app_support import debate_spec, make_app, plain, record_session, tap, wait_until
 
 from tui.app.screens.home import HomeScreen, home_columns, list_sessions
 from tui.app.screens.too_small import NARROW_BELOW
@@ -122,3 +122,77 @@ async def test_at_80_columns_a_cut_name_ends_with_an_ellipsis(tmp_path, moot_dir
         assert long.startswith(title[:-1])
         name = row["file"].plain
         assert name.endswith("…") and len(name) == widths["file"], name
+
+
+def _shown(screen) -> str:
+    """Every line of text the screen's widgets show."""
+    from textual.widgets import Static
+
+    return "\n".join(plain(w) for w in screen.query(Static))
+
+
+async def test_the_preflight_is_on_screen_until_its_result_and_keys_meanwhile_leave_it_be(
+    tmp_path, moot_dirs, monkeypatch
+):
+    """From the first Enter to the result a screen says the models are being checked; an
+    Enter pressed meanwhile starts no second check and cannot dismiss the result unseen;
+    Esc stops waiting, and a result that comes after is dropped."""
+    import threading
+
+    from tui.app.screens import opening
+    from tui.app.screens.modals import PreflightModal
+
+    calls: list[str] = []
+    release = threading.Event()
+
+    def slow_preflight(path: str, allow_read=()) -> list[str]:
+        calls.append(path)
+        assert release.wait(60), "the test never let the check end"
+        return ["planner: OPENAI_API_KEY is not set"]
+
+    monkeypatch.setattr(opening, "preflight_lines", slow_preflight)
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    (examples / "demo.toml").write_text((SPECS / "demo.toml").read_text())
+    app = make_app(tmp_path, examples_dir=examples)
+    async with app.run_test(size=(120, 30)) as pilot:
+        try:
+            home = await wait_until(
+                pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen
+            )
+            await wait_until(pilot, lambda: home.examples)
+            await tap(pilot, "enter")
+            await wait_until(pilot, lambda: calls)
+            await wait_until(
+                pilot,
+                lambda: app.screen is not home and "checking the models" in _shown(app.screen),
+            )
+            assert "demo.toml" in _shown(app.screen)
+            for _ in range(3):  # impatient presses while the check runs
+                await tap(pilot, "enter")
+            assert len(calls) == 1 and "checking the models" in _shown(app.screen)
+            release.set()
+            modal = await wait_until(
+                pilot, lambda: isinstance(app.screen, PreflightModal) and app.screen
+            )
+            await pilot.pause()
+            assert app.screen is modal, "a key pressed during the check dismissed its result"
+            assert any("OPENAI_API_KEY" in line for line in modal.lines)
+            await tap(pilot, "escape")
+            await wait_until(pilot, lambda: app.screen is home)
+
+            release.clear()
+            await tap(pilot, "enter")
+            await wait_until(pilot, lambda: len(calls) == 2 and app.screen is not home)
+            await tap(pilot, "escape")  # stop waiting: home again, the late result dropped
+            await wait_until(pilot, lambda: app.screen is home)
+            release.set()
+            await wait_until(
+                pilot, lambda: not any(w.group == "opening" and w.is_running for w in app.workers)
+            )
+            await pilot.pause()
+            assert app.screen is home, "a check the operator stopped waiting for still showed"
+        finally:
+            release.set()  # a failed test must not leave the check blocked
+
+    assert list(moot_dirs["sessions"].glob("*.toml")) == []

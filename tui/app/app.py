@@ -18,6 +18,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.events import Resize
+from textual.screen import Screen
 from textual.theme import Theme
 
 from tui.app.commands import MootCommands
@@ -351,28 +352,33 @@ class MootApp(App[int]):
 
     def on_session_chosen(self, message: SessionChosen) -> None:
         if message.mode == "run":  # as ``moot run``: the preflight before any file is written
-            self.notify(
-                f"checking the models of {shorten(Path(message.path).name, 60)}…",
-                markup=False,
-                timeout=4,
-            )
-            self._check_then_run(message.path)
+            from tui.app.screens.modals import PreflightWaitModal
+
+            waiting = PreflightWaitModal(Path(message.path).name)
+            self.push_screen(waiting)
+            self._check_then_run(message.path, waiting)
         else:
             self.open_path(message.mode, message.path)
 
     @work(thread=True, exclusive=True, group="opening")
-    def _check_then_run(self, path: str) -> None:
+    def _check_then_run(self, path: str, waiting: Screen[None]) -> None:
         from tui.app.screens.opening import preflight_lines
 
         lines = preflight_lines(path)
         try:
-            self.call_from_thread(self._checked, path, lines)
+            self.call_from_thread(self._checked, path, lines, waiting)
         except RuntimeError:  # the app has quit meanwhile
             pass
 
-    def _checked(self, path: str, lines: list[str]) -> None:
+    def _checked(self, path: str, lines: list[str], waiting: Screen[None]) -> None:
+        """The check's result takes the place of its waiting screen; none if the operator
+        stopped waiting (Esc), so a late result never opens over what they did since."""
         from tui.app.screens.modals import PreflightModal
 
+        if waiting not in self.screen_stack:
+            return
+        waiting.pop_until_active()
+        self.pop_screen()
         if lines:
             self.push_screen(PreflightModal(Path(path).name, lines))
         else:

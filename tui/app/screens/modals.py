@@ -287,6 +287,38 @@ class GuardModal(_YesNoModal):
                 yield Button(Content(self.act), id="yes", variant="error")
 
 
+class PreflightWaitModal(_Modal[None]):
+    """A spec started from home while ``moot run``'s preflight checks its models: on screen
+    until the result takes its place, so a key pressed meanwhile lands here (and starts no
+    second check) instead of dismissing the result unseen. Esc stops waiting."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name_shown = name
+        self.seconds = 0
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="preflight-wait"):
+            yield Label(Content(shorten(self.name_shown, 60)), classes="title")
+            yield Static(Content(self._progress()), id="progress", markup=False)
+            yield Static(
+                Content("A provider or a model server may take a while to answer."),
+                classes="hint",
+                markup=False,
+            )
+            yield Label(Content("Esc: stop waiting (nothing is written)"), classes="hint")
+
+    def on_mount(self) -> None:
+        self.set_interval(1, self._tick)
+
+    def _progress(self) -> str:
+        return f"checking the models of {shorten(self.name_shown, 60)}… {self.seconds} s"
+
+    def _tick(self) -> None:
+        self.seconds += 1
+        self.query_one("#progress", Static).update(Content(self._progress()))
+
+
 class PreflightModal(_Modal[None]):
     """A spec started from home failed ``moot run``'s preflight: each line, and that
     nothing was written."""
