@@ -6,6 +6,7 @@ import asyncio
 import fcntl
 import os
 
+import tomli_w
 from app_support import debate_spec, fill, make_app, record_session, tap, wait_until, write_spec
 from textual.widgets import DataTable
 
@@ -51,9 +52,10 @@ async def test_the_filter_narrows_the_lists_and_enter_opens_what_it_shows(tmp_pa
         await wait_until(pilot, lambda: _titles(home) == [])
         await fill(pilot, "#filter", "beta")
         await wait_until(pilot, lambda: _titles(home) == ["Beta pricing"])
-        await tap(pilot, "enter")  # to the list; Enter there opens the row shown
-        await wait_until(pilot, lambda: app.focused is home.query_one("#sessions"))
-        await tap(pilot, "enter")
+        await tap(pilot, "enter")  # to the first list that shows it: both await a decision
+        await wait_until(pilot, lambda: app.focused is home.query_one("#awaiting"))
+        home.query_one("#sessions", DataTable).focus()
+        await tap(pilot, "enter")  # Enter there opens the row shown
         replay = await wait_until(
             pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen
         )
@@ -156,3 +158,47 @@ async def test_a_session_another_moot_process_writes_is_never_deleted(tmp_path, 
             await pilot.press("q")
     finally:
         os.close(writer)
+
+
+async def test_the_filter_narrows_awaiting_you_and_enter_goes_to_the_first_match(
+    tmp_path, moot_dirs
+):
+    """``/postgres`` + Enter: the focus lands on the first list holding a match (here the
+    keyed examples, the offline list being empty), and "Awaiting you" is filtered too."""
+    from tui.paths import examples_dir
+
+    folder = moot_dirs["sessions"]
+    split = debate_spec(title="Split vote", debaters=2, max_rounds=1, phases=["proposal"])
+    pg = debate_spec(title="Postgres split", debaters=2, max_rounds=1, phases=["proposal"])
+    await record_session(split, folder / "20260101-000000-split-vote.toml")
+    postgres = await record_session(pg, folder / "20260101-000001-postgres-split.toml")
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    keyed = (examples_dir() / "anthropic-adversary.toml").read_text()
+    (examples / "keyed.toml").write_text(keyed.replace("Incident postmortem", "Postgres upgrade"))
+    (examples / "demo.toml").write_text(
+        tomli_w.dumps(debate_spec(title="Offline demo", max_rounds=1))
+    )
+    app = make_app(tmp_path, examples_dir=examples)
+    async with app.run_test(size=(120, 40)) as pilot:
+        home = await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen)
+        waiting = home.query_one("#awaiting", DataTable)
+        await wait_until(pilot, lambda: waiting.row_count == 2 and home.examples)
+        await tap(pilot, "slash")
+        await fill(pilot, "#filter", "postgres")
+        await wait_until(pilot, lambda: waiting.row_count == 1)
+        assert "Postgres split" in waiting.get_row_at(0)[0].plain
+        await tap(pilot, "enter")
+        await wait_until(pilot, lambda: app.focused is waiting)
+        await tap(pilot, "enter")  # opens the one shown, not the first of all that wait
+        screen = await wait_until(pilot, lambda: app.debate_screen())
+        assert screen.session_path == postgres
+        app.go_home()
+        home = await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen)
+        await tap(pilot, "slash")
+        await fill(pilot, "#filter", "postgres upgrade")
+        ex, ke = home.query_one("#examples", DataTable), home.query_one("#keyed", DataTable)
+        await wait_until(pilot, lambda: ex.row_count == 0 and ke.row_count == 1)
+        assert not home.query_one("#awaiting", DataTable).display  # nothing there matches
+        await tap(pilot, "enter")
+        await wait_until(pilot, lambda: app.focused is ke)

@@ -310,11 +310,10 @@ class HomeScreen(Screen[None]):
         self.sessions = message.sessions
         self.waiting = message.waiting
         self._fill()
-        self._show_waiting(bool(self.waiting))
         keyed = any(not row.offline for row in self.examples)
         self.query_one("#keyed-title", Static).display = keyed
         self.query_one("#keyed", DataTable).display = keyed
-        if self.waiting and self.focused is self.query_one("#examples", DataTable):
+        if self.shown_waiting() and self.focused is self.query_one("#examples", DataTable):
             self.query_one("#awaiting", DataTable).focus()  # what waits for the operator first
 
     def _cursors(self) -> dict[str, int]:
@@ -328,7 +327,7 @@ class HomeScreen(Screen[None]):
         se = self.query_one("#sessions", DataTable)
         aw.clear()
         cell = self._cell
-        for a in self.waiting:
+        for a in self.shown_waiting():
             aw.add_row(
                 cell("awaiting", "title", a.title),
                 cell("awaiting", "protocol", a.protocol),
@@ -363,6 +362,7 @@ class HomeScreen(Screen[None]):
         for table in (aw, ex, ke, se):
             if table.row_count:
                 table.move_cursor(row=min(cursors.get(str(table.id), 0), table.row_count - 1))
+        self._show_waiting(bool(aw.row_count))
         empty = self.query_one("#sessions-empty", Static)
         if not self.sessions:
             note = f"No saved sessions yet in {shorten(str(self.sessions_dir), 80)}"
@@ -387,6 +387,10 @@ class HomeScreen(Screen[None]):
             and self._matches(row.title, row.protocol, row.debaters, row.path.name)
         ]
 
+    def shown_waiting(self) -> list[Awaiting]:
+        """The sessions awaiting a person that the filter lets through."""
+        return [a for a in self.waiting if self._matches(a.title, a.protocol, a.why, a.path.name)]
+
     def shown_sessions(self) -> list[SessionRow]:
         """The saved sessions the filter lets through, newest first."""
         return [
@@ -409,8 +413,13 @@ class HomeScreen(Screen[None]):
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
-        table = self.query_one("#sessions", DataTable)
-        (table if table.row_count else self.query_one("#examples", DataTable)).focus()
+        """To the first list, top down, that shows a match (the examples when none does)."""
+        tables = [
+            self.query_one(f"#{name}", DataTable)
+            for name in ("awaiting", "examples", "keyed", "sessions")  # as on screen
+        ]
+        matched = [t for t in tables if t.display and t.row_count]
+        (matched[0] if matched else self.query_one("#examples", DataTable)).focus()
 
     def on_key(self, event: Key) -> None:
         """Esc in the filter clears it (and leaves it)."""
@@ -425,8 +434,9 @@ class HomeScreen(Screen[None]):
 
     def _selected(self) -> tuple[str, Path] | None:
         focused = self.focused
-        if isinstance(focused, DataTable) and focused.id == "awaiting" and self.waiting:
-            return "awaiting", self.waiting[focused.cursor_row].path
+        waiting = self.shown_waiting()
+        if isinstance(focused, DataTable) and focused.id == "awaiting" and waiting:
+            return "awaiting", waiting[focused.cursor_row].path
         shown = self.shown_sessions()
         if isinstance(focused, DataTable) and focused.id == "sessions" and shown:
             return "session", shown[focused.cursor_row].path
