@@ -42,7 +42,7 @@ def command_reference() -> str:
         "# Commands",
         "",
         "Every command's `--help`, written from moot's own command-line definitions",
-        "(`tui/cli.py`) each time the site is built. The guides say what each is for.",
+        "(`tui/commands/cli/`) each time the site is built. The guides say what each is for.",
         "",
         "| command | does |",
         "| --- | --- |",

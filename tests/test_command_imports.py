@@ -194,3 +194,38 @@ def test_help_and_new_still_name_every_protocol(capsys: pytest.CaptureFixture[st
     assert refused.value.code == 2
     err = capsys.readouterr().err
     assert "invalid choice" in err and all(name in err for name in protocol_help())
+
+
+# Each command's ``--help`` in turn, in one process: which command modules each one loaded.
+HELP_PROBE = """
+import contextlib, io, json, sys
+import tui.cli
+
+def commands_loaded():
+    return {m for m in sys.modules if m.startswith("tui.commands.")}
+
+loaded = {}
+before = commands_loaded()
+with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):
+    tui.cli.main(["--help"])
+loaded["--help"] = sorted(commands_loaded() - before)
+for name in tui.cli.COMMANDS:
+    before = commands_loaded()
+    with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):
+        tui.cli.main([name, "--help"])
+    loaded[name] = sorted(commands_loaded() - before)
+print(json.dumps(loaded))
+"""
+
+
+def test_a_commands_help_imports_that_commands_module_alone() -> None:
+    """``moot --help`` lists every command from the table without importing one;
+    ``moot CMD --help`` imports CMD's own module and no other command's."""
+    from tui.cli import COMMANDS
+
+    out = subprocess.run(
+        [sys.executable, "-c", HELP_PROBE], capture_output=True, text=True, timeout=120, check=True
+    )
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert loaded.pop("--help") == []
+    assert loaded == {name: [command.module] for name, command in COMMANDS.items()}
