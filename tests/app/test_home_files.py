@@ -7,11 +7,20 @@ import fcntl
 import os
 
 import tomli_w
-from app_support import debate_spec, fill, make_app, record_session, tap, wait_until, write_spec
+from app_support import (
+    debate_spec,
+    fill,
+    make_app,
+    plain,
+    record_session,
+    tap,
+    wait_until,
+    write_spec,
+)
 from textual.widgets import DataTable
 
 from tui.app.screens.files import DeleteModal, RenameModal
-from tui.app.screens.home import HomeScreen
+from tui.app.screens.home import HomeScreen, list_sessions, rename_session
 from tui.app.screens.replay import ReplayScreen
 from tui.engine.verify import verify_file
 
@@ -116,15 +125,14 @@ async def test_rename_keeps_the_session_verifiable_and_never_replaces_a_file(tmp
         await tap(pilot, "down")
         await tap(pilot, "R")
         await wait_until(pilot, lambda: isinstance(app.screen, RenameModal))
+        modal = app.screen
         await fill(pilot, "#new-name", beta.name)  # taken: refused, nothing moves
         await tap(pilot, "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
-        await wait_until(
-            pilot, lambda: any("exists already" in str(n.message) for n in app._notifications)
-        )
+        error = modal.query_one("#rename-error")
+        await wait_until(pilot, lambda: "exists already" in plain(error))
+        assert app.screen is modal, "a refused name closed the dialog"
+        assert modal.query_one("#new-name").value == beta.name  # kept, to be corrected
         assert alpha.exists() and beta.exists()
-        await tap(pilot, "R")
-        await wait_until(pilot, lambda: isinstance(app.screen, RenameModal))
         await fill(pilot, "#new-name", "20250101-120000-alpha-rollout")
         await tap(pilot, "enter")
         renamed = alpha.with_name("20250101-120000-alpha-rollout.toml")
@@ -202,3 +210,19 @@ async def test_the_filter_narrows_awaiting_you_and_enter_goes_to_the_first_match
         assert not home.query_one("#awaiting", DataTable).display  # nothing there matches
         await tap(pilot, "enter")
         await wait_until(pilot, lambda: app.focused is ke)
+
+
+async def test_a_renamed_session_keeps_its_date(tmp_path, moot_dirs):
+    """The date comes from the session's own header when its name carries no stamp."""
+    from datetime import datetime
+
+    from tui.engine.session import load_session
+
+    alpha, beta = await _two_sessions(moot_dirs["sessions"])
+    assert rename_session(alpha, "alpha rollout") is None
+    created = datetime.fromisoformat(
+        load_session(alpha.with_name("alpha rollout.toml")).meta["created"]
+    )
+    rows = {row.path.name: row for row in list_sessions(moot_dirs["sessions"])}
+    assert rows["alpha rollout.toml"].date == f"{created.astimezone():%Y-%m-%d %H:%M}"
+    assert rows[beta.name].date == "2025-01-02 12:00"  # a stamped name keeps its own date

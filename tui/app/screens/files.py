@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import on
@@ -72,13 +73,15 @@ class NewSpecModal(_Modal[tuple[str, str] | None]):
 
 
 class RenameModal(_Modal[str | None]):
-    """A session's new file name (in the same folder)."""
+    """A session's new file name (in the same folder). A refused name keeps the dialog
+    open with the name as typed and the reason, to be corrected."""
 
     AUTO_FOCUS = "#new-name"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, rename: Callable[[str], str | None]) -> None:
         super().__init__()
         self.path = path
+        self.rename = rename  # renames the file; what is wrong with the name, or None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="rename-box"):
@@ -89,7 +92,12 @@ class RenameModal(_Modal[str | None]):
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip())
+        name = event.value.strip()
+        problem = self.rename(name)
+        if problem is None:
+            self.dismiss(name)
+        else:
+            self.show_error(shorten(problem, 400))
 
     def show_error(self, message: str) -> None:
         self.query_one("#rename-error", Static).update(Content(message))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +93,17 @@ def _table(doc: dict[str, Any], key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _created(doc: dict[str, Any]) -> str:
+    """The header's ``created``, in local time as a file name's stamp is: the date of a
+    session renamed without its stamp."""
+    created = _table(doc, "session").get("created")
+    try:
+        when = datetime.fromisoformat(created) if isinstance(created, str) else None
+    except ValueError:
+        return ""
+    return "" if when is None else f"{when.astimezone():%Y-%m-%d %H:%M}"
+
+
 def list_sessions(directory: Path) -> list[SessionRow]:
     """Newest first; read without validating every turn (fast), damaged files flagged."""
     if not directory.is_dir():
@@ -131,11 +144,11 @@ def list_sessions(directory: Path) -> list[SessionRow]:
                 str(debate.get("title", path.stem)),
                 str(debate.get("protocol", DEFAULT_PROTOCOL)),
                 decision,
-                _date(path),
+                _date(path) or _created(doc),
                 len(turns) if isinstance(turns, list) else 0,
             )
         )
-    return rows
+    return sorted(rows, key=lambda row: row.date, reverse=True)  # a renamed one in its place
 
 
 def home_columns(width: int) -> dict[str, list[tuple[str, int]]]:
@@ -544,19 +557,13 @@ class HomeScreen(Screen[None]):
         row = self._chosen_session("rename")
         if row is None:
             return
-        modal = RenameModal(row.path)
 
         def renamed(name: str | None) -> None:
-            if name is None:
-                return
-            problem = rename_session(row.path, name)
-            if problem is not None:
-                self.notify(shorten(problem, 400), severity="error", markup=False)
-                return
-            self.notify(f"renamed to {shorten(name, 80)}", markup=False)
-            self.load()
+            if name is not None:
+                self.notify(f"renamed to {shorten(name, 80)}", markup=False)
+                self.load()
 
-        self.app.push_screen(modal, renamed)
+        self.app.push_screen(RenameModal(row.path, partial(rename_session, row.path)), renamed)
 
     def action_delete(self) -> None:
         from tui.app.screens.files import DeleteModal
