@@ -5,18 +5,23 @@ from __future__ import annotations
 import subprocess
 import sys
 import tomllib
+from importlib.metadata import entry_points
 
 import pytest
 
 from tests.example_protocol import MonologueProtocol
 from tests.helpers import run_engine
 from tui.engine import SpecError, validate_spec
-from tui.engine.protocols import PROTOCOLS, protocol_for
+from tui.engine.protocols import ENTRY_POINT_GROUP, PROTOCOLS, protocol_for
 from tui.templates import TEMPLATES
+
+BUILT_IN = ["debate", "adversary", "challenge", "refine", "delphi"]
 
 
 def test_registry_names_each_protocol_once_with_its_defaults() -> None:
-    assert list(PROTOCOLS) == ["debate", "adversary", "challenge", "refine", "delphi"]
+    # The built-in ones, then those installed as plugins (the tests install examples/protocols/).
+    installed = [point.name for point in entry_points(group=ENTRY_POINT_GROUP)]
+    assert list(PROTOCOLS) == [*BUILT_IN, *installed]
     assert list(TEMPLATES) == list(PROTOCOLS)
     rounds = {}
     for name, protocol in PROTOCOLS.items():
@@ -25,7 +30,8 @@ def test_registry_names_each_protocol_once_with_its_defaults() -> None:
         spec = validate_spec(raw)
         assert spec.protocol_class is protocol and type(protocol_for(spec)) is protocol
         rounds[name] = spec.max_rounds
-    assert rounds == {"debate": 2, "adversary": 3, "challenge": 3, "refine": 8, "delphi": 3}
+    built_in = {"debate": 2, "adversary": 3, "challenge": 3, "refine": 8, "delphi": 3}
+    assert {name: rounds[name] for name in BUILT_IN} == built_in
 
 
 @pytest.fixture
@@ -54,8 +60,9 @@ def test_a_new_protocol_validates_through_its_own_rules(monologue: None) -> None
         validate_spec(other)
     assert (
         "debate.protocol: unknown protocol 'vibes'; expected one of "
-        "debate, adversary, challenge, refine, delphi, monologue"
+        f"{', '.join(PROTOCOLS)}"  # the built-in ones, any installed, then monologue
     ) in info.value.problems
+    assert list(PROTOCOLS)[-1] == "monologue"
 
 
 def test_a_new_protocol_runs_in_the_engine(monologue: None) -> None:

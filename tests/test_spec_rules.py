@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tui.engine import SpecError, validate_spec
+from tui.engine.protocols import PROTOCOLS
 from tui.engine.spec import spec_warnings
 
 
@@ -27,7 +28,7 @@ REFINE_IDS = [S(x) for x in ("a", "b", "c", "s", "j1", "j2", "j3")]
 REFINE = dict(
     protocol="refine", authors=["a", "b"], critic="c", synthesizer="s", judges=["j1", "j2", "j3"]
 )
-CASES = {
+CASES: dict[str, dict[str, Any]] = {
     "unknown protocol flags every role key": {
         "debate": D(protocol="vibes", proposer="a", judges=["b"]),
         "debaters": TWO,
@@ -126,7 +127,8 @@ CASES = {
 
 EXPECTED = {
     "unknown protocol flags every role key": [
-        "debate.protocol: unknown protocol 'vibes'; expected one of debate, adversary, challenge, refine, delphi",
+        # the built-in protocols, then any installed (the tests install examples/protocols/)
+        f"debate.protocol: unknown protocol 'vibes'; expected one of {', '.join(PROTOCOLS)}",
         "debate.judges: not used by the vibes protocol",
         "debate.proposer: not used by the vibes protocol",
     ],

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from tui.engine.records import Turn
 from tui.engine.schedule import Slot
-from tui.engine.vocab import DecidedBy, DecisionRule, RunStatus
+from tui.engine.vocab import DecidedBy, RunStatus
 
 if TYPE_CHECKING:
     from tui.engine.budget import Ledger
@@ -65,7 +65,7 @@ class TallyChanged:
 @dataclass(slots=True, frozen=True)
 class DecisionReached:
     decision: str
-    rule: DecisionRule
+    rule: str  # a DecisionRule, or one its protocol names
     decided_by: DecidedBy
     result: ResultRecord
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from tui.engine.openvotes import DESCRIPTIONS
@@ -16,7 +17,7 @@ from tui.engine.vocab import TurnKind
 # follows a description of one, and it may copy the words too: so the examples say
 # things true of any debate (a copy reads as a plain, fair point, not as another
 # topic). Enum fields (vote, verdict, pick) take the slot's first allowed value.
-_EXAMPLES: dict[TurnKind, dict[str, Any]] = {
+_EXAMPLES: dict[str, dict[str, Any]] = {
     TurnKind.POSITION: {
         "stance": "I support the motion, on one condition.",
         "rationale": "The gain is clear, and the condition limits the main risk.",
@@ -47,12 +48,15 @@ _EXAMPLES: dict[TurnKind, dict[str, Any]] = {
 }
 
 
-_EXAMPLE_CACHE: dict[tuple[TurnKind, int], tuple[dict[str, Any], str | None]] = {}
+_EXAMPLE_CACHE: dict[tuple[str, int], tuple[dict[str, Any], str | None]] = {}
 
 
-def example_for(kind: TurnKind, schema: dict[str, Any]) -> str | None:
+def example_for(
+    kind: str, schema: dict[str, Any], added: Mapping[str, dict[str, Any]] | None = None
+) -> str | None:
     """A one-line JSON answer of this kind, with only the fields this slot's schema has.
 
+    ``added``: the examples of the kinds the spec's protocol adds (``Protocol.examples``).
     Cached per schema object, as the fields hint is: every turn asks for it.
     """
     key = (kind, id(schema))
@@ -60,12 +64,12 @@ def example_for(kind: TurnKind, schema: dict[str, Any]) -> str | None:
     if hit is None or hit[0] is not schema:
         if len(_EXAMPLE_CACHE) > 256:  # per-slot schemas are new objects: keep it bounded
             _EXAMPLE_CACHE.clear()
-        hit = _EXAMPLE_CACHE[key] = (schema, _example(kind, schema))
+        sample = _EXAMPLES.get(kind) or (added or {}).get(kind)
+        hit = _EXAMPLE_CACHE[key] = (schema, _example(sample, schema))
     return hit[1]
 
 
-def _example(kind: TurnKind, schema: dict[str, Any]) -> str | None:
-    sample = _EXAMPLES.get(kind)
+def _example(sample: dict[str, Any] | None, schema: dict[str, Any]) -> str | None:
     if sample is None:
         return None
     props: dict[str, Any] = {}
@@ -186,7 +190,7 @@ def build_messages(
         "Answer with one JSON object and nothing else, with these fields:\n"
         f"{_fields_hint(schema, votes)}"
     )
-    if example := example_for(slot.kind, schema):
+    if example := example_for(slot.kind, schema, spec.protocol_class.examples):
         system += (
             "\n\nExample of the form (choose your own values; say what you think "
             "about this debate in your own words):\n"

@@ -189,7 +189,7 @@ class Estimate(_Content):
     rationale: str = Field(min_length=1, description="Why this number, in one or two sentences.")
 
 
-CONTENT_MODELS: dict[TurnKind, type[_Content]] = {
+CONTENT_MODELS: dict[str, type[_Content]] = {
     TurnKind.POSITION: Position,
     TurnKind.CRITIQUE: Critique,
     TurnKind.ADVERSARY_CRITIQUE: AdversaryCritique,
@@ -231,7 +231,7 @@ class Turn:
     round: int
     phase: str
     speaker: str
-    kind: TurnKind
+    kind: str  # a TurnKind, or a kind its protocol adds (Protocol.turn_kinds)
     model: str
     family: str
     content: dict[str, Any] = field(default_factory=dict)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from tui.engine.spec import Spec
 from tui.engine.state import DebateState, Decision
-from tui.engine.vocab import DecidedBy, DecisionRule
+from tui.engine.vocab import DecidedBy
 
 if TYPE_CHECKING:
     from tui.engine.protocols.base import Protocol
@@ -52,7 +52,7 @@ class ResultRecord(TypedDict, total=False):
     rubric_turns: list[RubricTurn]
     # The decision, once reached, and the facts its rule names.
     decision: str
-    decision_rule: DecisionRule
+    decision_rule: str  # a DecisionRule, or one its protocol names
     decided_by: DecidedBy
     decided_via: str  # DecisionChannel: set only when it came another way (MCP, the web)
     rationale: str

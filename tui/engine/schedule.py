@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tui.engine.vocab import TurnKind
-
 
 @dataclass(slots=True, frozen=True)
 class Slot:
@@ -16,7 +14,7 @@ class Slot:
     round: int
     phase: str
     speaker: str
-    kind: TurnKind
+    kind: str  # a TurnKind, or a kind its protocol adds (Protocol.turn_kinds)
     target: str | None = None
     variant: str | None = None  # e.g. the X/Y order a judge is shown
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from tui.engine import tally as tally_rules
 from tui.engine.records import Turn
-from tui.engine.vocab import DecidedBy, DecisionRule, TurnKind
+from tui.engine.vocab import DecidedBy, TurnKind
 
 if TYPE_CHECKING:  # spec.py reads the protocol registry, which imports this module
     from tui.engine.spec import Spec
@@ -21,7 +21,7 @@ class Decision:
     """How a debate ended: the outcome (a vote or ``escalate``), by which rule, by whom."""
 
     decision: str
-    rule: DecisionRule
+    rule: str  # a DecisionRule, or a rule its protocol names (Protocol.rule_reasons)
     decided_by: DecidedBy = DecidedBy.RULE
     rationale: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)

@@ -23,7 +23,7 @@ from tui.engine.vocab import TurnKind
 DEFAULT_MIN_WORDS = 3
 
 # Statements the negative channel carries, per kind: (list field, item field or "").
-_CHANNEL: dict[TurnKind, tuple[tuple[str, str], ...]] = {
+_CHANNEL: dict[str, tuple[tuple[str, str], ...]] = {
     TurnKind.CRITIQUE: (("weaknesses", ""), ("suggestions", "")),
     TurnKind.ADVERSARY_CRITIQUE: (("weaknesses", ""), ("suggestions", "")),
     TurnKind.CANDIDATE_CRITIQUE: (("weaknesses", ""), ("suggestions", "")),
@@ -32,7 +32,7 @@ _CHANNEL: dict[TurnKind, tuple[tuple[str, str], ...]] = {
     TurnKind.JUDGMENT: (("reason", ""),),
 }
 # Fields that need words but may be short: a stance can be one sentence of two words.
-_WORDED: dict[TurnKind, tuple[str, ...]] = {
+_WORDED: dict[str, tuple[str, ...]] = {
     TurnKind.POSITION: ("stance", "rationale"),
     TurnKind.CANDIDATE: ("candidate", "rationale"),
 }
@@ -53,7 +53,7 @@ _FILLERS = frozenset(
 _WORD = re.compile(r"\S*[^\W\d_]\S*")  # a run of non-space holding at least one letter
 # The answer each kind gives, which its reasons must go beyond (a reason that only
 # restates it is no reason): the fields holding it, and words any answer is framed in.
-_ANSWERS: dict[TurnKind, tuple[str, ...]] = {
+_ANSWERS: dict[str, tuple[str, ...]] = {
     TurnKind.POSITION: ("vote", "stance"),
     TurnKind.ESTIMATE: ("estimate",),
     TurnKind.JUDGMENT: ("pick",),
@@ -64,7 +64,7 @@ _ANSWERS: dict[TurnKind, tuple[str, ...]] = {
     TurnKind.CHALLENGE_REPORT: ("verdict",),
     TurnKind.DEFENSE: ("status",),
 }
-_REASONS: dict[TurnKind, tuple[str, ...]] = {
+_REASONS: dict[str, tuple[str, ...]] = {
     TurnKind.POSITION: ("rationale",),
     TurnKind.ESTIMATE: ("rationale",),
     TurnKind.CANDIDATE: ("rationale",),
@@ -148,9 +148,9 @@ def rationale_problem(rationale: str, *, votes: Iterable[str], motion: str) -> s
 
 
 @lru_cache(maxsize=256)  # asked for every turn's prompt; a handful of kinds and minimums
-def rule_text(kind: TurnKind | str, min_words: int = DEFAULT_MIN_WORDS) -> str | None:
+def rule_text(kind: str, min_words: int = DEFAULT_MIN_WORDS) -> str | None:
     """The rule as a prompt line for a kind with a negative channel, said before it is enforced."""
-    fields = [sub or key for key, sub in _CHANNEL.get(TurnKind(kind), ())]
+    fields = [sub or key for key, sub in _CHANNEL.get(kind, ())]
     if not fields:
         return None
     named = " and ".join(f'"{f}"' for f in dict.fromkeys(fields))
@@ -161,7 +161,7 @@ def rule_text(kind: TurnKind | str, min_words: int = DEFAULT_MIN_WORDS) -> str |
     )
 
 
-def _items(kind: TurnKind, content: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
+def _items(kind: str, content: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
     """(path, field, value) of each statement a turn of ``kind`` carries."""
     for key, sub in _CHANNEL.get(kind, ()):
         value = content.get(key)
@@ -177,15 +177,17 @@ def _items(kind: TurnKind, content: dict[str, Any]) -> Iterator[tuple[str, str, 
 
 
 def content_problems(
-    kind: TurnKind | str,
+    kind: str,
     content: dict[str, Any],
     *,
     votes: Iterable[str],
     motion: str,
     min_words: int = DEFAULT_MIN_WORDS,
 ) -> list[str]:
-    """Each item of a turn that is not a statement, by field path, with the reason."""
-    kind = TurnKind(kind)
+    """Each item of a turn that is not a statement, by field path, with the reason.
+
+    A kind a protocol adds has no rules here: its protocol checks it (``Protocol.check_state``).
+    """
     votes = list(votes)
     problems: list[str] = []
     seen: dict[str, str] = {}
@@ -215,7 +217,7 @@ def content_problems(
     return problems
 
 
-def _answer_words(kind: TurnKind, content: dict[str, Any]) -> set[str]:
+def _answer_words(kind: str, content: dict[str, Any]) -> set[str]:
     """The words of the answer a turn gives (its rows' too), and the framing around any."""
     found = set(_FRAMING)
     rows = [content, *(r for v in content.values() if isinstance(v, list) for r in v)]
@@ -229,7 +231,7 @@ def _answer_words(kind: TurnKind, content: dict[str, Any]) -> set[str]:
     return found
 
 
-def _reasons(kind: TurnKind, content: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def _reasons(kind: str, content: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(path, text) of each reason a turn gives for its answer: its negative channel and
     its rationale."""
     for path, _name, value in _items(kind, content):

@@ -56,7 +56,7 @@ from tui.engine.schemas import fit, kind_schema, negative_channel
 from tui.engine.spec import Debater, Spec
 from tui.engine.state import DebateState, Decision
 from tui.engine.usage import clamp
-from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, OperatorAction, TurnKind
+from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, OperatorAction
 
 # Context labels that are not the work under assessment: rubric evidence must quote the work.
 NOT_ARTIFACT = ("note:", "critique:", "challenges:", "responses:", SAW_PREFIX)
@@ -144,8 +144,8 @@ class TurnPlayer:
         self._on_failure = on_failure
         self._redact = Redactor.for_spec(spec)  # model text too: a reply can echo a key
         self.turns_under_way = 0  # slots past the pause gate whose turn is not yet played
-        self._models: dict[TurnKind, type[Any]] = dict(CONTENT_MODELS)
-        self._rubric_kinds: set[TurnKind] = set()
+        self._models: dict[str, type[Any]] = {**CONTENT_MODELS, **protocol.turn_kinds}
+        self._rubric_kinds: set[str] = set()
         if spec.rubric is not None:
             applies = set(spec.rubric.applies_to)
             for kind in VERIFIER_KINDS:
@@ -519,7 +519,7 @@ class TurnPlayer:
             round=slot.round,
             phase=slot.phase,
             speaker=slot.speaker,
-            kind=TurnKind(slot.kind),
+            kind=slot.kind,
             model=self.roster[slot.speaker].model,
             family=self.roster.family[slot.speaker],
             target=slot.target,

@@ -68,7 +68,7 @@ from tui.engine.vocab import (
 from tui.plural import all_hold, counted, do_not_hold
 
 # Kinds whose valid turns must carry a negative channel: (list field, verdict that may replace it).
-_NEGATIVE = {
+_NEGATIVE: dict[str, tuple[str, str]] = {
     TurnKind.CRITIQUE: ("weaknesses", "no_defect_found"),
     TurnKind.ADVERSARY_CRITIQUE: ("weaknesses", "no_defect_found"),
     TurnKind.CANDIDATE_CRITIQUE: ("weaknesses", "no_defect_found"),
@@ -592,7 +592,7 @@ class _AtSlot:
 def _slot_claims(
     out: Verification,
     at: _AtSlot,
-    models: dict[TurnKind, type[BaseModel]],
+    models: dict[str, type[BaseModel]],
     actions: _Actions,
 ) -> None:
     protocol, slot, turn = at.protocol, at.slot, at.turn
@@ -629,8 +629,8 @@ def _slot_claims(
         f" ({at.data.spec.debate.normaliser} normaliser)" if at.data.spec.debate.open_votes else ""
     )
     out.same(where, "vote", turn.vote, expected_vote, how)
-    if turn.kind in _NEGATIVE:
-        items, verdict = _NEGATIVE[turn.kind]
+    if (negative := _NEGATIVE.get(turn.kind)) is not None:
+        items, verdict = negative
         present = bool(turn.content.get(items)) or turn.content.get("verdict") == verdict
         out.check(
             where,
@@ -644,9 +644,9 @@ def _slot_claims(
     _derived_claims(out, at)
 
 
-def content_models(spec: Spec, protocol: Protocol) -> dict[TurnKind, type[BaseModel]]:
+def content_models(spec: Spec, protocol: Protocol) -> dict[str, type[BaseModel]]:
     """The model the engine validates each kind with (a rubric adds its answers)."""
-    models: dict[TurnKind, type[BaseModel]] = dict(CONTENT_MODELS)
+    models: dict[str, type[BaseModel]] = {**CONTENT_MODELS, **protocol.turn_kinds}
     if spec.rubric is not None:
         for kind in VERIFIER_KINDS:
             if protocol.rubric_role(Slot(0, 1, "", "", kind)) in spec.rubric.applies_to:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.protocols import kind_owner
 from tui.engine.spec import Script
 from tui.engine.vocab import TurnKind
 
@@ -70,6 +71,8 @@ class ScriptedProvider:
     @staticmethod
     def _default(request: TurnRequest, script: Script, n: int) -> dict[str, Any]:
         d, slot = request.debater, request.slot
+        if (owner := kind_owner(slot.kind)) is not None:  # a kind its protocol adds
+            return owner.scripted(slot, request.votes, script, n)
         vote = _pick(script.votes, n, request.votes[0] if request.votes else "no answer")
         ids = _ids_to_answer(request.json_schema)
         if slot.kind == TurnKind.CANDIDATE:

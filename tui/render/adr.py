@@ -172,9 +172,10 @@ def _holders(holders: list[tuple[str, int]]) -> str:
 def chosen(data: SessionData) -> str | None:
     """The text of the option the decision chose, when the decision chose a position.
 
-    refine's winning candidate; else, for the spec's first vote (a release), the
-    latest position put forward; for another vote, the final position held by most
-    of the debaters who voted for it.
+    refine's winning candidate; a considered option the decision names as it is (a
+    ranking's option); else, for the spec's first vote (a release), the latest
+    position put forward; for another vote, the final position held by most of the
+    debaters who voted for it.
     """
     r = data.result or {}
     decision = r.get("decision")
@@ -187,6 +188,8 @@ def chosen(data: SessionData) -> str | None:
     for turn in data.turns:
         if (text := _position(data, turn)) is not None:
             latest[turn.speaker] = text
+    if decision in latest.values():
+        return str(decision)
     final_votes = _table(r.get("final_votes"))
     backers = [
         latest[who] for who, vote in final_votes.items() if vote == decision and who in latest

@@ -1,74 +1,24 @@
-"""What a recorded turn says, as labelled sections: the one place that knows turn kinds.
+"""What a recorded turn says, as labelled sections: one presenter for every turn kind.
 
 The console cards, the headless printer and the Markdown export all show a turn
 through :func:`present`; each only formats and escapes the sections for its
-output. Text here is raw (model text included): escaping belongs to the output.
+output. A kind a protocol adds presents through that protocol (``Protocol.present``). Text here is raw (model text included): escaping belongs to the output.
 Nothing here imports Textual or Rich, so every layer can use it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
+from tui.engine.protocols import kind_owner
 from tui.engine.records import Turn
+from tui.engine.sections import Emphasis as Emphasis
+from tui.engine.sections import Fact as Fact
+from tui.engine.sections import Item as Item
+from tui.engine.sections import Section as Section
+from tui.engine.sections import Tone as Tone
 from tui.engine.vocab import TurnKind
-
-
-class Emphasis(StrEnum):
-    """How a section is laid out; outputs map each to their own style."""
-
-    LEAD = "lead"  # the turn's main claim: first and strongest, unlabelled on a terminal
-    TEXT = "text"  # further model text under its label
-    FACTS = "facts"  # short values on one line (verdict, score, routing)
-    LIST = "list"  # labelled items (weaknesses, challenges, responses)
-
-
-class Tone(StrEnum):
-    """What a value means to the reader; outputs pick the colour or weight."""
-
-    PLAIN = "plain"
-    STRONG = "strong"
-    MUTED = "muted"
-    GOOD = "good"
-    WARN = "warn"
-    BAD = "bad"
-    ACCENT = "accent"
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """A short labelled value, usually a word from a fixed vocabulary."""
-
-    label: str
-    value: str
-    tone: Tone = Tone.PLAIN
-
-
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One entry of a list: an optional id and status, its text, labelled details."""
-
-    text: str
-    tag: str = ""  # an id such as a challenge's C1.2, shown strong
-    status: str = ""  # a word from a fixed vocabulary, shown in ``tone``
-    tone: Tone = Tone.PLAIN
-    details: tuple[Fact, ...] = ()  # labelled lines under the item
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    """One labelled part of a turn; which fields are set depends on its emphasis."""
-
-    label: str
-    emphasis: Emphasis
-    text: str = ""
-    tone: Tone = Tone.PLAIN
-    items: tuple[Item, ...] = ()
-    facts: tuple[Fact, ...] = ()
-    full_only: bool = False  # detail the compact console card leaves to its panels
 
 
 def _raw_cut(turn: Turn) -> list[Section]:
@@ -159,7 +109,12 @@ def _body(turn: Turn) -> list[Section]:
     content = turn.content if isinstance(turn.content, dict) else {}
     derived = turn.derived if isinstance(turn.derived, dict) else {}
     try:
-        return _BODIES.get(turn.kind, _fields)(content, derived, turn.variant)
+        body = _BODIES.get(turn.kind)
+        if body is not None:
+            return body(content, derived, turn.variant)
+        owner = kind_owner(turn.kind)  # a kind a protocol adds presents as it declares
+        shown = owner.present(turn.kind, content, derived, turn.variant) if owner else None
+        return _fields(content, derived, turn.variant) if shown is None else list(shown)
     except SHAPE_ERRORS:
         return [_damaged(f"{words(turn.kind)} turn"), *_fields(content, derived, turn.variant)]
 

@@ -8,6 +8,7 @@ through the ``moot.protocols`` entry-point group (``name = "module:Class"``).
 
 from __future__ import annotations
 
+import re
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
@@ -17,11 +18,13 @@ from tui.engine.protocols.challenge import ChallengeProtocol
 from tui.engine.protocols.debate import DebateProtocol
 from tui.engine.protocols.delphi import DelphiProtocol
 from tui.engine.protocols.refine import RefineProtocol
+from tui.engine.vocab import TurnKind
 
 if TYPE_CHECKING:
     from tui.engine.spec import Spec
 
 ENTRY_POINT_GROUP = "moot.protocols"
+KIND_NAME = re.compile(r"[a-z][a-z0-9_]*")  # as session files and the JSON export's schema hold it
 
 PROTOCOLS: dict[str, type[Protocol]] = {
     p.name: p
@@ -38,6 +41,12 @@ PROTOCOLS: dict[str, type[Protocol]] = {
 REFUSED: dict[str, str] = {}
 
 
+def _kinds_taken(by_other_than: type[Protocol]) -> set[str]:
+    """The shared turn kinds, and those every other registered protocol adds."""
+    added = {k for p in PROTOCOLS.values() if p is not by_other_than for k in p.turn_kinds}
+    return set(TurnKind) | added
+
+
 def _installed() -> None:
     """Register each ``moot.protocols`` entry point; a broken one is refused, never fatal."""
     for point in entry_points(group=ENTRY_POINT_GROUP):
@@ -52,11 +61,22 @@ def _installed() -> None:
             REFUSED[point.name] = f"{point.value} is named {getattr(found, 'name', None)!r}"
         elif point.name in PROTOCOLS and PROTOCOLS[point.name] is not found:
             REFUSED[point.name] = f"{point.value}: the name {point.name!r} is taken"
+        elif odd := [k for k in found.turn_kinds if not KIND_NAME.fullmatch(k)]:
+            REFUSED[point.name] = (
+                f"{point.value}: the turn kind {odd[0]!r} is not a lower_case name"
+            )
+        elif taken := sorted(set(found.turn_kinds) & _kinds_taken(found)):
+            REFUSED[point.name] = f"{point.value}: the turn kind {taken[0]!r} is taken"
         else:
             PROTOCOLS[point.name] = found
 
 
 _installed()
+
+
+def kind_owner(kind: str) -> type[Protocol] | None:
+    """The protocol that adds a turn kind, if one does (the shared kinds are records.py's)."""
+    return next((p for p in PROTOCOLS.values() if kind in p.turn_kinds), None)
 
 
 def protocol_for(spec: Spec) -> Protocol:

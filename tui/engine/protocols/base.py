@@ -12,13 +12,14 @@ from tui.engine.parsing import TurnParseError
 from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn
 from tui.engine.schedule import Slot
+from tui.engine.sections import Section
 from tui.engine.state import DebateState, Decision
 from tui.engine.substance import content_problems
 from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, TurnKind
 
 if TYPE_CHECKING:  # spec.py and verify.py read the protocol registry: runtime imports would cycle
     from tui.engine.session import SessionData
-    from tui.engine.spec import RubricRole, Spec
+    from tui.engine.spec import RubricRole, Script, Spec
     from tui.engine.verify import Verification
 
 ContextItem = tuple[str, str, str]  # (saw-label, heading, text)
@@ -62,6 +63,12 @@ class Protocol(ABC):
     # Why each of this protocol's own decision rules decides, in words for the ADR's
     # "Chosen option: ..., because ..." (the shared rules' words are the ADR's own).
     rule_reasons: ClassVar[dict[str, str]] = {}
+    # The turn kinds this protocol adds beyond the shared ones in records.py, each with its
+    # content model (the validator and the JSON schema providers get). ``present`` shows them,
+    # ``scripted`` answers them for a scripted debater, ``examples`` shows their form in prompts.
+    turn_kinds: ClassVar[dict[str, type[BaseModel]]] = {}
+    # One short answer per added kind, the form a small model copies (tui.engine.prompts).
+    examples: ClassVar[dict[str, dict[str, Any]]] = {}
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
@@ -130,6 +137,25 @@ class Protocol(ABC):
     def result_lines(cls, result: dict[str, Any]) -> list[str]:
         """What the Markdown export and the ADR say about this protocol's result."""
         return []
+
+    @classmethod
+    def present(
+        cls, kind: str, content: dict[str, Any], derived: dict[str, Any], variant: str | None
+    ) -> Sequence[Section] | None:
+        """How a turn of one of ``turn_kinds`` shows (console, headless, Markdown); None: field by field.
+
+        A wrong-typed field may raise (AttributeError, KeyError, TypeError, ValueError):
+        the presenter then marks the turn damaged and shows its fields as stored.
+        """
+        return None
+
+    @classmethod
+    def scripted(cls, slot: Slot, votes: Sequence[str], script: Script, n: int) -> dict[str, Any]:
+        """A scripted debater's answer to a slot of one of ``turn_kinds`` (its ``n``-th turn).
+
+        ``[debaters.script].turns`` still overrides it field by field.
+        """
+        return {}
 
     def view_data(self, view: str, turns: Sequence[Turn]) -> dict[str, Any]:
         """What one of this protocol's ``views`` shows now, as plain data."""
