@@ -221,3 +221,62 @@ def test_the_inbox_shows_no_vote_tally_for_an_estimate(
     out = capsys.readouterr().out
     assert session.name in out
     assert "release 0" not in out and "no votes" in out
+
+
+def test_the_least_estimate_the_unit_allows_holds_for_the_operator_and_the_panel(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``minimum = 0`` (the shipped example's, as days cannot be negative): ``--value -5``
+    is refused with the reason, a panelist's negative estimate is asked again and then
+    recorded invalid, and verify refuses a valid estimate forged below it."""
+    session = tmp_path / "spread-session.toml"
+    assert main(["run", str(spread_out(tmp_path)), "--headless", "--out", str(session)]) == 3
+    before = session.read_bytes()
+    capsys.readouterr()
+    low = ["decide", str(session), "--value", "-5", "--rationale", "The lead's history holds."]
+    assert main(low) == ExitCode.BAD_INPUT
+    assert "--value: -5 is below the least estimate the spec allows (0 engineer-days)" in (
+        capsys.readouterr().err
+    )
+    assert session.read_bytes() == before
+    zero = ["decide", str(session), "--value", "0", "--rationale", "It ships with the old page."]
+    assert main(zero) == ExitCode.DECIDED
+
+    raw = tomllib.loads(spread_out(tmp_path).read_text("utf-8"))
+    raw["debaters"][0]["script"]["turns"][0] = {
+        "estimate": -3,
+        "rationale": "Deleting the old export saves more than the new one costs.",
+    }
+    import tomli_w
+
+    negative = tmp_path / "negative.toml"
+    negative.write_text(tomli_w.dumps(raw), "utf-8")
+    out = tmp_path / "negative-session.toml"
+    main(["run", str(negative), "--headless", "--out", str(out)])
+    first = load_session(out).turns[0]
+    assert first.invalid and "below the least estimate" in (first.error or "")
+    capsys.readouterr()
+    code, report = verify(out, capsys)
+    assert report["failures"] == [] and code in (ExitCode.DECIDED, ExitCode.UNRESOLVED)
+
+    (tmp_path / "forged").mkdir()
+    forged = copied(session, tmp_path / "forged")
+
+    def change(doc: Doc) -> None:
+        doc["turns"][0]["content"]["estimate"] = -2.0
+
+    rewrite(forged, change)
+    code, report = verify(forged, capsys)
+    assert code == ExitCode.VERIFY_FAILED
+    (refused,) = [
+        f for f in report["failures"] if (f["where"], f["field"]) == ("turn 1", "content")
+    ]
+    assert "below the least estimate the spec allows" in refused["detail"]
+
+
+def test_a_minimum_that_is_no_number_is_named_by_key_path() -> None:
+    raw = tomllib.loads(EXAMPLE.read_text("utf-8"))
+    raw["debate"]["minimum"] = "zero"
+    with pytest.raises(SpecError) as info:
+        validate_spec(raw)
+    assert any(p.startswith("debate.minimum") for p in info.value.problems)

@@ -271,6 +271,11 @@ class DebateSection(_Strict):
     unit: str | None = Field(
         default=None, min_length=1, max_length=40, description="the unit of an estimated number"
     )
+    minimum: int | float | None = Field(
+        default=None,
+        allow_inf_nan=False,
+        description="the least estimate the unit allows (0 where it cannot be negative)",
+    )
     seed: int | None = Field(
         default=None, description="the seed of the judges' X/Y order (drawn when unset)"
     )

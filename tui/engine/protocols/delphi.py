@@ -17,6 +17,7 @@ import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tui.engine.parsing import TurnParseError
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn
@@ -39,6 +40,7 @@ title = "Effort for the billing export"
 motion = "How many engineer-days will the billing CSV export take, tested and shipped?"
 protocol = "delphi"
 unit = "engineer-days"       # what every estimate counts
+minimum = 0                  # the least estimate the unit allows: no negative days
 max_rounds = 3               # rounds before the operator decides the number
 convergence = 0.25           # converged when (Q3 - Q1) / |median| is at most this
 
@@ -89,6 +91,17 @@ def round_estimates(turns: Sequence[Turn], round_no: int) -> list[float]:
     ]
 
 
+def below_minimum(spec: Spec, estimate: float) -> str | None:
+    """Why ``estimate`` is less than the unit allows (``debate.minimum``), or None."""
+    least = spec.debate.minimum
+    if least is None or estimate >= least:
+        return None
+    return (
+        f"{number_text(estimate)} is below the least estimate the spec allows "
+        f"({number_text(least)} {spec.debate.unit})"
+    )
+
+
 def convergence_of(spec: Spec) -> float:
     given = spec.debate.convergence
     return float(given) if given is not None else DEFAULT_CONVERGENCE
@@ -112,7 +125,7 @@ class DelphiProtocol(Protocol):
     }
     template = TEMPLATE
     default_rounds = 3
-    role_keys = frozenset({"unit", "convergence"})
+    role_keys = frozenset({"unit", "minimum", "convergence"})
     views = ("distribution",)
     rule_reasons = {DecisionRule.CONVERGED: "the panel's estimates converged on the median"}
     shows_votes = False
@@ -155,7 +168,7 @@ class DelphiProtocol(Protocol):
             number = math.nan
         if not math.isfinite(number):
             return f"{value!r} is not a number ({spec.debate.unit})"
-        return None
+        return below_minimum(spec, number)
 
     @classmethod
     def value_prompt(cls, spec: Spec) -> str | None:
@@ -246,6 +259,12 @@ class DelphiProtocol(Protocol):
             f"Round {round_no} of the panel, anonymised",
             "\n".join(lines),
         )
+
+    def check_state(self, state: DebateState, slot: Slot, content: Any) -> None:
+        """An estimate below the unit's ``minimum`` is asked again (then recorded invalid)."""
+        estimate = getattr(content, "estimate", None)
+        if isinstance(estimate, int | float) and (problem := below_minimum(self.spec, estimate)):
+            raise TurnParseError(f"estimate: {problem}")
 
     def after_phase(
         self, state: DebateState, round_no: int, phase: str, turns: list[Turn]
