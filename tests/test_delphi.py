@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 import tomllib
 from pathlib import Path
@@ -280,3 +281,19 @@ def test_a_minimum_that_is_no_number_is_named_by_key_path() -> None:
     with pytest.raises(SpecError) as info:
         validate_spec(raw)
     assert any(p.startswith("debate.minimum") for p in info.value.problems)
+
+
+def test_the_result_table_shows_the_estimates_figures_and_no_empty_tally(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A panel casts no votes: the printed result has no ``release=0, revise=0`` row and no
+    empty ``final_votes``; each round's median, quartiles and spread read as figures."""
+    out = tmp_path / "panel.toml"
+    assert main(["run", str(EXAMPLE), "--headless", "--out", str(out)]) == ExitCode.DECIDED
+    printed = capsys.readouterr().out
+    table = " ".join(re.sub(r"[│┌┐└┘├┤┬┴─]", " ", printed[printed.index("Result") :]).split())
+    assert "vote_tally" not in table and "release=0" not in table
+    assert "final_votes" not in table
+    assert "r1 median 8 (Q1 6.5, Q3 10), spread 0.4375" in table
+    assert "r2 median 8 (Q1 7.5, Q3 8), spread 0.0625, converged" in table
+    assert "'quartiles'" not in table

@@ -114,8 +114,11 @@ def report_table(result: Mapping[str, Any]) -> Table:
     table.add_column(style="dim", no_wrap=True)
     table.add_column()
     for key, value in result.items():
+        if key in ("vote_tally", "final_votes") and not any(_table(value).values()):
+            continue  # no vote was cast (an estimate panel's): zeros would say nothing
         if key in (
             "challenges",
+            "estimate_rounds",
             "judge_rounds",
             "rubric",
             "rubric_turns",
@@ -133,7 +136,18 @@ def report_table(result: Mapping[str, Any]) -> Table:
     return table
 
 
+def _table(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _summary(key: str, value: Any) -> str:
+    if key == "estimate_rounds":
+        return "; ".join(
+            f"r{r['round']} median {r['median']:g} (Q1 {r['quartiles'][0]:g}, "
+            f"Q3 {r['quartiles'][2]:g}), spread {r['spread']:g}"
+            + (", converged" if r["converged"] else "")
+            for r in value
+        )
     if key == "challenges":
         return "; ".join(f"{c['id']} {c['severity']} {c['status']}" for c in value)
     if key == "judge_rounds":
