@@ -185,7 +185,9 @@ async def test_a_sentence_typed_at_the_console_fires_neither_cut_nor_escalate(tm
 
 
 async def test_the_cut_modal_focuses_the_note_and_letters_type(tmp_path, moot_dirs):
-    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20, scripts=_long(2))
+    # Only the planner's turn is long: the critic's long turn streamed for seconds after the
+    # note was typed, and made this one of the slowest tests.
+    spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20, scripts=_long(1))
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
     async with app.run_test(size=(160, 45)) as pilot:
         screen, modal = await _cut_while_speaking(pilot, "x")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -12,8 +13,10 @@ from textual.widgets import Static
 import tui.app.screens.live as live_module
 from tui.app.components.cards import TurnCard
 from tui.app.components.pane import MAX_CARDS, TailText, packed
+from tui.engine.ports import TokenSink, TurnReply, TurnRequest
 from tui.engine.schedule import Slot
 from tui.engine.vocab import TurnKind
+from tui.providers.scripted import ScriptedProvider
 
 LONG = " ".join(f"point{i} about the rollout" for i in range(15)) + "."
 WHY = " ".join(f"reason{i}: the canary caught it" for i in range(15)) + "."  # not LONG again
@@ -181,26 +184,63 @@ async def test_no_token_flush_is_left_running_after_a_decision_mid_stream(tmp_pa
         assert not screen._tokens and not screen._flush_pending
 
 
+class PlannerHeld:
+    """Scripted turns, but the planner waits before each turn past ``allowed`` until the test
+    allows it: the test, not the machine's speed, says when the next card comes."""
+
+    def __init__(self, allowed: int) -> None:
+        self.allowed = allowed
+        self.waiting = False
+        self._moved = asyncio.Event()
+
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        if request.debater.id == "planner":
+            while request.speaker_turn > self.allowed:
+                self.waiting = True
+                self._moved.clear()
+                await self._moved.wait()
+            self.waiting = False
+        return await ScriptedProvider().complete(request, on_token)
+
+    def allow(self, turns: int) -> None:
+        self.allowed = turns
+        self._moved.set()
+
+
 async def test_reading_scrolled_up_the_text_stays_put_when_old_cards_are_trimmed(
     tmp_path, moot_dirs
 ):
-    """A pane keeps MAX_CARDS cards; trimming the oldest must not shift what is being read."""
-    spec = _spec(token_delay_ms=3, rounds=3 * MAX_CARDS)
-    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    """A pane keeps MAX_CARDS cards; trimming the oldest must not shift what is being read.
+    The turns come whole (streaming is tested above) and the card past MAX_CARDS only once
+    the test has scrolled up: 27 s of streamed tokens before, and no race with the debate."""
+    held = PlannerHeld(allowed=MAX_CARDS)
+    spec = _spec(token_delay_ms=0, rounds=MAX_CARDS + 2)  # a turn still held at the end
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)), provider_for=lambda _: held)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await wait_until(pilot, lambda: app.debate_screen())
         pane = screen.pane("planner")
         scroll = pane.turns
-        await wait_until(pilot, lambda: len(pane.query(TurnCard)) == MAX_CARDS, timeout=240)
+        await wait_until(
+            pilot,
+            lambda: (
+                held.waiting and len(pane.query(TurnCard)) == MAX_CARDS and screen.panes_settled
+            ),
+        )
         scroll.scroll_to(y=scroll.max_scroll_y // 2, animate=False, immediate=True)
         await pilot.pause(0.05)
         assert not scroll.following
         view = scroll.content_region
+        oldest = list(pane.query(TurnCard))[0]
         reading = next(c for c in pane.query(TurnCard) if c.region.y >= view.y)
+        assert reading is not oldest  # the trim below removes a card above the one being read
         at = reading.region.y
-        seen = pane.usage.turns
-        await wait_until(pilot, lambda: pane.usage.turns > seen and screen.panes_settled)
+        held.allow(MAX_CARDS + 1)
+        await wait_until(
+            pilot,
+            lambda: pane.usage.turns == MAX_CARDS + 1 and held.waiting and screen.panes_settled,
+        )
         await pilot.pause(0.05)
+        assert not oldest.is_attached and len(pane.query(TurnCard)) == MAX_CARDS  # trimmed
         assert reading.is_attached, "the card being read was trimmed"
         assert abs(reading.region.y - at) <= 1, "the text being read moved"
 
