@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import tomllib
@@ -99,6 +100,25 @@ def _judged(out: Path) -> Path:
     return out
 
 
+def _ragged(out: Path) -> Path:
+    """A challenge whose artifact, revision and answers carry model text's ragged edges:
+    indented lines (a tab among them) and runs of trailing spaces."""
+    raw = tomllib.loads((EXAMPLES / "scripted-challenge.toml").read_text("utf-8"))
+    raw["debate"]["artifact"] = (
+        "Deploy on Friday at 17:00.   \n    - indented step one\n\tthen a tab   \n"
+        "        1. deeper still\n Rollback: restore last night's backup. "
+    )
+    owner = raw["debaters"][0]["script"]["turns"][0]
+    owner["revised_artifact"] = "Deploy on Tuesday.   \n      step two indented  \n\n   Done.   "
+    owner["responses"][1]["answer"] = "Moved to Tuesday morning.   \n    indented answer   "
+    spec = out.with_suffix(".spec.toml")
+    import tomli_w
+
+    spec.write_text(tomli_w.dumps(raw), "utf-8")
+    main(["run", str(spec), "--headless", "--out", str(out)])
+    return out
+
+
 def _sessions(tmp_path: Path) -> dict[str, Path]:
     made = {
         name: _run(f"scripted-{name}.toml", tmp_path / f"{name}.toml")
@@ -109,6 +129,7 @@ def _sessions(tmp_path: Path) -> dict[str, Path]:
     )
     made["tampered"] = _tampered(tmp_path / "tampered.toml")
     made["judged"] = _judged(tmp_path / "judged.toml")
+    made["ragged"] = _ragged(tmp_path / "ragged.toml")
     return made
 
 
@@ -123,6 +144,7 @@ EXPECTED: dict[str, tuple[str, list[str]]] = {
     "operator": ("rejected", ["operator"]),
     "tampered": ("proposed", ["builder", "keeper", "skeptic"]),
     "judged": ("rejected", ["planner", "critic", "sre"]),  # consensus, then its outcomes
+    "ragged": ("accepted", ["red-team"]),  # the challenge again, its text indented
 }
 
 
@@ -166,4 +188,19 @@ def test_markdownlint_passes_the_markdown_and_adr_exports(node_tools: Path, tmp_
         f"{out}/*.md",
     )
     assert linted.returncode == 0, linted.stdout + linted.stderr
-    assert "Linting: 18 file(s)" in linted.stdout + linted.stderr
+    assert "Linting: 20 file(s)" in linted.stdout + linted.stderr
+
+
+# markdownlint's MD027 (more than one space after a blockquote's ``>``) and MD009 (a line
+# ending in spaces), checked here without Node so they hold on any machine.
+_MD027 = re.compile(r"^\s*(?:>\s?)*> {2,}\S|^\s*(?:> ?)*>\t")
+_MD009 = re.compile(r"[ \t]+$")
+
+
+def test_exports_quote_ragged_model_text_without_md027_or_md009(tmp_path: Path) -> None:
+    data = load_session(_ragged(tmp_path / "ragged.toml"))
+    for name, text in (("markdown", to_markdown(data)), ("adr", to_adr(data))):
+        assert "indented step one" in text and "indented answer" in text  # the text is kept
+        for n, line in enumerate(text.split("\n"), 1):
+            assert not _MD027.search(line), f"{name} line {n}: MD027: {line!r}"
+            assert not _MD009.search(line), f"{name} line {n}: MD009: {line!r}"

@@ -99,8 +99,12 @@ _MD_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def md_text(text: object) -> str:
-    """Text for a Markdown file: terminal-clean, every line unable to open any construct."""
-    plain = clean(text)
+    """Text for a Markdown file: terminal-clean, every line unable to open any construct.
+
+    Each line loses its leading and trailing blanks: an indent would open a code block
+    (or, in a quote, read as markdownlint's MD027), trailing spaces a hard break (MD009).
+    """
+    plain = "\n".join(line.strip(" \t") for line in clean(text).split("\n"))
     parts, at = [], 0
     for email in _MD_EMAIL.finditer(plain):
         parts += [_md_escape(plain[at : email.start()]), md_code(email.group())]
@@ -121,8 +125,9 @@ def _escape_line_start(match: re.Match[str]) -> str:
     return lead + "\\" + mark
 
 
-def md_inline(text: object, breaks: str = "<br>") -> str:
-    """Like :func:`md_text`, on one line (a list item, a table cell, a heading)."""
+def md_inline(text: object, breaks: str = " ") -> str:
+    """Like :func:`md_text`, on one line (a list item, a table cell, a heading): a line
+    break reads as a space, as Markdown's own soft break does (``<br>`` is inline HTML)."""
     return breaks.join(md_text(text).split("\n"))
 
 
