@@ -195,3 +195,31 @@ def test_a_deferred_decision_names_no_option_and_keeps_the_rationale_as_written(
     assert 'Chosen option: "escalate"' not in text
     assert 'Chosen option: "none yet", because' in text and "no option was chosen" in text
     assert "- Good, because Ask finance first. (the operator's rationale)" in text
+
+
+def test_a_reply_identical_to_an_earlier_turn_answers_no_critique(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`a` says the very same thing every turn: its revisions saw `b`'s critiques but
+    repeat its first position word for word, so neither critique counts as answered."""
+    raw = debate_raw({"a": ["release"], "b": ["revise"]}, max_rounds=2)
+    script = raw["debaters"][0]["script"]
+    script["stances"] = ["Ship it behind a flag, with a staged rollout."]
+    script["rationales"] = ["The flag lets us turn it off in seconds if errors rise."]
+    path = tmp_path / "repeat.toml"
+    session = LiveSession.start(validate_spec(raw), raw, lambda d: SCRIPTED, out=path)
+    try:
+        asyncio.run(session.engine.run())
+    finally:
+        session.close()
+    consequences = adr(path, capsys).split("### Consequences")[1].split("### Confirmation")[0]
+    against_a = [
+        m.group(2)
+        for m in re.finditer(r"raised by `b` against `a` in turn (\d+); ([^)]*)\)", consequences)
+    ]
+    assert against_a == [
+        "not answered: `a` repeated turn 1 word for word in turn 5",
+        "not answered: `a` repeated turn 1 word for word in turn 13",
+    ], consequences
+    against_b = re.findall(r"raised by `a` against `b` in turn \d+; ([^)]*)\)", consequences)
+    assert len(against_b) == 2 and all(s.startswith("answered by `b`") for s in against_b)

@@ -249,16 +249,37 @@ def answer(data: SessionData, critique: Turn) -> str:
     """The later turn that answered a critique: one written with that critique in view.
 
     A debater speaking again is not an answer; a revision whose prompt held the
-    critique (its ``saw`` names it) is.
+    critique (its ``saw`` names it) is, unless it repeats an earlier turn word for word.
     """
     label = f"critique:r{critique.round}:{critique.speaker}"
+    repeat = ""
     for turn in data.turns[critique.index :]:
         if turn.kind in _ANSWERS and not turn.invalid and label in turn.saw:
-            return (
-                f"answered by {md_code(turn.speaker)} in turn {turn.index}, "
-                "which revised with this critique in view"
+            earlier = _repeated(data, turn)
+            if earlier is None:
+                return (
+                    f"answered by {md_code(turn.speaker)} in turn {turn.index}, "
+                    "which revised with this critique in view"
+                )
+            repeat = repeat or (
+                f": {md_code(turn.speaker)} repeated turn {earlier.index} "
+                f"word for word in turn {turn.index}"
             )
-    return "not answered"
+    return "not answered" + repeat
+
+
+def _repeated(data: SessionData, turn: Turn) -> Turn | None:
+    """The speaker's earlier turn of the same kind that ``turn`` repeats exactly, if any."""
+    return next(
+        (
+            t
+            for t in data.turns[: turn.index - 1]
+            if (t.speaker, t.kind) == (turn.speaker, turn.kind)
+            and not t.invalid
+            and t.content == turn.content
+        ),
+        None,
+    )
 
 
 def _good(data: SessionData) -> list[str]:
