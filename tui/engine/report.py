@@ -24,7 +24,8 @@ RubricTurn = TypedDict(
 
 
 class ResultRecord(TypedDict, total=False):
-    """The ``[result]`` table: what every protocol reports, then each protocol's own keys."""
+    """The ``[result]`` table: what every protocol reports; each protocol's own keys follow
+    (named in its module, never here)."""
 
     # Every protocol.
     debater_ids: list[str]
@@ -66,46 +67,7 @@ class ResultRecord(TypedDict, total=False):
     budget_speaker: str  # whose call was not made
     session_full: int  # the bytes the session file would have held with the next turn
     missing_evidence: int
-    unresolved_challenges: list[str]
-    adversary_recommendation: str
-    # adversary
-    proposer_id: str
-    critic_id: str
-    self_critique_skipped: bool
-    revisions: int
-    proposal_id: str
-    negative_channel_present: bool
-    weakness_count: int
-    critique_score: int
-    verdict: str
-    routing_requested: str
-    routing_decision: str
-    release_refused: list[str]
-    # challenge
-    defender_id: str
-    adversary_id: str
-    mode: str
-    convergence_status: str
-    challenge_count: int
-    challenges_by_severity: dict[str, int]
-    unresolved_critical: list[str]
-    challenges: list[dict[str, Any]]
-    final_artifact: str
-    # refine
-    authors: list[str]
-    synthesizer_id: str
-    judges: list[str]
-    seed: int
-    position_swap: bool
-    convergence: int
-    incumbent_streak: int
-    judge_rounds: list[dict[str, Any]]
-    winning_candidate: str
-    winning_turn: int
-    judge_agreement: float
-    key_arguments: list[str]
-    minority_dissent: list[str]
-    convergence_round: int | None
+    # Then each protocol's own keys (``Protocol.report``, its decisions' ``extra``).
 
 
 def result_record(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class Emphasis(StrEnum):
@@ -64,3 +65,48 @@ class Section:
     items: tuple[Item, ...] = ()
     facts: tuple[Fact, ...] = ()
     full_only: bool = False  # detail the compact console card leaves to its panels
+
+
+def each(value: object) -> list[Any]:
+    """A list field's items (none when absent); another type is a damaged field."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"a list was expected, not {type(value).__name__}")
+    return value
+
+
+def words(value: object) -> str:
+    """A vocabulary value for reading: ``no_defect_found`` becomes ``no defect found``."""
+    return str(value).replace("_", " ")
+
+
+def text(label: str, value: object, tone: Tone = Tone.PLAIN) -> list[Section]:
+    """A labelled text section, or none when the value is empty."""
+    return [Section(label, Emphasis.TEXT, str(value), tone)] if value else []
+
+
+def facts(label: str, *given: Fact, full_only: bool = False) -> Section:
+    """Short labelled values on one line."""
+    return Section(label, Emphasis.FACTS, facts=given, full_only=full_only)
+
+
+def listed(label: str, items: list[Item], tone: Tone = Tone.PLAIN) -> list[Section]:
+    """A labelled list, or none when it is empty."""
+    return [Section(label, Emphasis.LIST, tone=tone, items=tuple(items))] if items else []
+
+
+# How an answer's status reads, for the kinds that answer or assess earlier ids.
+STATUS_TONE = {"addressed": Tone.GOOD, "rejected": Tone.WARN, "unaddressed": Tone.WARN}
+
+
+def critique_sections(c: dict[str, Any], *more: Fact) -> list[Section]:
+    """A critique's verdict (with any facts its kind adds), weaknesses and suggestions."""
+    verdict = str(c.get("verdict", ""))
+    verdict_fact = Fact(
+        "verdict", words(verdict), Tone.GOOD if verdict == "no_defect_found" else Tone.WARN
+    )
+    out = [facts("verdict", verdict_fact, *more)]
+    out += listed("weaknesses", [Item(str(w)) for w in each(c.get("weaknesses"))], Tone.BAD)
+    out += listed("suggestions", [Item(str(s)) for s in each(c.get("suggestions"))], Tone.GOOD)
+    return out

@@ -37,17 +37,11 @@ _ANSWERS = (TurnKind.POSITION, TurnKind.CANDIDATE, TurnKind.DEFENSE)
 _TITLE_LENGTH = 80
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
-# Why a rule ended the debate, in words for "Chosen option: ..., because ...".
+# Why a shared rule ended the debate, in words for "Chosen option: ..., because ..."
+# (a protocol's own rules are in its ``rule_reasons``).
 _BECAUSE = {
     "threshold_vote": "the votes reached the consensus threshold",
     "max_rounds_exhausted": "the rounds ran out with no decision",
-    "critic_release": "the critic asked to release it and the release gate held",
-    "release_gate": "a release was asked for, the release gate refused it, and no round was left",
-    "critic_escalation": "the critic escalated it",
-    "no_objections": "the adversary left no objection open",
-    "adversary_deadlock": "the adversary and the defender deadlocked",
-    "advisory_review": "the review is advisory",
-    "judge_convergence": "the judges preferred it in enough rounds in a row",
     "rubric_failed": "the rubric's required evidence did not hold",
     "operator_decision": "the operator decided so",
     "operator_escalation": "the operator escalated it",

@@ -18,6 +18,8 @@ from tui.engine.sections import Fact as Fact
 from tui.engine.sections import Item as Item
 from tui.engine.sections import Section as Section
 from tui.engine.sections import Tone as Tone
+from tui.engine.sections import critique_sections, each, facts, text
+from tui.engine.sections import words as words
 from tui.engine.vocab import TurnKind
 
 
@@ -119,15 +121,6 @@ def _body(turn: Turn) -> list[Section]:
         return [_damaged(f"{words(turn.kind)} turn"), *_fields(content, derived, turn.variant)]
 
 
-def _each(value: object) -> list[Any]:
-    """A list field's items (none when absent); another type is a damaged field."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise TypeError(f"a list was expected, not {type(value).__name__}")
-    return value
-
-
 def _damaged(what: str) -> Section:
     return Section(
         "damaged",
@@ -138,23 +131,6 @@ def _damaged(what: str) -> Section:
     )
 
 
-def words(value: object) -> str:
-    """A vocabulary value for reading: ``no_defect_found`` becomes ``no defect found``."""
-    return str(value).replace("_", " ")
-
-
-def _text(label: str, value: object, tone: Tone = Tone.PLAIN) -> list[Section]:
-    return [Section(label, Emphasis.TEXT, str(value), tone)] if value else []
-
-
-def _facts(label: str, *facts: Fact, full_only: bool = False) -> Section:
-    return Section(label, Emphasis.FACTS, facts=facts, full_only=full_only)
-
-
-def _list(label: str, items: list[Item], tone: Tone = Tone.PLAIN) -> list[Section]:
-    return [Section(label, Emphasis.LIST, tone=tone, items=tuple(items))] if items else []
-
-
 Content = dict[str, Any]
 Body = Callable[[Content, Content, str | None], list[Section]]
 
@@ -162,110 +138,12 @@ Body = Callable[[Content, Content, str | None], list[Section]]
 def _position(c: Content, derived: Content, variant: str | None) -> list[Section]:
     return [
         Section("stance", Emphasis.LEAD, str(c.get("stance", "")), Tone.STRONG),
-        *_text("rationale", c.get("rationale")),
-    ]
-
-
-def _candidate(c: Content, derived: Content, variant: str | None) -> list[Section]:
-    return [
-        Section("candidate", Emphasis.LEAD, str(c.get("candidate", "")), Tone.STRONG),
-        *_text("rationale", c.get("rationale")),
+        *text("rationale", c.get("rationale")),
     ]
 
 
 def _critique(c: Content, derived: Content, variant: str | None) -> list[Section]:
-    verdict = str(c.get("verdict", ""))
-    facts = [
-        Fact("verdict", words(verdict), Tone.GOOD if verdict == "no_defect_found" else Tone.WARN)
-    ]
-    if "score" in c:  # the adversary's critique also scores and routes
-        facts.append(Fact("score", f"{c['score']}/100", Tone.MUTED))
-        facts.append(Fact("routing", str(c.get("routing", "")), Tone.STRONG))
-    out = [_facts("verdict", *facts)]
-    out += _list("weaknesses", [Item(str(w)) for w in _each(c.get("weaknesses"))], Tone.BAD)
-    out += _list("suggestions", [Item(str(s)) for s in _each(c.get("suggestions"))], Tone.GOOD)
-    return out
-
-
-SEVERITY_TONE = {"critical": Tone.BAD, "significant": Tone.WARN, "minor": Tone.MUTED}
-STATUS_TONE = {"addressed": Tone.GOOD, "rejected": Tone.WARN, "unaddressed": Tone.WARN}
-
-
-def _challenge_evidence(ch: Content, judged: Content | None) -> Fact:
-    """A challenge's evidence; one quoting a lookup says which, and whether it was found."""
-    if judged is None:
-        return Fact("evidence", str(ch.get("evidence", "")))
-    ok = bool(judged.get("admitted"))
-    return Fact(
-        f"evidence ({judged.get('source', '')}: {'found verbatim' if ok else 'not admitted'})",
-        str(ch.get("evidence", "")) + ("" if ok else f" ({judged.get('why', '')})"),
-        Tone.GOOD if ok else Tone.BAD,
-    )
-
-
-def _challenge_report(c: Content, derived: Content, variant: str | None) -> list[Section]:
-    verdict = str(c.get("verdict", ""))
-    ids = list(_each(derived.get("challenge_ids")))
-    judged = {
-        str(e.get("id")): e for e in _each(derived.get("challenge_evidence")) if isinstance(e, dict)
-    }
-    challenges = [
-        Item(
-            f"{ch.get('category', '')}: {ch.get('concern', '')}",
-            tag=ids[i] if i < len(ids) else "",
-            status=str(ch.get("severity", "")),
-            tone=SEVERITY_TONE.get(str(ch.get("severity", "")), Tone.PLAIN),
-            details=(
-                _challenge_evidence(ch, judged.get(ids[i]) if i < len(ids) else None),
-                Fact("recommendation", str(ch.get("recommendation", ""))),
-            ),
-        )
-        for i, ch in enumerate(_each(c.get("challenges")))
-    ]
-    assessments = [
-        Item(
-            str(a.get("note", "")),
-            tag=str(a.get("challenge_id", "")),
-            status=str(a.get("status", "")),
-            tone=STATUS_TONE.get(str(a.get("status", "")), Tone.PLAIN),
-        )
-        for a in _each(c.get("assessments"))
-    ]
-    return [
-        _facts(
-            "verdict",
-            Fact("verdict", words(verdict), Tone.GOOD if verdict == "no_objections" else Tone.WARN),
-            Fact("convergence", str(c.get("convergence", "")), Tone.MUTED),
-        ),
-        *_list("assessments", assessments),
-        *_list("challenges", challenges),
-    ]
-
-
-def _defense(c: Content, derived: Content, variant: str | None) -> list[Section]:
-    responses = [
-        Item(
-            str(r.get("answer", "")),
-            tag=str(r.get("challenge_id", "")),
-            status=str(r.get("status", "")),
-            tone=STATUS_TONE.get(str(r.get("status", "")), Tone.PLAIN),
-        )
-        for r in _each(c.get("responses"))
-    ]
-    return [
-        *_list("responses", responses),
-        *_text("revised artifact", c.get("revised_artifact")),
-    ]
-
-
-def _judgment(c: Content, derived: Content, variant: str | None) -> list[Section]:
-    pick = str(c.get("pick", ""))
-    picked = derived.get("picked")
-    return [
-        _facts("pick", Fact("pick", f"{pick} = {picked}" if picked else pick, Tone.ACCENT)),
-        *([_facts("order", Fact("order shown", variant), full_only=True)] if variant else []),
-        *_text("reason", c.get("reason")),
-    ]
+    return critique_sections(c)
 
 
 def _fields(c: Content, derived: Content, variant: str | None) -> list[Section]:
@@ -273,15 +151,10 @@ def _fields(c: Content, derived: Content, variant: str | None) -> list[Section]:
     return [Section(str(k), Emphasis.TEXT, str(v)) for k, v in c.items()]
 
 
+# The shared kinds; a protocol's own kinds present through it (``Protocol.present``).
 _BODIES: dict[str, Body] = {
     TurnKind.POSITION: _position,
-    TurnKind.CANDIDATE: _candidate,
     TurnKind.CRITIQUE: _critique,
-    TurnKind.ADVERSARY_CRITIQUE: _critique,
-    TurnKind.CANDIDATE_CRITIQUE: _critique,
-    TurnKind.CHALLENGE_REPORT: _challenge_report,
-    TurnKind.DEFENSE: _defense,
-    TurnKind.JUDGMENT: _judgment,
 }
 
 
@@ -289,7 +162,7 @@ def rubric_sections(rubric: Content) -> list[Section]:
     """A rubric assessment: pass or fail, how much evidence is missing, then each property."""
     passed = bool(rubric.get("pass"))
     return [
-        _facts(
+        facts(
             "rubric",
             Fact("rubric", "pass" if passed else "fail", Tone.GOOD if passed else Tone.BAD),
             Fact("missing evidence", str(rubric.get("missing_evidence", 0)), Tone.MUTED),
@@ -297,7 +170,7 @@ def rubric_sections(rubric: Content) -> list[Section]:
         Section(
             "rubric properties",
             Emphasis.LIST,
-            items=tuple(rubric_items(_each(rubric.get("properties")))),
+            items=tuple(rubric_items(each(rubric.get("properties")))),
             full_only=True,
         ),
     ]
@@ -316,7 +189,7 @@ def rubric_items(properties: list[Content]) -> list[Item]:
                 + ("(admitted)" if e.get("admitted") else f"(refused: {e.get('why', '')})"),
                 Tone.PLAIN if e.get("admitted") else Tone.BAD,
             )
-            for e in _each(p.get("evidence"))
+            for e in each(p.get("evidence"))
         ]
         details = (
             *(evidence or [Fact("evidence", "none", Tone.BAD)]),

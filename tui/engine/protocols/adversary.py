@@ -8,18 +8,21 @@ proposer revises while rounds remain, then the debate escalates.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.protocols.base import ContextItem, Protocol, cycled, scripted_critique
 from tui.engine.protocols.raw import Entry, RawSpec
-from tui.engine.records import Turn
+from tui.engine.records import AdversaryCritique, Turn
 from tui.engine.schedule import Slot
+from tui.engine.sections import Fact, Section, Tone, critique_sections
 from tui.engine.state import DebateState, Decision
 from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 
 if TYPE_CHECKING:
+    from tui.engine.ports import TurnRequest
     from tui.engine.session import SessionData
-    from tui.engine.spec import Spec
+    from tui.engine.spec import Script, Spec
     from tui.engine.verify import Verification
 
 
@@ -95,6 +98,36 @@ class AdversaryProtocol(Protocol):
     role_keys = frozenset({"proposer", "critic", "release_score"})
     debater_keys = frozenset({"proposer", "critic"})
     votes_decide = False  # the critic's routing is a request; the release gate decides
+    turn_kinds = {TurnKind.ADVERSARY_CRITIQUE: AdversaryCritique}
+    rule_reasons = {
+        DecisionRule.CRITIC_RELEASE: "the critic asked to release it and the release gate held",
+        DecisionRule.RELEASE_GATE: (
+            "a release was asked for, the release gate refused it, and no round was left"
+        ),
+        DecisionRule.CRITIC_ESCALATION: "the critic escalated it",
+    }
+
+    @classmethod
+    def present(
+        cls, kind: str, content: dict[str, Any], derived: dict[str, Any], variant: str | None
+    ) -> Sequence[Section] | None:
+        """A critique that also scores and routes."""
+        if kind != TurnKind.ADVERSARY_CRITIQUE:
+            return None
+        more = []
+        if "score" in content:
+            more.append(Fact("score", f"{content['score']}/100", Tone.MUTED))
+            more.append(Fact("routing", str(content.get("routing", "")), Tone.STRONG))
+        return critique_sections(content, *more)
+
+    @classmethod
+    def scripted(cls, request: TurnRequest, script: Script) -> dict[str, Any]:
+        """A critique whose vote is its routing, with a score."""
+        n = request.speaker_turn
+        content = scripted_critique(request, script)
+        content["score"] = cycled(script.scores, n, 50)
+        content["routing"] = content["vote"] = cycled(script.routings, n, "release")
+        return content
 
     @classmethod
     def voters(cls, spec: Spec) -> list[str]:

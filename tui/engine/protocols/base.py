@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
 
@@ -18,11 +18,13 @@ from tui.engine.substance import content_problems
 from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, TurnKind
 
 if TYPE_CHECKING:  # spec.py and verify.py read the protocol registry: runtime imports would cycle
+    from tui.engine.ports import TurnRequest
     from tui.engine.session import SessionData
     from tui.engine.spec import RubricRole, Script, Spec
     from tui.engine.verify import Verification
 
 ContextItem = tuple[str, str, str]  # (saw-label, heading, text)
+T = TypeVar("T")
 _RUBRIC_ROLES: dict[str, RubricRole] = {
     TurnKind.CRITIQUE: "critic",
     TurnKind.ADVERSARY_CRITIQUE: "critic",
@@ -30,6 +32,25 @@ _RUBRIC_ROLES: dict[str, RubricRole] = {
     TurnKind.CHALLENGE_REPORT: "adversary",
     TurnKind.JUDGMENT: "judges",
 }
+
+
+def cycled(items: Sequence[T], n: int, default: T) -> T:
+    """A scripted list's entry for a speaker's ``n``-th turn: the lists cycle."""
+    return items[(n - 1) % len(items)] if items else default
+
+
+def scripted_critique(request: TurnRequest, script: Script) -> dict[str, Any]:
+    """A scripted critique of the slot's target, with a vote: the kinds that critique extend it."""
+    n, target = request.speaker_turn, request.slot.target
+    weaknesses = cycled(
+        script.weaknesses, n, [f"{target}'s position leaves its main risk unaddressed."]
+    )
+    return {
+        "weaknesses": weaknesses,
+        "suggestions": cycled(script.suggestions, n, [f"{target} should name a fallback."]),
+        "verdict": cycled(script.verdicts, n, "defects_found" if weaknesses else "no_defect_found"),
+        "vote": cycled(script.votes, n, request.votes[0] if request.votes else "no answer"),
+    }
 
 
 class Protocol(ABC):
@@ -150,8 +171,8 @@ class Protocol(ABC):
         return None
 
     @classmethod
-    def scripted(cls, slot: Slot, votes: Sequence[str], script: Script, n: int) -> dict[str, Any]:
-        """A scripted debater's answer to a slot of one of ``turn_kinds`` (its ``n``-th turn).
+    def scripted(cls, request: TurnRequest, script: Script) -> dict[str, Any]:
+        """A scripted debater's answer to a slot of one of ``turn_kinds``.
 
         ``[debaters.script].turns`` still overrides it field by field.
         """

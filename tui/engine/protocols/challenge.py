@@ -16,15 +16,28 @@ from tui.engine.evidence import lookup_evidence
 from tui.engine.lookups import results as lookup_results
 from tui.engine.lookups import tools_of
 from tui.engine.parsing import TurnParseError
-from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.protocols.base import ContextItem, Protocol, cycled
 from tui.engine.protocols.raw import Entry, RawSpec
-from tui.engine.records import Turn, inline_refs
+from tui.engine.records import ChallengeReport, Defense, Turn, inline_refs
 from tui.engine.schedule import Slot
+from tui.engine.sections import (
+    STATUS_TONE,
+    Fact,
+    Item,
+    Section,
+    Tone,
+    each,
+    facts,
+    listed,
+    text,
+    words,
+)
 from tui.engine.state import DebateState, Decision
 from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 
 if TYPE_CHECKING:
-    from tui.engine.spec import Spec
+    from tui.engine.ports import TurnRequest
+    from tui.engine.spec import Script, Spec
 
 UNRESOLVED = ("open", "unaddressed")
 
@@ -80,6 +93,88 @@ role = "Challenges the plan with evidence quoted from it."
 '''
 
 
+SEVERITY_TONE = {"critical": Tone.BAD, "significant": Tone.WARN, "minor": Tone.MUTED}
+
+
+def _challenge_evidence(ch: dict[str, Any], judged: dict[str, Any] | None) -> Fact:
+    """A challenge's evidence; one quoting a lookup says which, and whether it was found."""
+    if judged is None:
+        return Fact("evidence", str(ch.get("evidence", "")))
+    ok = bool(judged.get("admitted"))
+    return Fact(
+        f"evidence ({judged.get('source', '')}: {'found verbatim' if ok else 'not admitted'})",
+        str(ch.get("evidence", "")) + ("" if ok else f" ({judged.get('why', '')})"),
+        Tone.GOOD if ok else Tone.BAD,
+    )
+
+
+def _report_sections(c: dict[str, Any], derived: dict[str, Any]) -> list[Section]:
+    verdict = str(c.get("verdict", ""))
+    ids = list(each(derived.get("challenge_ids")))
+    judged = {
+        str(e.get("id")): e for e in each(derived.get("challenge_evidence")) if isinstance(e, dict)
+    }
+    challenges = [
+        Item(
+            f"{ch.get('category', '')}: {ch.get('concern', '')}",
+            tag=ids[i] if i < len(ids) else "",
+            status=str(ch.get("severity", "")),
+            tone=SEVERITY_TONE.get(str(ch.get("severity", "")), Tone.PLAIN),
+            details=(
+                _challenge_evidence(ch, judged.get(ids[i]) if i < len(ids) else None),
+                Fact("recommendation", str(ch.get("recommendation", ""))),
+            ),
+        )
+        for i, ch in enumerate(each(c.get("challenges")))
+    ]
+    assessments = [
+        Item(
+            str(a.get("note", "")),
+            tag=str(a.get("challenge_id", "")),
+            status=str(a.get("status", "")),
+            tone=STATUS_TONE.get(str(a.get("status", "")), Tone.PLAIN),
+        )
+        for a in each(c.get("assessments"))
+    ]
+    return [
+        facts(
+            "verdict",
+            Fact("verdict", words(verdict), Tone.GOOD if verdict == "no_objections" else Tone.WARN),
+            Fact("convergence", str(c.get("convergence", "")), Tone.MUTED),
+        ),
+        *listed("assessments", assessments),
+        *listed("challenges", challenges),
+    ]
+
+
+def _defense_sections(c: dict[str, Any]) -> list[Section]:
+    responses = [
+        Item(
+            str(r.get("answer", "")),
+            tag=str(r.get("challenge_id", "")),
+            status=str(r.get("status", "")),
+            tone=STATUS_TONE.get(str(r.get("status", "")), Tone.PLAIN),
+        )
+        for r in each(c.get("responses"))
+    ]
+    return [
+        *listed("responses", responses),
+        *text("revised artifact", c.get("revised_artifact")),
+    ]
+
+
+def _ids_to_answer(schema: dict[str, Any]) -> list[str]:
+    """The challenge ids the engine's per-slot schema says this turn must cover."""
+    shape = schema.get("anyOf", [schema])[0]  # every verdict's shape names the same ids
+    props = shape.get("properties", {})
+    for key in ("assessments", "responses"):
+        item = props.get(key, {}).get("items", {})
+        enum = item.get("properties", {}).get("challenge_id", {}).get("enum")
+        if enum:
+            return list(enum)
+    return []
+
+
 class ChallengeProtocol(Protocol):
     """Rounds of challenge then defense; blocking or advisory release."""
 
@@ -111,6 +206,46 @@ class ChallengeProtocol(Protocol):
     role_keys = frozenset({"defender", "adversary", "mode"})
     debater_keys = frozenset({"defender", "adversary"})
     shows_votes = False
+    turn_kinds = {TurnKind.CHALLENGE_REPORT: ChallengeReport, TurnKind.DEFENSE: Defense}
+    rule_reasons = {
+        DecisionRule.NO_OBJECTIONS: "the adversary left no objection open",
+        DecisionRule.ADVERSARY_DEADLOCK: "the adversary and the defender deadlocked",
+        DecisionRule.ADVISORY_REVIEW: "the review is advisory",
+        DecisionRule.RELEASE_GATE: (
+            "a release was asked for, the release gate refused it, and no round was left"
+        ),
+    }
+
+    @classmethod
+    def present(
+        cls, kind: str, content: dict[str, Any], derived: dict[str, Any], variant: str | None
+    ) -> Sequence[Section] | None:
+        """A report's verdict, assessments and numbered challenges; a defense's answers."""
+        if kind == TurnKind.CHALLENGE_REPORT:
+            return _report_sections(content, derived)
+        if kind == TurnKind.DEFENSE:
+            return _defense_sections(content)
+        return None
+
+    @classmethod
+    def scripted(cls, request: TurnRequest, script: Script) -> dict[str, Any]:
+        """No objections, or every challenge addressed: the ids this slot must answer."""
+        ids = _ids_to_answer(request.json_schema)
+        if request.slot.kind == TurnKind.CHALLENGE_REPORT:
+            return {
+                "challenges": [],
+                "verdict": "no_objections",
+                "assessments": [{"challenge_id": i, "status": "addressed"} for i in ids],
+                "convergence": "converging",
+            }
+        who, n = request.debater.id, request.speaker_turn
+        return {
+            "responses": [
+                {"challenge_id": i, "status": "addressed", "answer": f"{who} fixed {i}."}
+                for i in ids
+            ],
+            "revised_artifact": cycled(script.stances, n, f"{who}: revised artifact {n}."),
+        }
 
     @classmethod
     def voters(cls, spec: Spec) -> list[str]:

@@ -14,16 +14,18 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.protocols.base import ContextItem, Protocol, cycled, scripted_critique
 from tui.engine.protocols.raw import Entry, RawSpec
-from tui.engine.records import Turn
+from tui.engine.records import Candidate, CandidateCritique, Judgment, Turn
 from tui.engine.schedule import Slot
+from tui.engine.sections import Emphasis, Fact, Section, Tone, critique_sections, facts, text
 from tui.engine.state import DebateState, Decision
 from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 
 if TYPE_CHECKING:
+    from tui.engine.ports import TurnRequest
     from tui.engine.session import SessionData
-    from tui.engine.spec import Spec
+    from tui.engine.spec import Script, Spec
     from tui.engine.verify import Verification
 
 INCUMBENT_FIRST, CHALLENGER_FIRST = "incumbent-first", "challenger-first"
@@ -186,6 +188,50 @@ class RefineProtocol(Protocol):
     )
     debater_keys = frozenset({"authors", "critic", "synthesizer", "judges"})
     shows_votes = False
+    rule_reasons = {
+        DecisionRule.JUDGE_CONVERGENCE: "the judges preferred it in enough rounds in a row"
+    }
+    turn_kinds = {
+        TurnKind.CANDIDATE: Candidate,
+        TurnKind.CANDIDATE_CRITIQUE: CandidateCritique,
+        TurnKind.JUDGMENT: Judgment,
+    }
+
+    @classmethod
+    def present(
+        cls, kind: str, content: dict[str, Any], derived: dict[str, Any], variant: str | None
+    ) -> Sequence[Section] | None:
+        """A candidate leads with its text; a critique as any; a pick with what it picked."""
+        if kind == TurnKind.CANDIDATE:
+            return [
+                Section("candidate", Emphasis.LEAD, str(content.get("candidate", "")), Tone.STRONG),
+                *text("rationale", content.get("rationale")),
+            ]
+        if kind == TurnKind.CANDIDATE_CRITIQUE:
+            return critique_sections(content)
+        if kind != TurnKind.JUDGMENT:
+            return None
+        pick, picked = str(content.get("pick", "")), derived.get("picked")
+        return [
+            facts("pick", Fact("pick", f"{pick} = {picked}" if picked else pick, Tone.ACCENT)),
+            *([facts("order", Fact("order shown", variant), full_only=True)] if variant else []),
+            *text("reason", content.get("reason")),
+        ]
+
+    @classmethod
+    def scripted(cls, request: TurnRequest, script: Script) -> dict[str, Any]:
+        """A candidate from the stances, a pick of X, or a critique that casts no vote."""
+        who, n, kind = request.debater.id, request.speaker_turn, request.slot.kind
+        if kind == TurnKind.CANDIDATE:
+            return {
+                "candidate": cycled(script.stances, n, f"{who}: candidate {n}."),
+                "rationale": cycled(script.rationales, n, f"{who} explains candidate {n}."),
+            }
+        if kind == TurnKind.JUDGMENT:
+            return {"pick": "X", "reason": cycled(script.rationales, n, f"{who} prefers X.")}
+        content = scripted_critique(request, script)
+        del content["vote"]
+        return content
 
     @classmethod
     def drawn_at_start(cls, spec: Spec) -> dict[str, Any]:

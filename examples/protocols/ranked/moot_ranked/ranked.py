@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from tui.engine.parsing import TurnParseError
-from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.protocols.base import ContextItem, Protocol, cycled
 from tui.engine.protocols.raw import Entry, RawSpec
 from tui.engine.records import Turn
 from tui.engine.schedule import Slot
@@ -32,6 +32,7 @@ from tui.engine.substance import statement_problem
 from tui.engine.vocab import ESCALATE, DecisionRule
 
 if TYPE_CHECKING:
+    from tui.engine.ports import TurnRequest
     from tui.engine.session import SessionData
     from tui.engine.spec import Script, Spec
     from tui.engine.verify import Verification
@@ -234,14 +235,15 @@ class RankedProtocol(Protocol):
         ]
 
     @classmethod
-    def scripted(cls, slot: Slot, votes: Sequence[str], script: Script, n: int) -> dict[str, Any]:
+    def scripted(cls, request: TurnRequest, script: Script) -> dict[str, Any]:
         """The spec's order, with the debater's scripted vote (if any) moved to the top."""
-        first = script.votes[(n - 1) % len(script.votes)] if script.votes else None
-        order = [first] if first in votes else []
-        order += [o for o in votes if o not in order]
+        first = cycled(script.votes, request.speaker_turn, "")
+        order = [first] if first in request.votes else []
+        order += [o for o in request.votes if o not in order]
+        who = request.debater.id
         return {
             "ranking": [
-                {"option": o, "reason": f"{slot.speaker} puts {o} at rank {place} on balance."}
+                {"option": o, "reason": f"{who} puts {o} at rank {place} on balance."}
                 for place, o in enumerate(order, 1)
             ]
         }
