@@ -187,7 +187,8 @@ def _child(
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         raise SystemExit(f"bench child failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 # ------------------------------------------------------- the slow server
@@ -235,9 +236,7 @@ def serve(port_file: str, latency: float) -> None:
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
         await site.start()
-        server = site._server
-        assert server is not None and server.sockets
-        Path(port_file).write_text(str(server.sockets[0].getsockname()[1]))
+        Path(port_file).write_text(str(runner.addresses[0][1]))
         await asyncio.Event().wait()
 
     asyncio.run(main())

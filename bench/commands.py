@@ -56,7 +56,7 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
-def wall(argv: list[str], env: dict[str, str], before: Callable[[], None] | None = None) -> float:
+def wall(argv: list[str], env: dict[str, str], before: Callable[[], object] | None = None) -> float:
     """Seconds from spawn to exit of one whole command (``before`` runs untimed first)."""
     if before is not None:
         before()

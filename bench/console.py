@@ -30,6 +30,11 @@ import tempfile
 import termios
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+from unittest.mock import patch
+
+if TYPE_CHECKING:
+    from tui.engine.ports import TokenSink, TurnReply, TurnRequest
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -227,7 +232,7 @@ class PacedProvider:
     def __init__(self, rate: float) -> None:
         self.rate = rate
 
-    async def complete(self, request, on_token):  # noqa: ANN001, ANN201
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
         import json
         import re
 
@@ -256,6 +261,9 @@ async def under_load(seconds: float) -> dict[str, float]:
     import tomli_w
 
     from tui.app.app import MootApp
+    from tui.app.messages import TokensArrived
+    from tui.app.screens.live import LiveScreen
+    from tui.engine.events import Event, TokenReceived
 
     words = " ".join(f"word{i}" for i in range(240))
     spec = {
@@ -297,15 +305,16 @@ async def under_load(seconds: float) -> dict[str, float]:
         emitted = 0
         shown = 0
         async with app.run_test(size=(160, 45)) as pilot:
-            while app.debate_screen() is None or app.debate_screen().engine is None:
-                await asyncio.sleep(0.01)
             screen = app.debate_screen()
+            while not isinstance(screen, LiveScreen) or screen.engine is None:
+                await asyncio.sleep(0.01)
+                screen = app.debate_screen()
             original = screen._relay_engine_event
             stamps: dict[int, float] = {}
 
-            def counting(event):
+            def counting(event: Event) -> None:
                 nonlocal emitted
-                if type(event).__name__ == "TokenReceived":
+                if isinstance(event, TokenReceived):
                     emitted += 1
                     stamps.setdefault(event.slot.index, time.perf_counter())
                 original(event)
@@ -314,7 +323,7 @@ async def under_load(seconds: float) -> dict[str, float]:
             listeners[listeners.index(original)] = counting
             handler = type(screen).on_tokens_arrived
 
-            async def timed(self, message):
+            async def timed(self: LiveScreen, message: TokensArrived) -> None:
                 nonlocal shown
                 now = time.perf_counter()
                 before = {index: len(chunks) for index, chunks in self._tokens.items()}
@@ -325,7 +334,8 @@ async def under_load(seconds: float) -> dict[str, float]:
                     if kept < n and index in stamps:
                         lags.append(now - stamps.pop(index))
 
-            type(screen).on_tokens_arrived = timed
+            timing = patch.object(type(screen), "on_tokens_arrived", timed)
+            timing.start()
             await asyncio.sleep(1.0)  # warm up: all four panes streaming
             start_emitted, start = emitted, time.perf_counter()
             cpu_start = time.process_time()
@@ -350,12 +360,15 @@ async def under_load(seconds: float) -> dict[str, float]:
             elapsed = time.perf_counter() - start
             cpu = (time.process_time() - cpu_start) / elapsed
             rate = (emitted - start_emitted) / elapsed
-            type(screen).on_tokens_arrived = handler
+            timing.stop()
             app.simulate_key("q")
             await pilot.pause(0.1)
     latencies.sort()
     lags.sort()
-    q = lambda xs, p: xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")  # noqa: E731
+
+    def q(xs: list[float], p: float) -> float:
+        return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
+
     return {
         "token_rate": rate,
         "shown_fraction": shown / max(1, emitted),

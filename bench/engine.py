@@ -23,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -165,7 +166,7 @@ def best_engine_per_turn_us(
 
 
 def autosave_per_turn_us(
-    spec_raw: dict[str, Any], turns: list[Turn], directory: Path, tag: str
+    spec_raw: dict[str, Any], turns: Sequence[Turn], directory: Path, tag: str
 ) -> list[float]:
     """Microseconds of each ``append_turn`` (fsynced) into a fresh session file."""
     store = SessionStore.create(directory / f"bench-{tag}.toml", spec_raw)
@@ -184,6 +185,7 @@ def autogen_per_turn_us(turns: int, repeats: int) -> tuple[float, float, int] | 
     """(best, median) µs per message of a RoundRobinGroupChat of 3 replay agents, or why not."""
     try:
         from autogen_agentchat.agents import AssistantAgent
+        from autogen_agentchat.base import ChatAgent, Team
         from autogen_agentchat.conditions import MaxMessageTermination
         from autogen_agentchat.teams import RoundRobinGroupChat
         from autogen_ext.models.replay import ReplayChatCompletionClient
@@ -200,7 +202,7 @@ def autogen_per_turn_us(turns: int, repeats: int) -> tuple[float, float, int] | 
     kinds = [PHASES[(i // len(DEBATERS)) % len(PHASES)] for i in range(turns)]
 
     async def one_run() -> tuple[float, int]:
-        agents = []
+        agents: list[ChatAgent | Team] = []
         for j, d in enumerate(DEBATERS):
             # The same canned JSON moot parses, in this agent's speaking order.
             replies = [

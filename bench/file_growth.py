@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from tui.engine import session as session_module
 from tui.engine.live import LiveSession
@@ -60,15 +60,9 @@ def run(debaters: int, folder: Path) -> tuple[int, int]:
     return len(live.engine.state.turns), path.stat().st_size
 
 
-@contextmanager
-def full_saw_lists() -> Iterator[None]:
+def full_saw_lists() -> AbstractContextManager[object]:
     """Store every ``saw`` in full, as files did before the compact form."""
-    compact = session_module.compact_record
-    session_module.compact_record = lambda record, earlier: record
-    try:
-        yield
-    finally:
-        session_module.compact_record = compact
+    return patch.object(session_module, "compact_record", lambda record, earlier: record)
 
 
 def main() -> None:

@@ -31,6 +31,7 @@ import tempfile
 import time
 import tomllib
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -165,8 +166,8 @@ def main() -> None:
         size = path.stat().st_size
         print(f"wrote {args.turns:,} turns, {size:,} bytes in {time.perf_counter() - t0:.1f} s")
         data = path.read_bytes()
-        reads = {ANCHOR: lambda: tomllib.loads(data.decode())}
-        reads |= {name: (lambda read=read: read(path)) for name, read in READS.items()}
+        reads: dict[str, Callable[[], object]] = {ANCHOR: lambda: tomllib.loads(data.decode())}
+        reads |= {name: partial(read, path) for name, read in READS.items()}
         cpu = interleaved(reads, args.repeats)
         print(f"{'read':<16} {'CPU s':>8} {'x tomllib':>10} {'target':>8}")
         for name, secs in cpu.items():
