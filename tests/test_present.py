@@ -105,6 +105,20 @@ def test_invalid_turn_shows_the_error_and_the_raw_reply_only() -> None:
     assert [(s.label, s.text) for s in sections] == [("error", "bad"), ("raw reply", "{x")]
 
 
+def test_an_invalid_local_reply_reads_as_the_text_it_was_not_a_token_a_line() -> None:
+    """The embedded model's grammar lets it put blank lines between JSON tokens: the raw
+    reply is shown joined (every output: console, headless, Markdown), the strings intact."""
+    raw = '{\n\n"stance"\n\n:\n\n"Ship it:\\n staged"\n\n,\n\n"rationale"\n\n:\n\n"The flag'
+    turn = Turn(0, 1, "proposal", "a", "position", "m", "f", invalid=True, error="cut", raw=raw)
+    shown = {s.label: s.text for s in present(turn)}
+    assert shown["raw reply"] == '{"stance":"Ship it:\\n staged","rationale":"The flag'
+    assert any('{"stance":"Ship it:' in line for line in _turn_md(turn))
+    assert '{"stance":"Ship it' in turn_text(turn).plain
+    prose = "I cannot answer that.\n\nThe motion is unclear."
+    turn = Turn(0, 1, "proposal", "a", "position", "m", "f", invalid=True, error="x", raw=prose)
+    assert {s.label: s.text for s in present(turn)}["raw reply"] == prose  # its own lines
+
+
 def test_an_unknown_kind_shows_every_field_literally() -> None:
     turn = Turn(4, 1, "p", "a", "future_kind", "m", "f", content={"claim": "c", "n": 3})
     assert [(s.label, s.emphasis, s.text) for s in present(turn)] == [

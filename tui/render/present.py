@@ -21,6 +21,7 @@ from tui.engine.sections import Tone as Tone
 from tui.engine.sections import critique_sections, each, facts, text
 from tui.engine.sections import words as words
 from tui.engine.vocab import TurnKind
+from tui.render.rawreply import joined
 
 
 def _raw_cut(turn: Turn) -> list[Section]:
@@ -47,7 +48,11 @@ def present(turn: Turn) -> tuple[Section, ...]:
     if turn.invalid:
         sections = [
             Section("error", Emphasis.TEXT, turn.error or "", Tone.BAD),
-            *([Section("raw reply", Emphasis.TEXT, turn.raw, Tone.MUTED)] if turn.raw else []),
+            *(
+                [Section("raw reply", Emphasis.TEXT, joined(turn.raw), Tone.MUTED)]
+                if turn.raw
+                else []
+            ),
             *_raw_cut(turn),
         ]
     else:
