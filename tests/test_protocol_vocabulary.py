@@ -29,13 +29,7 @@ STILL_SPREAD: dict[str, str] = {
     "tui/engine/substance.py": "the built-in kinds' statement rules",
     # A short answer per built-in kind, shown in prompts.
     "tui/engine/prompts.py": "the built-in kinds' prompt examples",
-    # The rubric role and the ADR position of each built-in kind.
-    "tui/engine/protocols/base.py": "rubric roles and positions per built-in kind",
-    # The negative channel each built-in critique kind must carry.
-    "tui/engine/verify.py": "the negative channel per built-in kind",
     "tui/engine/schemas.py": "the challenge report's verdicts",
-    # The ADR's critiques and answers, and the challenges it lists.
-    "tui/render/adr.py": "the ADR's critique and answer kinds",
     # The console's judges and distribution panels (refine's judgments, delphi's rounds).
     "tui/app/components/verify.py": "the judges and distribution panels",
     "tui/commands/headless.py": "a round's converged in the result's summary",

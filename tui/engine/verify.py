@@ -62,18 +62,10 @@ from tui.engine.vocab import (
     DecisionChannel,
     DecisionRule,
     OperatorAction,
-    TurnKind,
     is_deferral,
 )
 from tui.plural import all_hold, counted, do_not_hold
 
-# Kinds whose valid turns must carry a negative channel: (list field, verdict that may replace it).
-_NEGATIVE: dict[str, tuple[str, str]] = {
-    TurnKind.CRITIQUE: ("weaknesses", "no_defect_found"),
-    TurnKind.ADVERSARY_CRITIQUE: ("weaknesses", "no_defect_found"),
-    TurnKind.CANDIDATE_CRITIQUE: ("weaknesses", "no_defect_found"),
-    TurnKind.CHALLENGE_REPORT: ("challenges", "no_objections"),
-}
 _OPERATOR_RULES = {DecisionRule.OPERATOR_DECISION, DecisionRule.OPERATOR_ESCALATION}
 # What a provider said when it failed is recorded, not re-derivable from the file.
 _PROVIDER_SAID = "failure"
@@ -629,7 +621,7 @@ def _slot_claims(
         f" ({at.data.spec.debate.normaliser} normaliser)" if at.data.spec.debate.open_votes else ""
     )
     out.same(where, "vote", turn.vote, expected_vote, how)
-    if (negative := _NEGATIVE.get(turn.kind)) is not None:
+    if (negative := protocol.negative_channels.get(turn.kind)) is not None:
         items, verdict = negative
         present = bool(turn.content.get(items)) or turn.content.get("verdict") == verdict
         out.check(

@@ -32,8 +32,6 @@ from tui.plural import counted, do_not_hold
 from tui.render.export import outcome_lines, verification
 from tui.render.textsafe import md_code, md_inline, md_text
 
-_CRITIQUES = (TurnKind.CRITIQUE, TurnKind.ADVERSARY_CRITIQUE, TurnKind.CANDIDATE_CRITIQUE)
-_ANSWERS = (TurnKind.POSITION, TurnKind.CANDIDATE, TurnKind.DEFENSE)
 _TITLE_LENGTH = 80
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -248,7 +246,8 @@ def answer(data: SessionData, critique: Turn) -> str:
     label = f"critique:r{critique.round}:{critique.speaker}"
     repeat = ""
     for turn in data.turns[critique.index :]:
-        if turn.kind in _ANSWERS and not turn.invalid and label in turn.saw:
+        # An answer is a turn putting a position forward (its protocol's ``position``).
+        if label in turn.saw and _position(data, turn) is not None:
             earlier = _repeated(data, turn)
             if earlier is None:
                 return (
@@ -310,7 +309,7 @@ def _bad(data: SessionData) -> list[str]:
     """The weaknesses and challenges raised, and whether each was answered."""
     lines: list[str] = []
     for turn in data.turns:
-        if turn.kind not in _CRITIQUES or turn.invalid:
+        if turn.invalid:  # the weaknesses of any critique, whatever its protocol calls it
             continue
         against = f" against {md_code(turn.target)}" if turn.target else ""
         for weakness in _listed(turn.content.get("weaknesses")):

@@ -22,7 +22,7 @@ from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 if TYPE_CHECKING:
     from tui.engine.ports import TurnRequest
     from tui.engine.session import SessionData
-    from tui.engine.spec import Script, Spec
+    from tui.engine.spec import RubricRole, Script, Spec
     from tui.engine.verify import Verification
 
 
@@ -99,6 +99,7 @@ class AdversaryProtocol(Protocol):
     debater_keys = frozenset({"proposer", "critic"})
     votes_decide = False  # the critic's routing is a request; the release gate decides
     turn_kinds = {TurnKind.ADVERSARY_CRITIQUE: AdversaryCritique}
+    negative_channels = {TurnKind.ADVERSARY_CRITIQUE: ("weaknesses", "no_defect_found")}
     rule_reasons = {
         DecisionRule.CRITIC_RELEASE: "the critic asked to release it and the release gate held",
         DecisionRule.RELEASE_GATE: (
@@ -119,6 +120,10 @@ class AdversaryProtocol(Protocol):
             more.append(Fact("score", f"{content['score']}/100", Tone.MUTED))
             more.append(Fact("routing", str(content.get("routing", "")), Tone.STRONG))
         return critique_sections(content, *more)
+
+    def rubric_role(self, slot: Slot) -> RubricRole | None:
+        """The adversary's critic is a critic."""
+        return "critic" if slot.kind == TurnKind.ADVERSARY_CRITIQUE else super().rubric_role(slot)
 
     @classmethod
     def scripted(cls, request: TurnRequest, script: Script) -> dict[str, Any]:

@@ -25,13 +25,6 @@ if TYPE_CHECKING:  # spec.py and verify.py read the protocol registry: runtime i
 
 ContextItem = tuple[str, str, str]  # (saw-label, heading, text)
 T = TypeVar("T")
-_RUBRIC_ROLES: dict[str, RubricRole] = {
-    TurnKind.CRITIQUE: "critic",
-    TurnKind.ADVERSARY_CRITIQUE: "critic",
-    TurnKind.CANDIDATE_CRITIQUE: "critic",
-    TurnKind.CHALLENGE_REPORT: "adversary",
-    TurnKind.JUDGMENT: "judges",
-}
 
 
 def cycled(items: Sequence[T], n: int, default: T) -> T:
@@ -88,6 +81,11 @@ class Protocol(ABC):
     # content model (the validator and the JSON schema providers get). ``present`` shows them,
     # ``scripted`` answers them for a scripted debater, ``examples`` shows their form in prompts.
     turn_kinds: ClassVar[dict[str, type[BaseModel]]] = {}
+    # Kinds whose valid turns must carry a negative channel, which verify re-checks:
+    # (the list field, the verdict that may stand in for an empty list).
+    negative_channels: ClassVar[dict[str, tuple[str, str]]] = {
+        TurnKind.CRITIQUE: ("weaknesses", "no_defect_found")
+    }
     # One short answer per added kind, the form a small model copies (tui.engine.prompts).
     examples: ClassVar[dict[str, dict[str, Any]]] = {}
 
@@ -145,14 +143,7 @@ class Protocol(ABC):
     @classmethod
     def position(cls, spec: Spec, turn: Turn) -> str | None:
         """The position a valid turn puts forward (an ADR's considered option), if any."""
-        c = turn.content
-        if turn.kind == TurnKind.POSITION:
-            return str(c.get("stance", ""))
-        if turn.kind == TurnKind.CANDIDATE:
-            return str(c.get("candidate", ""))
-        if turn.kind == TurnKind.DEFENSE:
-            return str(c.get("revised_artifact", ""))
-        return None
+        return str(turn.content.get("stance", "")) if turn.kind == TurnKind.POSITION else None
 
     @classmethod
     def result_lines(cls, result: dict[str, Any]) -> list[str]:
@@ -250,8 +241,9 @@ class Protocol(ABC):
         return []
 
     def rubric_role(self, slot: Slot) -> RubricRole | None:
-        """Which rubric role (critic, adversary, judges) a slot plays, if any."""
-        return _RUBRIC_ROLES.get(slot.kind)
+        """Which rubric role (critic, adversary, judges) a slot plays, if any: a critique's
+        speaker is a critic; a protocol names the roles of the kinds it adds."""
+        return "critic" if slot.kind == TurnKind.CRITIQUE else None
 
     def slot_schema(self, state: DebateState, slot: Slot, schema: dict[str, Any]) -> dict[str, Any]:
         """The JSON schema sent for this slot: the kind's schema, tightened by state.

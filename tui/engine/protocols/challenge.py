@@ -37,7 +37,7 @@ from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 
 if TYPE_CHECKING:
     from tui.engine.ports import TurnRequest
-    from tui.engine.spec import Script, Spec
+    from tui.engine.spec import RubricRole, Script, Spec
 
 UNRESOLVED = ("open", "unaddressed")
 
@@ -207,6 +207,7 @@ class ChallengeProtocol(Protocol):
     debater_keys = frozenset({"defender", "adversary"})
     shows_votes = False
     turn_kinds = {TurnKind.CHALLENGE_REPORT: ChallengeReport, TurnKind.DEFENSE: Defense}
+    negative_channels = {TurnKind.CHALLENGE_REPORT: ("challenges", "no_objections")}
     rule_reasons = {
         DecisionRule.NO_OBJECTIONS: "the adversary left no objection open",
         DecisionRule.ADVERSARY_DEADLOCK: "the adversary and the defender deadlocked",
@@ -226,6 +227,19 @@ class ChallengeProtocol(Protocol):
         if kind == TurnKind.DEFENSE:
             return _defense_sections(content)
         return None
+
+    @classmethod
+    def position(cls, spec: Spec, turn: Turn) -> str | None:
+        """A defense puts forward its revised artifact."""
+        if turn.kind == TurnKind.DEFENSE:
+            return str(turn.content.get("revised_artifact", ""))
+        return super().position(spec, turn)
+
+    def rubric_role(self, slot: Slot) -> RubricRole | None:
+        """The one who challenges plays the rubric's adversary."""
+        if slot.kind == TurnKind.CHALLENGE_REPORT:
+            return "adversary"
+        return super().rubric_role(slot)
 
     @classmethod
     def scripted(cls, request: TurnRequest, script: Script) -> dict[str, Any]:

@@ -25,9 +25,13 @@ from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 if TYPE_CHECKING:
     from tui.engine.ports import TurnRequest
     from tui.engine.session import SessionData
-    from tui.engine.spec import Script, Spec
+    from tui.engine.spec import RubricRole, Script, Spec
     from tui.engine.verify import Verification
 
+_RUBRIC_ROLES: dict[str, RubricRole] = {
+    TurnKind.CANDIDATE_CRITIQUE: "critic",
+    TurnKind.JUDGMENT: "judges",
+}
 INCUMBENT_FIRST, CHALLENGER_FIRST = "incumbent-first", "challenger-first"
 
 
@@ -191,6 +195,7 @@ class RefineProtocol(Protocol):
     rule_reasons = {
         DecisionRule.JUDGE_CONVERGENCE: "the judges preferred it in enough rounds in a row"
     }
+    negative_channels = {TurnKind.CANDIDATE_CRITIQUE: ("weaknesses", "no_defect_found")}
     turn_kinds = {
         TurnKind.CANDIDATE: Candidate,
         TurnKind.CANDIDATE_CRITIQUE: CandidateCritique,
@@ -217,6 +222,17 @@ class RefineProtocol(Protocol):
             *([facts("order", Fact("order shown", variant), full_only=True)] if variant else []),
             *text("reason", content.get("reason")),
         ]
+
+    @classmethod
+    def position(cls, spec: Spec, turn: Turn) -> str | None:
+        """A candidate puts forward its text."""
+        if turn.kind == TurnKind.CANDIDATE:
+            return str(turn.content.get("candidate", ""))
+        return super().position(spec, turn)
+
+    def rubric_role(self, slot: Slot) -> RubricRole | None:
+        """The critic of a candidate is a critic; a judge is one of the judges."""
+        return _RUBRIC_ROLES.get(slot.kind) or super().rubric_role(slot)
 
     @classmethod
     def scripted(cls, request: TurnRequest, script: Script) -> dict[str, Any]:
