@@ -425,7 +425,7 @@ def to_adr(data: SessionData) -> str:
     lines = [
         *_front_matter(data),
         "",
-        f"# {md_inline(d.title, breaks=' ')}",
+        f"# {md_inline(d.title)}",
         "",
         f"- Status: {status(data)}",
         f"- Deciders: {', '.join(map(md_inline, decision_makers(data)))}",

@@ -204,7 +204,7 @@ def outcome_lines(outcomes: list[dict[str, Any]]) -> list[str]:
     return [
         f"- {md_inline(o.get('at'))}: **{md_inline(o.get('outcome'))}**"
         + (" (the latest: it counts)" if n == len(outcomes) and n > 1 else "")
-        + f" — {md_inline(o.get('note'), breaks=' ')}"
+        + f" — {md_inline(o.get('note'))}"
         for n, o in enumerate(outcomes, 1)
     ]
 
@@ -232,7 +232,7 @@ def to_markdown(data: SessionData) -> str:
     d = data.spec.debate
     r = data.result or {}
     lines = [
-        f"# {md_inline(d.title, breaks=' ')}",
+        f"# {md_inline(d.title)}",
         "",
         *_verification_md(checked),
         "",

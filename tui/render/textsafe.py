@@ -125,10 +125,10 @@ def _escape_line_start(match: re.Match[str]) -> str:
     return lead + "\\" + mark
 
 
-def md_inline(text: object, breaks: str = " ") -> str:
+def md_inline(text: object) -> str:
     """Like :func:`md_text`, on one line (a list item, a table cell, a heading): a line
     break reads as a space, as Markdown's own soft break does (``<br>`` is inline HTML)."""
-    return breaks.join(md_text(text).split("\n"))
+    return " ".join(md_text(text).split("\n"))
 
 
 def html_text(text: object) -> str:
