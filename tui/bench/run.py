@@ -12,14 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from tui.bench.arms import ARMS, DEBATES, Setup, arm_spec, play
-from tui.bench.oracle import Oracle, oracle_odds
+from tui.bench.oracle import Oracle, OracleOdds, oracle_odds
 from tui.bench.plot import drawing, write_svg
 from tui.bench.recheck import Recheck
 from tui.bench.report import summary, table
@@ -31,6 +31,9 @@ from tui.engine.spec import Debater, validate_spec
 from tui.exitcodes import ExitCode
 from tui.render.textsafe import clean_line
 from tui.telemetry import bench_trace, flush
+
+if TYPE_CHECKING:
+    from tui.telemetry.bench import BenchTrace
 
 MAX_ITEMS = 100_000  # the records of a run are held in memory for the report
 
@@ -130,11 +133,7 @@ def run_bench(
     """Run (or finish) the bench and print its report; the exit code."""
     console = console or Console(highlight=False)
     errors = errors or Console(stderr=True, highlight=False)
-    if options.items > MAX_ITEMS:
-        raise MootInputError("--items", [f"{options.items}: at most {MAX_ITEMS:,} items a run"])
-    unknown = [a for a in options.arms if a not in ARMS]
-    if unknown or not options.arms:
-        raise MootInputError("--arms", [f"expected some of {', '.join(ARMS)}; got {options.arms}"])
+    _check(options)
     task = task_named(options.task, options.seed)
     odds = oracle_odds(options.model)
     setup = Setup(
@@ -146,75 +145,114 @@ def run_bench(
     if options.out:
         folder = Path(options.out)
         store = Store(folder, options.config(), Recheck(setup, partial(session_path, folder)))
-    records: dict[tuple[int, str], dict[str, Any]] = dict(store.done) if store else {}
-    todo = [
-        (i, arm) for i in range(options.items) for arm in options.arms if (i, arm) not in records
-    ]
-    calls = Calls()
+    run = _Run(options, setup, odds, store)
     shown = errors if options.as_json else console
-    progress = _Bar(shown, len(todo)) if shown.is_terminal else _Lines(shown, len(todo))
-
-    def providers(item: Item) -> Callable[[Debater], Provider]:
-        if odds is not None:
-            oracle = Oracle(task, item, odds, options.seed)
-            return lambda d: Counted(oracle, calls)
-        from tui.providers.registry import provider_for
-
-        return lambda d: Counted(provider_for(d), calls)
-
-    async def one(gate: asyncio.Semaphore, index: int, arm: str) -> None:
-        async with gate:
-            item = task.item(index)
-            session = store.session(index, arm) if store is not None and arm in DEBATES else None
-            if trace is not None:
-                trace.run(index, arm, item.question)
-            record = await play(setup, arm, item, providers(item), session)
-            if trace is not None:
-                trace.ran(record)
-            records[(index, arm)] = record
-            if store is not None:
-                store.add(record)
-            progress.done(record)
-
-    async def main() -> None:
-        gate = asyncio.Semaphore(max(1, options.concurrency))
-        try:
-            await asyncio.gather(*(one(gate, i, arm) for i, arm in todo))
-        finally:
-            if odds is None:
-                from tui.providers.registry import close_all
-
-                await close_all()
-
+    total = len(run.todo)
+    progress = _Bar(shown, total) if shown.is_terminal else _Lines(shown, total)
     about = {**options.config(), "items": options.items, "arms": list(options.arms)}
     try:
         with bench_trace(about, options.model) as trace:  # one trace, when tracing is on
             try:
-                if isinstance(progress, _Bar):
-                    with progress.progress:
-                        asyncio.run(main())
-                else:
-                    asyncio.run(main())
+                run.play(progress, trace)
             except KeyboardInterrupt:
                 if store is not None:
-                    errors.print(
-                        Text(
-                            f"moot bench: interrupted; finished items are kept in {clean_line(options.out)}"
-                            " (the same command goes on from there)"
-                        ),
-                        soft_wrap=True,
-                    )
+                    errors.print(Text(_interrupted(options)), soft_wrap=True)
                 raise
             finally:
                 if store is not None:
                     store.close()
-            result = summary(records.values(), list(options.arms), options.items, calls.made)
+            result = summary(
+                run.records.values(), list(options.arms), options.items, run.calls.made
+            )
             if trace is not None:
                 trace.report(result)
     finally:  # what was traced is sent, an interrupted bench's included
         flush()
     _report(options, result, store, console)
     return ExitCode.DECIDED
+
+
+def _check(options: Options) -> None:
+    """Bad options are named before any model is asked."""
+    if options.items > MAX_ITEMS:
+        raise MootInputError("--items", [f"{options.items}: at most {MAX_ITEMS:,} items a run"])
+    unknown = [a for a in options.arms if a not in ARMS]
+    if unknown or not options.arms:
+        raise MootInputError("--arms", [f"expected some of {', '.join(ARMS)}; got {options.arms}"])
+
+
+def _interrupted(options: Options) -> str:
+    return (
+        f"moot bench: interrupted; finished items are kept in {clean_line(options.out)}"
+        " (the same command goes on from there)"
+    )
+
+
+class _Run:
+    """One bench run: the item arms it has still to play, and the records and calls so far."""
+
+    def __init__(
+        self, options: Options, setup: Setup, odds: OracleOdds | None, store: Store | None
+    ) -> None:
+        self.options, self.setup, self.odds, self.store = options, setup, odds, store
+        self.records: dict[tuple[int, str], dict[str, Any]] = dict(store.done) if store else {}
+        self.todo = [
+            (i, arm)
+            for i in range(options.items)
+            for arm in options.arms
+            if (i, arm) not in self.records
+        ]
+        self.calls = Calls()
+
+    def play(self, progress: _Bar | _Lines, trace: BenchTrace | None) -> None:
+        if isinstance(progress, _Bar):
+            with progress.progress:
+                asyncio.run(self._all(progress, trace))
+        else:
+            asyncio.run(self._all(progress, trace))
+
+    async def _all(self, progress: _Bar | _Lines, trace: BenchTrace | None) -> None:
+        gate = asyncio.Semaphore(max(1, self.options.concurrency))
+        try:
+            await asyncio.gather(
+                *(self._one(gate, i, arm, progress, trace) for i, arm in self.todo)
+            )
+        finally:
+            if self.odds is None:
+                from tui.providers.registry import close_all
+
+                await close_all()
+
+    async def _one(
+        self,
+        gate: asyncio.Semaphore,
+        index: int,
+        arm: str,
+        progress: _Bar | _Lines,
+        trace: BenchTrace | None,
+    ) -> None:
+        async with gate:
+            item = self.setup.task.item(index)
+            store = self.store
+            session = store.session(index, arm) if store is not None and arm in DEBATES else None
+            if trace is not None:
+                trace.run(index, arm, item.question)
+            record = await play(self.setup, arm, item, self._providers(item), session)
+            if trace is not None:
+                trace.ran(record)
+            self.records[(index, arm)] = record
+            if store is not None:
+                store.add(record)
+            progress.done(record)
+
+    def _providers(self, item: Item) -> Callable[[Debater], Provider]:
+        calls = self.calls
+        if self.odds is not None:
+            oracle = Oracle(self.setup.task, item, self.odds, self.options.seed)
+            return lambda d: Counted(oracle, calls)
+        from tui.providers.registry import provider_for
+
+        return lambda d: Counted(provider_for(d), calls)
 
 
 def _preflight(setup: Setup, item: Item) -> None:

@@ -286,73 +286,16 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
     torn_tail = data[good:]
     torn = bool(torn_tail.strip())
     warnings = [_torn_warning(torn_tail)] if torn else []
-    problems: list[str] = []
-    if doc.get("schema") != SCHEMA:
-        problems.append(f"schema: expected {SCHEMA!r}, found {doc.get('schema')!r}")
-    meta = doc.get("session", {})
-    if not isinstance(meta, dict):
-        problems.append("session: must be a table")
-        meta = {}
-    spec_raw = doc.get("spec")
-    spec: Spec | None = None
-    if not isinstance(spec_raw, dict):
-        problems.append("spec: missing the copy of the debate spec")
-        spec_raw = {}
-    else:
-        try:
-            spec = validate_spec(spec_raw, "spec", key_values=False)
-        except SpecError as err:
-            problems.extend(f"spec.{m}" for m in err.problems)
-    documents: list[Document] = []
-    raw_docs = doc.get("documents", [])
-    for i, rec in enumerate(raw_docs if isinstance(raw_docs, list) else [None]):
-        try:
-            documents.append(Document.from_record(rec))
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
-            problems.append(f"documents[{i}]: not a stored document ({type(err).__name__}: {err})")
+    problems: list[str] = []  # every part adds what is wrong with it, so one error lists all
+    meta = _meta(doc, problems)
+    spec_raw, spec = _spec_copy(doc, problems)
+    documents = _documents(doc, problems)
     if spec is not None:
         spec = spec.with_documents(documents)
-    turns: list[Turn] = []
-    raw_turns = doc.get("turns", [])
-    if not isinstance(raw_turns, list):
-        problems.append("turns: must be an array of tables")
-        raw_turns = []
-    for i, rec in enumerate(expand_records(raw_turns)):  # the stored records keep their hash
-        try:
-            turn = _TURN.validate_python(rec)
-        except ValidationError as err:
-            for e in err.errors():
-                loc = ".".join(str(x) for x in e["loc"])
-                problems.append(f"turns[{i}].{loc}: {e['msg']}")
-            continue
-        if turn.index != i + 1 and not gaps_ok:
-            problems.append(f"turns[{i}].index: expected {i + 1}, found {turn.index}")
-        if spec is not None and turn.speaker not in spec.ids:
-            problems.append(f"turns[{i}].speaker: {turn.speaker!r} is not a debater")
-        turns.append(turn)
-    actions: list[dict[str, Any]] = []
-    raw_actions = doc.get("operator_actions", [])
-    if not isinstance(raw_actions, list):
-        problems.append("operator_actions: must be an array of tables")
-        raw_actions = []
-    for i, rec in enumerate(raw_actions):
-        try:
-            action = _ActionRecord.model_validate(rec).model_dump()
-            for key in _NOT_FIELDS:
-                action.pop(key, None)
-            actions.append(action)
-        except ValidationError as err:
-            for e in err.errors():
-                loc = ".".join(str(x) for x in e["loc"])
-                problems.append(f"operator_actions[{i}].{loc}: {e['msg']}")
-    result = doc.get("result")
-    if result is not None and not isinstance(result, dict):
-        problems.append("result: must be a table")
-        result = None
-    raw_outcomes = doc.get("outcomes", [])  # their values are verify's to judge, not the loader's
-    if not isinstance(raw_outcomes, list) or not all(isinstance(o, dict) for o in raw_outcomes):
-        problems.append("outcomes: must be an array of tables")
-        raw_outcomes = []
+    raw_turns, turns = _turns(doc, spec, problems, gaps_ok=gaps_ok)
+    raw_actions, actions = _actions(doc, problems)
+    result = _result(doc, problems)
+    raw_outcomes = _outcomes(doc, problems)
     if problems or spec is None:
         raise SessionError(str(p), problems)
     header = {k: v for k, v in doc.items() if k not in _RECORD_ARRAYS}
@@ -384,6 +327,104 @@ def _parse(p: Path, data: bytes, *, gaps_ok: bool = False) -> SessionData:
         markers=_marker_count(data[:good]),
         torn=torn,
     )
+
+
+def _meta(doc: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+    """The ``[session]`` table, after checking the file's schema."""
+    if doc.get("schema") != SCHEMA:
+        problems.append(f"schema: expected {SCHEMA!r}, found {doc.get('schema')!r}")
+    meta = doc.get("session", {})
+    if not isinstance(meta, dict):
+        problems.append("session: must be a table")
+        return {}
+    return meta
+
+
+def _spec_copy(doc: dict[str, Any], problems: list[str]) -> tuple[dict[str, Any], Spec | None]:
+    """The stored copy of the spec as written and as validated (None when it does not hold)."""
+    spec_raw = doc.get("spec")
+    if not isinstance(spec_raw, dict):
+        problems.append("spec: missing the copy of the debate spec")
+        return {}, None
+    try:
+        return spec_raw, validate_spec(spec_raw, "spec", key_values=False)
+    except SpecError as err:
+        problems.extend(f"spec.{m}" for m in err.problems)
+        return spec_raw, None
+
+
+def _documents(doc: dict[str, Any], problems: list[str]) -> list[Document]:
+    documents: list[Document] = []
+    raw_docs = doc.get("documents", [])
+    for i, rec in enumerate(raw_docs if isinstance(raw_docs, list) else [None]):
+        try:
+            documents.append(Document.from_record(rec))
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            problems.append(f"documents[{i}]: not a stored document ({type(err).__name__}: {err})")
+    return documents
+
+
+def _turns(
+    doc: dict[str, Any], spec: Spec | None, problems: list[str], *, gaps_ok: bool
+) -> tuple[list[Any], list[Turn]]:
+    """The stored turn records (kept for their hashes) and the turns they validate to."""
+    raw_turns = doc.get("turns", [])
+    if not isinstance(raw_turns, list):
+        problems.append("turns: must be an array of tables")
+        raw_turns = []
+    turns: list[Turn] = []
+    for i, rec in enumerate(expand_records(raw_turns)):  # the stored records keep their hash
+        try:
+            turn = _TURN.validate_python(rec)
+        except ValidationError as err:
+            problems.extend(_field_problems(f"turns[{i}]", err))
+            continue
+        if turn.index != i + 1 and not gaps_ok:
+            problems.append(f"turns[{i}].index: expected {i + 1}, found {turn.index}")
+        if spec is not None and turn.speaker not in spec.ids:
+            problems.append(f"turns[{i}].speaker: {turn.speaker!r} is not a debater")
+        turns.append(turn)
+    return raw_turns, turns
+
+
+def _actions(doc: dict[str, Any], problems: list[str]) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The stored operator actions and their fields (without the record's hash and signature)."""
+    raw_actions = doc.get("operator_actions", [])
+    if not isinstance(raw_actions, list):
+        problems.append("operator_actions: must be an array of tables")
+        raw_actions = []
+    actions: list[dict[str, Any]] = []
+    for i, rec in enumerate(raw_actions):
+        try:
+            action = _ActionRecord.model_validate(rec).model_dump()
+        except ValidationError as err:
+            problems.extend(_field_problems(f"operator_actions[{i}]", err))
+            continue
+        for key in _NOT_FIELDS:
+            action.pop(key, None)
+        actions.append(action)
+    return raw_actions, actions
+
+
+def _field_problems(where: str, err: ValidationError) -> list[str]:
+    return [f"{where}.{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in err.errors()]
+
+
+def _result(doc: dict[str, Any], problems: list[str]) -> dict[str, Any] | None:
+    result = doc.get("result")
+    if result is not None and not isinstance(result, dict):
+        problems.append("result: must be a table")
+        return None
+    return result
+
+
+def _outcomes(doc: dict[str, Any], problems: list[str]) -> list[dict[str, Any]]:
+    """The outcome records; their values are verify's to judge, not the loader's."""
+    raw_outcomes = doc.get("outcomes", [])
+    if not isinstance(raw_outcomes, list) or not all(isinstance(o, dict) for o in raw_outcomes):
+        problems.append("outcomes: must be an array of tables")
+        return []
+    return raw_outcomes
 
 
 _RECORD_ARRAYS = ("turns", "operator_actions", "result", "outcomes")

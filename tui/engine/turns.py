@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -111,6 +111,47 @@ class CutChoice:
 
 class _Redo:
     """``_call``'s answer when the cut turn is to be played again from its prompt."""
+
+
+@dataclass(slots=True)
+class _Attempts:
+    """What one turn's calls add up to, for its record: the conversation so far, their
+    usage, the last reply's text and error, its content once valid, the lookups run."""
+
+    messages: list[dict[str, Any]]
+    count: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    structured: str | None = None
+    client: str | None = None
+    clamped: set[str] = field(default_factory=set)
+    last_text: str = ""
+    last_error: str = ""
+    content: Any = None
+    lookups: list[dict[str, Any]] | None = None
+
+    @property
+    def first(self) -> bool:
+        """The first call before any lookup: the one a required lookup holds."""
+        return self.lookups is None and self.count == 1
+
+    def took(self, reply: TurnReply) -> None:
+        """Count a reply, its usage clamped first."""
+        self.clamped |= clamp(reply)
+        self.tokens_in += reply.tokens_in
+        self.tokens_out += reply.tokens_out
+        self.cost += reply.cost
+        self.structured = reply.extra.get("structured")
+        self.client = reply.extra.get("client")
+
+    def answered(self, then: dict[str, Any]) -> None:
+        """The last reply and what answers it (lookup results, a re-ask) join the messages."""
+        self.messages = [
+            *self.messages,
+            {"role": "assistant", "content": self.last_text},
+            then,
+        ]
 
 
 async def escalate_on_failure(slot: Slot, error: ProviderError) -> FailureChoice:
@@ -235,44 +276,31 @@ class TurnPlayer:
 
     async def _speak(self, slot: Slot, view: DebateState | None) -> Turn | Decision | None:
         debater = self.roster[slot.speaker]
-        if self._tools is not None and tools_of(self.spec, slot.speaker):
-            try:
-                await self._tools.start()  # once; a tool that cannot start refuses its lookups
-            except ToolFailure:
-                pass
+        await self._start_tools(slot)
         items = slot_context(self.spec, self.protocol, self.state if view is None else view, slot)
         prompt_schema, schema, first_schema = self._with_lookups(
             slot, self._slot_schemas(slot, debater.max_tokens)
         )
         votes = self.spec.debate.vote_options
-        messages = build_messages(self.spec, debater, slot, items, prompt_schema, votes)
+        tally = _Attempts(build_messages(self.spec, debater, slot, items, prompt_schema, votes))
         content_model = self._models[slot.kind]
         started_at, t0 = now(), time.perf_counter()
-        tokens_in = tokens_out = 0
-        cost = 0.0
-        structured: str | None = None
-        client: str | None = None
-        clamped: set[str] = set()
-        attempts = 0
-        last_text, last_error = "", ""
-        content = None
         on_token = self._token_sink(slot)
-        lookups: list[dict[str, Any]] | None = None
-        while attempts <= self.spec.debate.retries + (lookups is not None):
-            attempts += 1
+        while tally.count <= self.spec.debate.retries + (tally.lookups is not None):
+            tally.count += 1
             request = TurnRequest(
                 debater=debater,
                 slot=slot,
-                messages=messages,
+                messages=tally.messages,
                 schema_name=content_model.__name__,
-                json_schema=first_schema if lookups is None and attempts == 1 else schema,
+                json_schema=first_schema if tally.first else schema,
                 votes=votes,
-                attempt=attempts,
+                attempt=tally.count,
                 speaker_turn=self.state.speaker_turns.get(slot.speaker, 0) + 1,
             )
             spent = self.operator.budget.exhausted(slot.speaker)
-            if spent is not None and attempts > 1:  # no re-ask past a cap: the turn ends invalid
-                last_error += f"; not asked again: {spent['budget_exhausted']} is reached"
+            if spent is not None and tally.count > 1:  # no re-ask past a cap: the turn ends invalid
+                tally.last_error += f"; not asked again: {spent['budget_exhausted']} is reached"
                 break
             if spent is not None:
                 self.operator.halt(
@@ -281,74 +309,93 @@ class TurnPlayer:
                 )
                 return None
             if self._bus.active:
-                self._bus.emit(TurnStarted(slot, debater.model, attempts))
+                self._bus.emit(TurnStarted(slot, debater.model, tally.count))
             called = time.perf_counter()
             reply = await self._call(request, on_token)
             if isinstance(reply, _Redo):
                 return await self.play(slot, view)  # a fresh prompt: notes and model as now
             if reply is None or isinstance(reply, Turn | Decision):
                 return reply  # stopped, failed, or skipped after a provider failure or a cut
-            clamped |= clamp(reply)  # before anything counts it: a server's word is not trusted
+            tally.took(reply)  # before anything counts it: a server's word is not trusted
             self._charge(slot, reply, called)
-            tokens_in += reply.tokens_in
-            tokens_out += reply.tokens_out
-            cost += reply.cost
-            structured = reply.extra.get("structured")
-            client = reply.extra.get("client")
             # A lone surrogate can be neither printed nor saved; a key it echoes is never kept.
-            reply.text = self._redact(as_text(reply.text))
-            last_text = reply.text
+            reply.text = tally.last_text = self._redact(as_text(reply.text))
             debater = self.roster[slot.speaker]
-            if lookups is None and (wanted := self._asked(slot, reply.text)):
-                lookups = await run_lookups(
-                    self.spec,
-                    slot.speaker,
-                    wanted,
-                    self._tools,
-                    self._redact,
-                    budget=self.operator.budget,
-                )
-                if self._bus.active:
-                    self._bus.emit(LookupsRan(slot, tuple(lookups)))
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": reply.text},
-                    results_message(lookups),
-                ]
+            if tally.lookups is None and (wanted := self._asked(slot, reply.text)):
+                await self._look_up(slot, wanted, tally)
                 continue
-            try:
-                content = parse_turn(reply.text, content_model, votes)
-                self.protocol.check(self.state, slot, content)
+            if self._parsed(slot, content_model, votes, tally):
                 break
-            except TurnParseError as err:
-                content = None
-                last_error = str(err)
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": reply.text},
-                    reask_message(last_error),
-                ]
+        return self._turn_of(slot, items, tally, started_at, t0)
+
+    async def _start_tools(self, slot: Slot) -> None:
+        """Start the tools once, when the speaker is given one; a tool that cannot start
+        refuses its lookups instead of failing the turn."""
+        if self._tools is not None and tools_of(self.spec, slot.speaker):
+            try:
+                await self._tools.start()
+            except ToolFailure:
+                pass
+
+    async def _look_up(self, slot: Slot, wanted: list[dict[str, Any]], tally: _Attempts) -> None:
+        """Run the lookups the last reply asked for and give their results to the next call."""
+        tally.lookups = await run_lookups(
+            self.spec,
+            slot.speaker,
+            wanted,
+            self._tools,
+            self._redact,
+            budget=self.operator.budget,
+        )
+        if self._bus.active:
+            self._bus.emit(LookupsRan(slot, tuple(tally.lookups)))
+        tally.answered(results_message(tally.lookups))
+
+    def _parsed(
+        self, slot: Slot, content_model: type[Any], votes: list[str], tally: _Attempts
+    ) -> bool:
+        """Whether the last reply is a valid turn (its content kept); if not, the re-ask
+        that names why goes to the next call."""
+        try:
+            tally.content = parse_turn(tally.last_text, content_model, votes)
+            self.protocol.check(self.state, slot, tally.content)
+            return True
+        except TurnParseError as err:
+            tally.content = None
+            tally.last_error = str(err)
+            tally.answered(reask_message(tally.last_error))
+            return False
+
+    def _turn_of(
+        self,
+        slot: Slot,
+        items: list[tuple[str, str, str]],
+        tally: _Attempts,
+        started_at: str,
+        t0: float,
+    ) -> Turn:
+        """The record of a played slot: valid with its content, or invalid with its raw text."""
         turn = self.new_turn(slot, started_at)
         turn.saw = [label for label, _, _ in items]
-        turn.attempts = attempts
+        turn.attempts = tally.count
         turn.elapsed_ms = round((time.perf_counter() - t0) * 1000, 3)
-        turn.tokens_in, turn.tokens_out, turn.cost = tokens_in, tokens_out, cost
-        turn.structured = structured
-        turn.client = client
-        turn.clamped = sorted(clamped) or None
-        turn.lookups = lookups
-        if content is None:
+        turn.tokens_in, turn.tokens_out, turn.cost = tally.tokens_in, tally.tokens_out, tally.cost
+        turn.structured = tally.structured
+        turn.client = tally.client
+        turn.clamped = sorted(tally.clamped) or None
+        turn.lookups = tally.lookups
+        if tally.content is None:
             turn.invalid = True
-            turn.raw, turn.raw_cut = kept(last_text)
-            turn.error = self._redact(last_error)
+            turn.raw, turn.raw_cut = kept(tally.last_text)
+            turn.error = self._redact(tally.last_error)
         else:
-            turn.content = self._redact.tree(content.model_dump())
+            turn.content = self._redact.tree(tally.content.model_dump())
             turn.vote = self.spec.debate.vote_of(turn.content)
         against = self.protocol.cross_family_against(slot)
         if against:
             mine = self.roster.family[slot.speaker]
             turn.cross_family_held = all(mine != self.roster.family[a] for a in against)
-        if content is not None:
+        if tally.content is not None:
             if slot.kind in self._rubric_kinds and self.spec.rubric is not None:
                 turn.derived["rubric"] = assess(
                     self.spec.rubric,
@@ -360,7 +407,7 @@ class TurnPlayer:
                     ],
                     (t.content for t in self.state.turns),
                     seen_documents(items),
-                    results(lookups),
+                    results(tally.lookups),
                 )
             self.protocol.annotate(self.state, slot, turn)
         return turn

@@ -166,6 +166,16 @@ def classify(err: BaseException) -> str:
     if isinstance(err, ProviderError):
         return err.kind
     top = _names(err)
+    return (
+        _answer_kind(top)
+        or _cause_kind(top, _chain(err))
+        or _status_kind(_status(err))
+        or _bare_kind(err, top)
+    )
+
+
+def _answer_kind(top: set[str]) -> str | None:
+    """The kind an error class names for a server's answer (a 429, 401/403, 404, 400)."""
     if "RateLimitError" in top:
         return "rate_limit"
     if top & {"AuthenticationError", "PermissionDeniedError"}:
@@ -174,7 +184,11 @@ def classify(err: BaseException) -> str:
         return "not_found"
     if top & _BAD_REQUEST_NAMES:
         return "bad_request"
-    chain = _chain(err)
+    return None
+
+
+def _cause_kind(top: set[str], chain: list[BaseException]) -> str | None:
+    """The kind the causes beneath the error name: a timeout or a connection first."""
     if any(isinstance(e, asyncio.TimeoutError) or _names(e) & _TIMEOUT_NAMES for e in chain):
         return "timeout"
     if any(_names(e) & _CONNECTION_NAMES for e in chain):
@@ -183,25 +197,31 @@ def classify(err: BaseException) -> str:
         return "server"
     if any(isinstance(e, json.JSONDecodeError) for e in chain):
         return "server"  # a streamed event that is not JSON: the server's answer is broken
-    status = _status(err)
-    if status is not None:
-        if status == 429:
-            return "rate_limit"
-        if status in (401, 403):
-            return "auth"
-        if status == 404:
-            return "not_found"
-        if status == 408:
-            return "timeout"
-        if status >= 500:
-            return "server"
-        if 400 <= status < 500:
-            return "bad_request"
+    return None
+
+
+_STATUS_KINDS = {429: "rate_limit", 401: "auth", 403: "auth", 404: "not_found", 408: "timeout"}
+
+
+def _status_kind(status: int | None) -> str | None:
+    """The kind the HTTP status an error carries names: besides those named, a 5xx is the
+    server's and a 4xx the request's."""
+    if status is None:
+        return None
+    if status in _STATUS_KINDS:
+        return _STATUS_KINDS[status]
+    if status >= 500:
+        return "server"
+    if 400 <= status < 500:
+        return "bad_request"
+    return None
+
+
+def _bare_kind(err: BaseException, top: set[str]) -> str:
+    """The kind of an error that names neither an answer, a cause nor a status."""
     if isinstance(err, OSError):
         return "connection"
-    if "APIError" in top:
-        return "server"
-    return "internal"
+    return "server" if "APIError" in top else "internal"
 
 
 class LiteLLMProvider:

@@ -107,50 +107,61 @@ class FieldStream:
     def _json(self, ch: str, out: list[str]) -> None:
         if self._in_string:
             self._string_char(ch, out)
-            return
-        if self._in_scalar:
-            if ch in ",}]" or ch.isspace():
-                self._in_scalar = False
-            else:
-                out.append(ch)
-                return
+        elif self._in_scalar and ch not in ",}]" and not ch.isspace():
+            out.append(ch)
+        else:
+            self._in_scalar = False  # a comma, a bracket or a space ends a number, true/false/null
+            self._token(ch, out)
+
+    def _token(self, ch: str, out: list[str]) -> None:
+        """A character outside strings and scalars: punctuation, or a value's first."""
         if ch == '"':
-            self._in_string = True
-            self._string_is_key = self._expect_key and self._stack[-1] == "{"
-            if self._string_is_key:
-                self._key = ""
-            else:
-                self._value_starts(out)
+            self._open_string(out)
         elif ch == ":":
             self._expect_key = False
             if self._stack[-1] == "{":
                 self._keys[-1] = self._key
         elif ch == ",":
             self._expect_key = self._stack[-1] == "{"
-        elif ch == "{":
-            if self._depth == 2 and self._stack[-1] == "[":
-                out.append("\n- ")
-                self._item_fields = 0
-            self._stack.append("{")
-            self._keys.append("")
-            self._expect_key = True
-        elif ch == "[":
-            if self._depth == 1:
-                out.append(self._heading())
-            self._stack.append("[")
-            self._expect_key = False
+        elif ch in "{[":
+            self._open(ch, out)
         elif ch in "}]":
-            if self._stack.pop() == "{":
-                self._keys.pop()
-            if not self._stack:
-                self._mode = "done"
-            else:
-                self._expect_key = False
+            self._close()
         elif not ch.isspace() and not self._expect_key:
             self._in_scalar = True  # a number, true/false/null
             self._value_starts(out)
             if self._shows_value():
                 out.append(ch)
+
+    def _open_string(self, out: list[str]) -> None:
+        """A string opens: a key where an object expects one, else a value."""
+        self._in_string = True
+        self._string_is_key = self._expect_key and self._stack[-1] == "{"
+        if self._string_is_key:
+            self._key = ""
+        else:
+            self._value_starts(out)
+
+    def _open(self, ch: str, out: list[str]) -> None:
+        """An object or a list opens: an object in a top-level list is a bullet, a
+        top-level list a heading."""
+        if ch == "{":
+            if self._depth == 2 and self._stack[-1] == "[":
+                out.append("\n- ")
+                self._item_fields = 0
+            self._keys.append("")
+        elif self._depth == 1:
+            out.append(self._heading())
+        self._stack.append(ch)
+        self._expect_key = ch == "{"
+
+    def _close(self) -> None:
+        if self._stack.pop() == "{":
+            self._keys.pop()
+        if not self._stack:
+            self._mode = "done"
+        else:
+            self._expect_key = False
 
     def _value_starts(self, out: list[str]) -> None:
         """A string or scalar value begins: its label or bullet, where it has one."""

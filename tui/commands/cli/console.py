@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from tui.app.launch import launch
 from tui.commands.cli.options import allowed
 
 
 def launch_console(args: argparse.Namespace) -> int:
+    from tui.app.launch import launch
+
     cmd = args.command
     theme = getattr(args, "theme", None)
     if cmd != "replay":  # a mistake in [telemetry] is said before the console takes the screen

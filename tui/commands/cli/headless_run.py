@@ -8,7 +8,6 @@ import shlex
 from typing import TYPE_CHECKING
 
 from tui.commands.cli.say import err
-from tui.commands.headless import headless_console, result_json, run_headless
 from tui.exitcodes import ExitCode
 
 if TYPE_CHECKING:
@@ -16,6 +15,8 @@ if TYPE_CHECKING:
 
 
 def run_to_the_end(session: LiveSession, args: argparse.Namespace) -> int:
+    from tui.commands.headless import headless_console, result_json, run_headless
+
     try:
         code = run_headless(session, args.on_unresolved, headless_console(stderr=args.json))
     except KeyboardInterrupt:
