@@ -10,6 +10,7 @@ Validation still uses the pydantic content models; the schema only guides.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,12 +52,20 @@ def kind_schema(
     for ``min_words``; a rubric's answers are one per property, named by an enum
     of its ids.
     """
-    out = inline_refs(model.model_json_schema())
+    out = copy.deepcopy(_model_schema(model))
     props = out.get("properties", {})
     if "routing" in props:
         props.pop("vote", None)  # the adversary critique votes through its routing
     _close(out, list(votes), max(1, min_words * CHARS_PER_WORD))
     return rubric_schema(out, rubric) if rubric is not None else out
+
+
+@functools.lru_cache(maxsize=128)
+def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A content model's schema, refs inlined, built once: pydantic builds it anew on each
+    call, and every engine asks for each kind's (most of a thousand-item bench's time).
+    Read-only: ``kind_schema`` hands out copies."""
+    return inline_refs(model.model_json_schema())
 
 
 def _close(node: dict[str, Any], votes: list[str], statement: int) -> None:
