@@ -93,6 +93,7 @@ def test_editing_a_pyproject_without_relocking_stops_set_up_by_name(
     for name in ("dev.sh", "pyproject.toml", "uv.lock", "README.md"):
         shutil.copy2(REPO / name, clone / name)
     shutil.copytree(REPO / "setup", clone / "setup")
+    shutil.copytree(REPO / "examples", clone / "examples")  # the lock installs a package from it
     target = clone / edited
     text = target.read_text()
     marker = "dependencies = ["
