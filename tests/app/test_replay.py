@@ -71,9 +71,13 @@ async def test_replay_plays_at_a_chosen_speed(tmp_path):
         assert screen.speed == 32.0
         await pilot.press("minus")
         assert screen.speed == 16.0
+        intervals = []  # the play timer's, not a stopwatch: a loaded machine plays late
+        every = screen.set_interval
+        screen.set_interval = lambda s, *a, **k: intervals.append(s) or every(s, *a, **k)
         await tap(pilot, "space")
         await wait_until(pilot, lambda: screen.playing)
-        await wait_until(pilot, lambda: screen.cursor == len(screen.recorded), timeout=5)
+        assert intervals == [1 / 16]  # a turn each sixteenth of a second
+        await wait_until(pilot, lambda: screen.cursor == len(screen.recorded))
         await wait_until(pilot, lambda: not screen.playing)
         await pilot.press("q")
 
