@@ -27,8 +27,6 @@ STILL_SPREAD: dict[str, str] = {
     "tui/engine/records.py": "the built-in kinds' content models",
     # Per-kind statement rules (which fields must say something, which restate the answer).
     "tui/engine/substance.py": "the built-in kinds' statement rules",
-    # A short answer per built-in kind, shown in prompts.
-    "tui/engine/prompts.py": "the built-in kinds' prompt examples",
     "tui/engine/schemas.py": "the challenge report's verdicts",
     # The console's judges and distribution panels (refine's judgments, delphi's rounds).
     "tui/app/components/verify.py": "the judges and distribution panels",

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from tui.engine.openvotes import DESCRIPTIONS
+from tui.engine.protocols import kind_owner
 from tui.engine.protocols.base import ContextItem
 from tui.engine.schedule import Slot
 from tui.engine.spec import Debater, Spec
 from tui.engine.substance import rule_text
 from tui.engine.vocab import TurnKind
 
-# One short answer per turn kind. A small model copies a form far better than it
+# One short answer per shared turn kind (a protocol gives its own kinds'). A small model copies a form far better than it
 # follows a description of one, and it may copy the words too: so the examples say
 # things true of any debate (a copy reads as a plain, fair point, not as another
 # topic). Enum fields (vote, verdict, pick) take the slot's first allowed value.
@@ -26,21 +26,6 @@ _EXAMPLES: dict[str, dict[str, Any]] = {
         "weaknesses": ["The position gives no evidence for its main claim."],
         "suggestions": ["Add one measured fact that supports the claim."],
     },
-    TurnKind.ADVERSARY_CRITIQUE: {
-        "weaknesses": ["The proposal gives no evidence for its main claim."],
-        "suggestions": ["Add one measured fact that supports the claim."],
-        "score": 40,
-        "routing": "revise",
-    },
-    TurnKind.CANDIDATE: {
-        "candidate": "Do it in two steps, and check the result after the first.",
-        "rationale": "A first step that is checked limits the damage of a mistake.",
-    },
-    TurnKind.CANDIDATE_CRITIQUE: {
-        "weaknesses": ["The candidate does not say how success is measured."],
-        "suggestions": ["Name one number that shows whether it worked."],
-    },
-    TurnKind.JUDGMENT: {"reason": "X gives a reason that can be checked; Y does not."},
     TurnKind.ESTIMATE: {
         "estimate": 10,
         "rationale": "Similar work took about this long, and the main risk is already counted.",
@@ -51,12 +36,10 @@ _EXAMPLES: dict[str, dict[str, Any]] = {
 _EXAMPLE_CACHE: dict[tuple[str, int], tuple[dict[str, Any], str | None]] = {}
 
 
-def example_for(
-    kind: str, schema: dict[str, Any], added: Mapping[str, dict[str, Any]] | None = None
-) -> str | None:
-    """A one-line JSON answer of this kind, with only the fields this slot's schema has.
+def example_for(kind: str, schema: dict[str, Any]) -> str | None:
+    """A one-line JSON answer of this kind, with only the fields this slot's schema has:
+    a shared kind's from here, a protocol's own kind's from it (``Protocol.examples``).
 
-    ``added``: the examples of the kinds the spec's protocol adds (``Protocol.examples``).
     Cached per schema object, as the fields hint is: every turn asks for it.
     """
     key = (kind, id(schema))
@@ -64,7 +47,8 @@ def example_for(
     if hit is None or hit[0] is not schema:
         if len(_EXAMPLE_CACHE) > 256:  # per-slot schemas are new objects: keep it bounded
             _EXAMPLE_CACHE.clear()
-        sample = _EXAMPLES.get(kind) or (added or {}).get(kind)
+        owner = kind_owner(kind)
+        sample = _EXAMPLES.get(kind) or (owner.examples.get(kind) if owner else None)
         hit = _EXAMPLE_CACHE[key] = (schema, _example(sample, schema))
     return hit[1]
 
@@ -175,7 +159,7 @@ def build_messages(
         who += f" Your role: {debater.role}"
     if debater.persona:
         who += f" Persona: {debater.persona}"
-    has_vote = "vote" in schema.get("properties", {}) and slot.kind != TurnKind.ADVERSARY_CRITIQUE
+    has_vote = "vote" in schema.get("properties", {})  # a critique routing its vote has none
     system = f"{who}\n\nPhase: {slot.phase} (round {slot.round}).\n"
     system += f"Task: {spec.protocol_class.task(slot)}\n\n"
     if has_vote and spec.debate.open_votes:
@@ -190,7 +174,7 @@ def build_messages(
         "Answer with one JSON object and nothing else, with these fields:\n"
         f"{_fields_hint(schema, votes)}"
     )
-    if example := example_for(slot.kind, schema, spec.protocol_class.examples):
+    if example := example_for(slot.kind, schema):
         system += (
             "\n\nExample of the form (choose your own values; say what you think "
             "about this debate in your own words):\n"

@@ -99,6 +99,14 @@ class AdversaryProtocol(Protocol):
     debater_keys = frozenset({"proposer", "critic"})
     votes_decide = False  # the critic's routing is a request; the release gate decides
     turn_kinds = {TurnKind.ADVERSARY_CRITIQUE: AdversaryCritique}
+    examples = {
+        TurnKind.ADVERSARY_CRITIQUE: {
+            "weaknesses": ["The proposal gives no evidence for its main claim."],
+            "suggestions": ["Add one measured fact that supports the claim."],
+            "score": 40,
+            "routing": "revise",
+        }
+    }
     negative_channels = {TurnKind.ADVERSARY_CRITIQUE: ("weaknesses", "no_defect_found")}
     rule_reasons = {
         DecisionRule.CRITIC_RELEASE: "the critic asked to release it and the release gate held",

@@ -86,7 +86,8 @@ class Protocol(ABC):
     negative_channels: ClassVar[dict[str, tuple[str, str]]] = {
         TurnKind.CRITIQUE: ("weaknesses", "no_defect_found")
     }
-    # One short answer per added kind, the form a small model copies (tui.engine.prompts).
+    # One short answer per added kind, the form a small model copies (tui.engine.prompts):
+    # true of any debate, as a copy of its words must read as a plain, fair point.
     examples: ClassVar[dict[str, dict[str, Any]]] = {}
 
     def __init__(self, spec: Spec) -> None:

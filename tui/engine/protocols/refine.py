@@ -196,6 +196,17 @@ class RefineProtocol(Protocol):
         DecisionRule.JUDGE_CONVERGENCE: "the judges preferred it in enough rounds in a row"
     }
     negative_channels = {TurnKind.CANDIDATE_CRITIQUE: ("weaknesses", "no_defect_found")}
+    examples = {
+        TurnKind.CANDIDATE: {
+            "candidate": "Do it in two steps, and check the result after the first.",
+            "rationale": "A first step that is checked limits the damage of a mistake.",
+        },
+        TurnKind.CANDIDATE_CRITIQUE: {
+            "weaknesses": ["The candidate does not say how success is measured."],
+            "suggestions": ["Name one number that shows whether it worked."],
+        },
+        TurnKind.JUDGMENT: {"reason": "X gives a reason that can be checked; Y does not."},
+    }
     turn_kinds = {
         TurnKind.CANDIDATE: Candidate,
         TurnKind.CANDIDATE_CRITIQUE: CandidateCritique,
