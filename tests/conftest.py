@@ -8,6 +8,7 @@ import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ _real_connect = socket.socket.connect
 _LOOPBACK = ("127.", "::1", "localhost")
 
 
-def _guarded_connect(self: socket.socket, address: object) -> object:
+def _guarded_connect(self: socket.socket, address: tuple[Any, ...] | str | bytes) -> None:
     host = address[0] if isinstance(address, tuple) else str(address)
     if self.family in (socket.AF_INET, socket.AF_INET6) and not str(host).startswith(_LOOPBACK):
         raise OSError(f"tests must not reach the network (tried {host})")

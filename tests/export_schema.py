@@ -31,7 +31,7 @@ def validator(version: str) -> Draft202012Validator:
 
 def validate_export(text: str) -> dict[str, Any]:
     """The export parsed, after every schema error in it has failed the test."""
-    doc = json.loads(text)
+    doc: dict[str, Any] = json.loads(text)
     errors = [
         f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
         for e in validator(doc["schema"]).iter_errors(doc)

@@ -15,7 +15,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from aiohttp import web
 
@@ -75,7 +75,8 @@ Behaviour = Reply | Status | Stall | Cut | BadJSON | EchoAuth
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 class FakeOpenAI:
@@ -106,7 +107,7 @@ class FakeOpenAI:
         return len(self.requests)
 
     # ------------------------------------------------------------- running
-    def start(self) -> FakeOpenAI:
+    def start(self) -> Self:
         self._thread = threading.Thread(target=self._run, name="fake-openai", daemon=True)
         self._thread.start()
         if not self._ready.wait(10):
@@ -144,9 +145,7 @@ class FakeOpenAI:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        server = site._server  # the bound socket tells the free port it took
-        assert server is not None and server.sockets
-        self.port = server.sockets[0].getsockname()[1]
+        self.port = self._runner.addresses[0][1]  # the bound socket tells the free port it took
 
     async def _shutdown(self) -> None:
         if self._closing is not None:

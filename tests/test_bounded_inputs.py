@@ -16,11 +16,12 @@ from rich.console import Console
 from tests.helpers import SCRIPTED, debate_raw
 from tui.cli import main
 from tui.engine import validate_spec
+from tui.engine.fileformat import COMMIT
 from tui.engine.live import LiveSession
 from tui.engine.parsing import TurnParseError, extract_json_object, parse_turn
 from tui.engine.ports import TurnReply, TurnRequest
 from tui.engine.records import Position
-from tui.engine.session import COMMIT, load_session
+from tui.engine.session import load_session
 
 OK_SPEC = """[debate]
 title = "T"

@@ -130,6 +130,7 @@ def test_a_raise_recorded_before_a_crash_is_replayed_on_resume(tmp_path: Path) -
         session.close()  # the process "dies" before going on
     assert main(["resume", str(data.path), "--headless"]) == ExitCode.UNRESOLVED
     data = load_session(data.path)
+    assert data.result is not None
     assert data.result["decision_rule"] == DecisionRule.MAX_ROUNDS_EXHAUSTED
     assert len(data.turns) == 24
     assert main(["verify", str(data.path)]) == ExitCode.DECIDED
@@ -171,6 +172,7 @@ def test_resume_headless_raises_a_cap_and_goes_on(tmp_path: Path) -> None:
     raise_it = ["resume", str(data.path), "--headless", "--raise-budget"]
     assert main([*raise_it, "budget.max_tokens=1000"]) == ExitCode.UNRESOLVED
     data = load_session(data.path)
+    assert data.result is not None
     assert data.result["decision_rule"] == DecisionRule.MAX_ROUNDS_EXHAUSTED
     raised = [a for a in data.actions if a["action"] == OperatorAction.RAISE_BUDGET]
     assert [(a["cap"], a["value"], a["after_turn"]) for a in raised] == [

@@ -101,7 +101,7 @@ def test_challenge_defense_assessment_then_release() -> None:
         }
     ]
     engine, _ = run_engine(spec_raw(adversary, defender))
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     assert (r["decision"], r["decision_rule"]) == ("release", "no_objections")
     assert [t.phase for t in engine.state.turns] == ["challenge", "defense", "challenge"]
     assert engine.state.turns[0].derived["challenge_ids"] == ["C1.1", "C1.2"]
@@ -156,7 +156,7 @@ def test_blocking_mode_keeps_critical_from_release_and_hands_over() -> None:
         },
     ]
     engine, _ = run_engine(spec_raw(adversary, max_rounds=2))
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     # The last no_objections left C1.1 unaddressed: the gate, not the round count, refused it.
     assert (r["decision"], r["decision_rule"]) == ("escalate", "release_gate")
     assert r["unresolved_critical"] == ["C1.1"]
@@ -171,7 +171,7 @@ def test_advisory_mode_leaves_the_decision_to_the_operator() -> None:
     engine, _ = run_engine(
         spec_raw([{"challenges": [], "verdict": "no_objections"}], mode="advisory")
     )
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     assert (r["decision"], r["decision_rule"]) == ("escalate", "advisory_review")
     assert r["adversary_recommendation"] == "release"
     engine.decide("release", "Adversary found nothing; shipping.")
@@ -181,7 +181,7 @@ def test_advisory_mode_leaves_the_decision_to_the_operator() -> None:
 def test_deadlock_escalates() -> None:
     adversary = [{"challenges": [C_MINOR], "verdict": "objections", "convergence": "deadlock"}]
     engine, _ = run_engine(spec_raw(adversary))
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     assert (r["decision"], r["decision_rule"]) == ("escalate", "adversary_deadlock")
     assert r["unresolved_challenges"] == ["C1.1"]
 
@@ -189,7 +189,7 @@ def test_deadlock_escalates() -> None:
 def test_round_cap_default_three_hands_over() -> None:
     adversary = [{"challenges": [C_MINOR], "verdict": "objections"}]
     engine, _ = run_engine(spec_raw(adversary))
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     assert r["rounds_run"] == 3 and r["decision_rule"] == "max_rounds_exhausted"
     assert len(r["unresolved_challenges"]) >= 1
 

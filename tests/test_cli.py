@@ -17,7 +17,7 @@ from tui.exitcodes import ExitCode
 
 def moot(
     *args: str, cwd: Path | None = None, stdin: str | None = None
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tui", *args],
         capture_output=True,
@@ -74,6 +74,7 @@ def test_headless_consensus_exit_0_and_exports(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "decision: revise" in r.stdout
     data = load_session(out)
+    assert data.result is not None
     assert data.result["decision_rule"] == "threshold_vote"
     md = moot("export", str(out), "--format", "markdown")
     assert (
@@ -90,7 +91,8 @@ def test_headless_exhausted_exit_3(tmp_path: Path) -> None:
     out = tmp_path / "x.toml"
     r = moot("run", str(EXAMPLES / "scripted-exhausted.toml"), "--headless", "--out", str(out))
     assert r.returncode == 3
-    assert load_session(out).result["decision_rule"] == "max_rounds_exhausted"
+    result = load_session(out).result
+    assert result is not None and result["decision_rule"] == "max_rounds_exhausted"
 
 
 def test_headless_prompt_on_unresolved(tmp_path: Path) -> None:
@@ -107,6 +109,7 @@ def test_headless_prompt_on_unresolved(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stdout + r.stderr
     result = load_session(out).result
+    assert result is not None
     assert result["decided_by"] == "operator" and result["decision"] == "adopt"
     assert result["max_rounds"] == 3 and result["rounds_run"] == 3
 
@@ -116,6 +119,7 @@ def test_headless_adversary_example(tmp_path: Path) -> None:
     r = moot("run", str(EXAMPLES / "scripted-adversary.toml"), "--headless", "--out", str(out))
     assert r.returncode == 0
     res = load_session(out).result
+    assert res is not None
     assert (res["decision_rule"], res["revisions"], res["routing_decision"]) == (
         "critic_release",
         1,
@@ -262,6 +266,7 @@ def test_headless_provider_failure_exit_3_no_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in env_run.stdout + env_run.stderr
     assert "provider failure" in env_run.stdout
     result = load_session(out).result
+    assert result is not None
     assert (result["decision"], result["decision_rule"]) == ("escalate", "provider_failure")
 
 
@@ -304,6 +309,7 @@ def test_scripted_examples_end_as_documented(tmp_path: Path, name: str) -> None:
     r = moot("run", str(EXAMPLES / name), "--headless", "--out", str(out))
     assert r.returncode == code, r.stdout + r.stderr
     result = load_session(out).result
+    assert result is not None
     assert result["decision_rule"] == rule
     assert result["invalid_turns"] == 0
 
@@ -350,6 +356,7 @@ challenges = [{ category = "data", concern = "Loses a day of writes.", evidence 
     assert r.returncode == 0, r.stdout + r.stderr
     assert "blocking mode" in r.stdout and "Traceback" not in r.stdout + r.stderr
     result = load_session(out).result
+    assert result is not None
     assert (result["decision"], result["decided_by"]) == ("revise", "operator")
 
 

@@ -183,7 +183,8 @@ def test_parsing_a_command_line_loads_no_protocol() -> None:
 
 
 def test_help_and_new_still_name_every_protocol(capsys: pytest.CaptureFixture[str]) -> None:
-    from tui.cli import main, protocol_help
+    from tui.cli import main
+    from tui.commands.cli.options import protocol_help
 
     with pytest.raises(SystemExit):
         main(["--help"])

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.batch_specs import write
 from tests.helpers import debate_raw, with_script
@@ -39,8 +40,9 @@ def _cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "tui", *args]
 
 
-def _comparable(path: Path) -> tuple[list[tuple], dict]:
+def _comparable(path: Path) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
     data = load_session(path)
+    assert data.result is not None
     turns = [
         (t.index, t.round, t.phase, t.speaker, t.vote, t.invalid, repr(t.content))
         for t in data.turns

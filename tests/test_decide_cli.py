@@ -68,7 +68,8 @@ def test_refused_decisions_leave_the_file_untouched(
 
 def test_a_veto_is_enforced_with_its_reason(tmp_path: Path) -> None:
     target = run_specs(tmp_path, {"blocked": blocked()})["blocked"]
-    assert load_session(target).result["decision_rule"] == "release_gate"  # type: ignore[index]
+    result = load_session(target).result
+    assert result is not None and result["decision_rule"] == "release_gate"
     before = target.read_bytes()
     done = moot("decide", str(target), "--vote", "release", "--rationale", "Ship anyway.")
     assert done.returncode == 2
@@ -76,7 +77,8 @@ def test_a_veto_is_enforced_with_its_reason(tmp_path: Path) -> None:
     assert target.read_bytes() == before
     ok = moot("decide", str(target), "--vote", "revise", "--rationale", "Make it reversible.")
     assert ok.returncode == 0, ok.stderr
-    assert load_session(target).result["decided_by"] == "operator"  # type: ignore[index]
+    result = load_session(target).result
+    assert result is not None and result["decided_by"] == "operator"
     assert verify_file(target).ok
 
 
@@ -116,7 +118,8 @@ def test_the_console_and_the_cli_share_the_rationale_rule() -> None:
 def test_deciding_a_run_a_provider_failure_stopped_makes_no_call(tmp_path: Path) -> None:
     failing = with_script(unresolved(), "b", fail=[1])
     target = run_specs(tmp_path, {"failed": failing})["failed"]
-    assert load_session(target).result["decision_rule"] == "provider_failure"  # type: ignore[index]
+    result = load_session(target).result
+    assert result is not None and result["decision_rule"] == "provider_failure"
     done = moot("decide", str(target), "--vote", "release", "--rationale", "Ship it, b agreed.")
     assert done.returncode == 0, done.stderr
     data = load_session(target)

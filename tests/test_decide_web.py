@@ -36,12 +36,13 @@ from tui.cli import main
 from tui.commands.decide import decide_session
 from tui.commands.decide_links import decide_url, mint_token
 from tui.commands.inbox import awaiting
-from tui.commands.serve import Guard, server
+from tui.commands.serve import server
 from tui.commands.used_links import used_path
 from tui.config import config_path
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file
 from tui.exitcodes import ExitCode
+from tui.httpguard import Guard
 
 EVIL = "http://evil.example"
 SCRIPT = "<script>alert('owned')</script> & \"quoted\""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -231,7 +232,7 @@ def test_independent_calls_run_concurrently_and_keep_schedule_order() -> None:
         raw = with_script(raw, f"d{i}", turn_delay_ms=100 - 20 * i)
     engine, events = run_engine(raw)
     seq = [
-        (type(e).__name__, getattr(e, "slot", None) or e.turn)
+        (type(e).__name__, e.slot if isinstance(e, TurnStarted) else e.turn)
         for e in events
         if isinstance(e, TurnStarted | TurnCompleted)
     ]
@@ -273,7 +274,7 @@ def test_cross_family_recorded_per_critique() -> None:
 
 def test_adversary_revises_once_then_releases() -> None:
     engine, events = run_engine(adversary_raw(["revise", "release"]))
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     assert [(t.phase, t.speaker) for t in engine.state.turns] == [
         ("proposal", "author"),
         ("critique", "critic"),
@@ -309,7 +310,7 @@ def test_adversary_escalation_routing() -> None:
 
 def test_adversary_invalid_critique_escalates() -> None:
     engine, _ = run_engine(adversary_raw(["release"], invalid=[1]))
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     assert (r["decision"], r["decision_rule"]) == ("escalate", "invalid_turn")
     assert r["negative_channel_present"] is False
 

@@ -29,7 +29,7 @@ def run(spec: Path, out: Path) -> Path:
 def stored_result(path: Path) -> dict[str, Any]:
     """The ``[result]`` as written, without its place in the file's own chain and its signature."""
     with path.open("rb") as f:
-        result = tomllib.load(f)["result"]
+        result: dict[str, Any] = tomllib.load(f)["result"]
     result.pop("hash")
     result.pop("signature")
     return result
@@ -62,7 +62,8 @@ def test_a_fork_with_nothing_changed_reaches_the_same_result(tmp_path: Path, exa
 
 def test_set_changes_the_rest_and_a_model_change_is_a_swap_after_n(tmp_path: Path) -> None:
     source = run(EXAMPLES / "scripted-exhausted.toml", tmp_path / "source.toml")
-    assert load_session(source).result["decision_rule"] == "max_rounds_exhausted"
+    source_result = load_session(source).result
+    assert source_result is not None and source_result["decision_rule"] == "max_rounds_exhausted"
     fork = tmp_path / "fork.toml"
     code = main(
         [
@@ -90,6 +91,7 @@ def test_set_changes_the_rest_and_a_model_change_is_a_swap_after_n(tmp_path: Pat
     assert swap["speaker"] == "keeper" and swap["fork"] is True
     main(["resume", str(fork), "--headless"])
     result = load_session(fork).result
+    assert result is not None
     assert result["decision_rule"] == "threshold_vote"  # keeper now votes the first vote
     assert main(["verify", str(fork)]) == ExitCode.DECIDED
 

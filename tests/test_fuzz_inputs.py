@@ -172,14 +172,16 @@ def write(folder: Path, name: str, data: str | bytes) -> Path:
 
 @settings(FUZZ, max_examples=600)
 @given(name=st.sampled_from(sorted(SPECS)), ops=OPS)
-def test_mutated_specs_validate(scratch: Path, name: str, ops: list) -> None:
+def test_mutated_specs_validate(
+    scratch: Path, name: str, ops: list[tuple[float, str, str]]
+) -> None:
     COUNTS["mutated specs"] += 1
     cli("validate", str(write(scratch, "spec.toml", mutate(SPECS[name], ops))))
 
 
 @settings(FUZZ, max_examples=80)
 @given(name=st.sampled_from(sorted(SPECS)), ops=OPS)
-def test_mutated_specs_run(scratch: Path, name: str, ops: list) -> None:
+def test_mutated_specs_run(scratch: Path, name: str, ops: list[tuple[float, str, str]]) -> None:
     COUNTS["mutated specs offered to run"] += 1
     path = write(scratch, "run.toml", mutate(SPECS[name], ops))
     try:
@@ -303,7 +305,9 @@ def session_text(scratch: Path) -> str:
 
 @settings(FUZZ, max_examples=300)
 @given(ops=OPS, fmt=st.sampled_from(["json", "markdown"]))
-def test_mutated_sessions_export(scratch: Path, session_text: str, ops: list, fmt: str) -> None:
+def test_mutated_sessions_export(
+    scratch: Path, session_text: str, ops: list[tuple[float, str, str]], fmt: str
+) -> None:
     COUNTS["mutated sessions exported"] += 1
     path = write(scratch, "session.toml", mutate(session_text, ops))
     cli("export", str(path), "--format", fmt)
@@ -311,7 +315,9 @@ def test_mutated_sessions_export(scratch: Path, session_text: str, ops: list, fm
 
 @settings(FUZZ, max_examples=60)
 @given(ops=OPS)
-def test_mutated_sessions_resume(scratch: Path, session_text: str, ops: list) -> None:
+def test_mutated_sessions_resume(
+    scratch: Path, session_text: str, ops: list[tuple[float, str, str]]
+) -> None:
     COUNTS["mutated sessions offered to resume"] += 1
     path = write(scratch, "resume.toml", mutate(session_text, ops))
     for old in scratch.glob("resume.toml.torn-*.bak"):

@@ -18,7 +18,8 @@ def _loaded_after(code: str) -> list[str]:
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    loaded: list[str] = json.loads(out.stdout.strip().splitlines()[-1])
+    return loaded
 
 
 def test_engine_and_registry_import_no_heavy_modules() -> None:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.batch_specs import decided, unresolved, write
 from tui.commands.batch import collect, run_items
@@ -17,7 +18,7 @@ from tui.engine.spec import read_spec_file
 from tui.providers.scripted import ScriptedProvider
 
 
-def run_specs(tmp_path: Path, raws: dict[str, dict]) -> dict[str, Path]:
+def run_specs(tmp_path: Path, raws: dict[str, dict[str, Any]]) -> dict[str, Path]:
     """Run each spec in one process; returns the session file per spec name."""
     paths = [str(write(tmp_path / "specs" / f"{name}.toml", raw)) for name, raw in raws.items()]
     items = collect(paths)

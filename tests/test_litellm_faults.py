@@ -42,7 +42,8 @@ MAX_RETRIES = 3
 @pytest.fixture(params=[LiteLLMProvider, OpenAIClientProvider], ids=["litellm", "openai"])
 def cls(request: pytest.FixtureRequest) -> type[LiteLLMProvider]:
     """Each fault is played through both clients."""
-    return request.param  # type: ignore[no-any-return]
+    provider_class: type[LiteLLMProvider] = request.param
+    return provider_class
 
 
 @pytest.fixture(autouse=True)
@@ -93,7 +94,7 @@ def _check_file(path: Path, engine: Engine) -> Any:
     data = load_session(path)
     assert data.warnings == []
     assert len(data.turns) == len(engine.state.turns)
-    assert data.result is not None
+    assert data.result is not None and engine.decision is not None
     assert data.result["decision"] == engine.decision.decision
     assert data.result["decision_rule"] == engine.decision.rule
     assert KEY_VALUE not in path.read_text(encoding="utf-8")

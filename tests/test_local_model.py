@@ -159,7 +159,7 @@ async def test_adversary_on_the_local_model(server: LocalModelServer) -> None:
             "release_gate",
             "max_rounds_exhausted",
         )
-    report = engine.result()
+    report: dict[str, Any] = dict(engine.result())
     # A valid critique always carries a negative channel (weaknesses, or "no defect found").
     assert report["negative_channel_present"] is bool(critiques and not critiques[-1].invalid)
     assert report["proposer_id"] == "author" and report["critic_id"] == "critic"
@@ -185,7 +185,7 @@ async def test_challenge_on_the_local_model(server: LocalModelServer) -> None:
         assert len(turns) == 1 and not turns[0].content["challenges"]
         return
     assert [t.phase for t in turns][:3] == ["challenge", "defense", "challenge"]
-    report = engine.result()
+    report: dict[str, Any] = dict(engine.result())
     # Every challenge the reports raised is counted, and only those: none is refused
     # here, since a reviewer with no tool is not offered a lookup to quote.
     reports = [t for t in turns if t.kind == "challenge_report" and not t.invalid]
@@ -227,7 +227,8 @@ async def test_refine_on_the_local_model(server: LocalModelServer) -> None:
         assert [t.phase for t in turns] == order[: len(turns)]
         return
     assert [t.phase for t in turns] == order
-    rd = engine.result()["judge_rounds"][0]
+    result: dict[str, Any] = dict(engine.result())
+    rd = result["judge_rounds"][0]
     assert set(rd["judges"]) == set(judges)
     for judge, picked in rd["judges"].items():
         refused = any(t.invalid for t in turns if t.speaker == judge)  # no preference, then

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -239,10 +240,18 @@ def test_resume_replays_lookups_from_the_file_and_never_runs_them_again(folder: 
     (folder / "docs" / "design.md").write_text("changed since")
 
     class Refuses:
+        allow_writes = False
+
         async def start(self) -> None:
             raise AssertionError("a replayed lookup must not start the tools")
 
         def calls(self, tool: str) -> tuple[str, ...]:
+            raise AssertionError("a replayed lookup must not reach the tools")
+
+        def read_only(self, tool: str) -> frozenset[str]:
+            raise AssertionError("a replayed lookup must not reach the tools")
+
+        def hints(self, tool: str) -> Mapping[str, str]:
             raise AssertionError("a replayed lookup must not reach the tools")
 
         async def run(self, tool: str, call: str, args: dict[str, Any]) -> str:

@@ -192,4 +192,5 @@ async def test_names_and_allowed_paths_keep_working(
         )
     for result in (by_name, by_allowed_path, decided):
         assert not result.is_error, _text(result)
-    assert load_session(session).result["decision"] == "revise"  # type: ignore[index]
+    recorded = load_session(session).result
+    assert recorded is not None and recorded["decision"] == "revise"

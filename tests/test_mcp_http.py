@@ -49,8 +49,9 @@ def http_server(tmp_path: Path) -> Iterator[HttpServer]:
 
 def _ok(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    content: dict[str, Any] | None = result.structured_content
+    assert content is not None
+    return content
 
 
 def _slow_spec(tmp_path: Path) -> Path:
@@ -79,7 +80,7 @@ def test_a_run_outlives_the_client_that_started_it(
     async def leave_mid_run() -> tuple[set[str], Path, int]:
         first_turn = asyncio.Event()
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             first_turn.set()
 
         async with Client(f"{url}?token={token}", mode=mode) as client:
@@ -148,7 +149,8 @@ def test_an_escalation_is_put_to_the_clients_user_over_http(
     ran = asyncio.run(ask())
     assert len(asked) == 1 and "ended unresolved" in asked[0]
     assert ran["asked_user"] == "accepted" and ran["decided_via"] == "mcp_elicitation"
-    assert load_session(ran["session"]).result["decision"] == "revise"  # type: ignore[index]
+    result = load_session(ran["session"]).result
+    assert result is not None and result["decision"] == "revise"
     assert verify_file(ran["session"]).ok
 
 
@@ -201,19 +203,21 @@ def test_the_guard_refuses_a_missing_or_wrong_token_a_foreign_host_or_origin(
     def post(*, params: dict[str, str] | None = None, **headers: str) -> httpx.Response:
         return httpx.post(url, json=initialize, params=params, headers={**accept, **headers})
 
-    bearer = {"Authorization": f"Bearer {token}"}
+    bearer = f"Bearer {token}"
     assert post().status_code == 403
     assert post(params={"token": "not-the-token"}).status_code == 403
     assert post(Authorization="Bearer not-the-token").status_code == 403
-    assert post(**bearer, Host="moot.attacker.example").status_code == 403
-    assert post(**bearer, Origin="http://attacker.example").status_code == 403
-    refused = post(**bearer, Origin="http://attacker.example")
+    assert post(Authorization=bearer, Host="moot.attacker.example").status_code == 403
+    assert post(Authorization=bearer, Origin="http://attacker.example").status_code == 403
+    refused = post(Authorization=bearer, Origin="http://attacker.example")
     assert "another site" in refused.text and token not in refused.text
 
-    assert post(**bearer).status_code == 200  # the token as a header
+    assert post(Authorization=bearer).status_code == 200  # the token as a header
     assert post(params={"token": token}).status_code == 200  # or in the URL
-    assert post(**bearer, Origin=f"http://{host}").status_code == 200  # its own page's origin
-    assert post(**bearer, Host=f"localhost:{http_server.port}").status_code == 200
+    assert (
+        post(Authorization=bearer, Origin=f"http://{host}").status_code == 200
+    )  # its own page's origin
+    assert post(Authorization=bearer, Host=f"localhost:{http_server.port}").status_code == 200
 
 
 def test_a_port_in_use_is_exit_2_and_no_url(tmp_path: Path) -> None:

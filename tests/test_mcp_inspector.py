@@ -108,7 +108,8 @@ def test_the_inspector_runs_an_unresolved_debate_to_a_decision(
 
     adr = tool(inspector, home, folder, "export", session=session, format="adr")
     assert "Split over MCP" in adr["text"] and "Roll back." in adr["text"]
-    assert load_session(session).result["decision"] == "revise"  # type: ignore[index]
+    result = load_session(session).result
+    assert result is not None and result["decision"] == "revise"
 
 
 def test_the_inspector_lists_the_tools_over_http_with_the_token(

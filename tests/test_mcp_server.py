@@ -18,7 +18,7 @@ import pytest
 import tomli_w
 from mcp import Client, StdioServerParameters
 from mcp.client.session import ClientRequestContext
-from mcp.types import CallToolResult, ElicitRequestParams, ElicitResult
+from mcp.types import CallToolResult, ElicitRequestFormParams, ElicitRequestParams, ElicitResult
 
 from tests.batch_specs import blocked, unresolved, write
 from tests.helpers import with_script
@@ -48,8 +48,9 @@ def server(folder: Path, tmp_path: Path) -> MootServer:
 
 def _ok(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    content: dict[str, Any] | None = result.structured_content
+    assert content is not None
+    return content
 
 
 def _error(result: CallToolResult) -> str:
@@ -100,7 +101,8 @@ async def test_six_tools_each_with_an_input_and_an_output_schema(server: MootSer
     assert tools["decide"].input_schema["required"] == ["session", "vote", "rationale"]
     export_format = tools["export"].input_schema["properties"]["format"]
     assert export_format["enum"] == ["markdown", "json", "adr"]
-    assert "asked_user" in tools["run"].output_schema["properties"]
+    run_output = tools["run"].output_schema
+    assert run_output is not None and "asked_user" in run_output["properties"]
     assert tools["status"].annotations is not None and tools["status"].annotations.read_only_hint
 
 
@@ -109,10 +111,10 @@ async def test_run_wait_inbox_decide_status_verify_export(
     server: MootServer, folder: Path, tmp_path: Path, mode: str
 ) -> None:
     spec = write(tmp_path / "split.toml", unresolved())
-    progress: list[tuple[float, str | None]] = []
+    reported: list[tuple[float, str | None]] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append((value, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported.append((progress, message))
 
     async with Client(server.mcp, mode=mode) as client:  # no elicitation: nobody to ask
         ran = _ok(
@@ -126,8 +128,8 @@ async def test_run_wait_inbox_decide_status_verify_export(
         assert ran["decision"] == "escalate" and ran["decision_rule"] == "max_rounds_exhausted"
         assert ran["tally"] == {"release": 1, "revise": 1, "escalate": 0}
         turns = load_session(session).turns
-        assert [v for v, _ in progress] == list(range(1, len(turns) + 1))
-        assert progress[0][1] == "turn 1: r1 proposal a vote release"
+        assert [v for v, _ in reported] == list(range(1, len(turns) + 1))
+        assert reported[0][1] == "turn 1: r1 proposal a vote release"
 
         # Listed like any other session: the inbox tool, moot inbox and the console's home.
         inbox = _ok(await client.call_tool("inbox", {}))["sessions"]
@@ -196,6 +198,7 @@ async def test_an_escalation_asks_the_clients_user_and_records_it(
     assert ran["decided_by"] == "operator" and ran["decided_via"] == "mcp_elicitation"
     assert len(answers.asked) == 2
     first, second = answers.asked
+    assert isinstance(first, ElicitRequestFormParams)
     assert "ended unresolved" in first.message and "release 1, revise 1" in first.message
     assert first.requested_schema["properties"]["vote"]["enum"] == [
         "release",
@@ -214,7 +217,7 @@ async def test_a_declined_question_leaves_it_in_the_inbox(
     server: MootServer, folder: Path, tmp_path: Path, mode: str, action: str
 ) -> None:
     spec = write(tmp_path / "split.toml", unresolved())
-    answers = Answers(ElicitResult(action=action))  # type: ignore[arg-type]
+    answers = Answers(ElicitResult(action=action))
     async with Client(server.mcp, mode=mode, elicitation_callback=answers) as client:
         ran = _ok(await client.call_tool("run", {"spec": str(spec), "wait": True}))
     assert ran["asked_user"] == {"decline": "declined", "cancel": "cancelled"}[action]
@@ -410,6 +413,7 @@ async def test_an_unconverged_estimate_asks_for_a_number(
     assert ran["asked_user"] == "accepted" and ran["decision"] == "9.5"
     assert ran["votes"] == [] and "a number in engineer-days" in ran["value"]
     first, second = answers.asked
+    assert isinstance(first, ElicitRequestFormParams)
     vote = first.requested_schema["properties"]["vote"]
     assert "enum" not in vote and vote["type"] == "string"
     assert "a number in engineer-days" in vote["description"]

@@ -139,7 +139,9 @@ async def test_provider_failure_choices() -> None:
 
     engine = Engine(spec, lambda d: SCRIPTED, on_failure=skip)
     await engine.run()
-    assert engine.state.turns[1].invalid and "provider failure" in engine.state.turns[1].error
+    assert engine.state.turns[1].invalid and "provider failure" in (
+        engine.state.turns[1].error or ""
+    )
 
     calls = []
 

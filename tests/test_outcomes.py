@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +34,9 @@ def outcome(path: Path, word: str, note: str, *at: str) -> int:
     return main(["outcome", str(path), f"--{word}", "--note", note, *(("--at", *at) if at else ())])
 
 
-def report(path: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[int, dict]:
+def report(
+    path: Path, capsys: pytest.CaptureFixture[str], *flags: str
+) -> tuple[int, dict[str, Any]]:
     capsys.readouterr()
     code = main(["verify", str(path), "--json", *flags])
     return code, json.loads(capsys.readouterr().out)
@@ -113,9 +117,9 @@ def _edited(tmp_path: Path) -> Path:
     ],
 )
 def test_a_file_without_a_decision_or_changed_is_refused_untouched(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: object, reason: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], Path], reason: str
 ) -> None:
-    path = make(tmp_path)  # type: ignore[operator]
+    path = make(tmp_path)
     before = path.read_bytes()
     assert outcome(path, "held", "It held fine.") == ExitCode.BAD_INPUT
     err = capsys.readouterr().err

@@ -11,6 +11,7 @@ import json
 import math
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,7 +77,7 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path / "sessions"
 
 
-def report(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[dict, str]:
+def report(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[dict[str, Any], str]:
     capsys.readouterr()
     assert main(["outcomes", *args, "--json"]) == ExitCode.DECIDED
     out = capsys.readouterr()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ from tui.providers.litellm_provider import LiteLLMProvider
 COMMIT = "# moot:commit\n"
 
 
-def _exhausting_raw() -> dict:
+def _exhausting_raw() -> dict[str, Any]:
     """Three debaters that never agree, over two rounds of parallel phases."""
     return debate_raw(
         {"builder": ["release"], "keeper": ["revise"], "skeptic": ["escalate"]},

@@ -110,14 +110,14 @@ def test_a_name_taken_after_it_was_chosen_is_passed_over(
     folder = tmp_path / "sessions"
     folder.mkdir()
     target = tmp_path / "written-through-the-link.toml"
-    real_create = SessionStore.create.__func__  # type: ignore[attr-defined]
+    real_create = SessionStore.create
     planted: list[Path] = []
 
     def plant_first(cls, path, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
         if not planted:
             Path(path).symlink_to(target)
             planted.append(Path(path))
-        return real_create(cls, path, *args, **kwargs)
+        return real_create(path, *args, **kwargs)
 
     monkeypatch.setattr(SessionStore, "create", classmethod(plant_first))
     spec = write(tmp_path / "spec.toml", decided("Raced debate"))

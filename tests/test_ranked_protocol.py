@@ -113,7 +113,7 @@ def test_borda_decides_with_the_condorcet_winner_beside_it(tmp_path: Path) -> No
 def test_a_tie_without_a_condorcet_winner_goes_to_the_option_listed_first() -> None:
     # A cycle: a beats b, b beats c, c beats a; every option has 3 points.
     engine, _ = run_engine(ranked_spec(["b", "c", "a"], ["c", "a", "b"], ["a", "b", "c"]))
-    result = engine.result()
+    result = dict(engine.result())  # the protocol's own keys are not ResultRecord's
     assert result["borda"] == {"a": 3, "b": 3, "c": 3}
     assert result["condorcet_winner"] == ""
     assert result["decision"] == "a"
@@ -122,14 +122,14 @@ def test_a_tie_without_a_condorcet_winner_goes_to_the_option_listed_first() -> N
 def test_a_tie_on_points_goes_to_the_condorcet_winner() -> None:
     # a and c tie on 4 points; c is ranked above a (and b) by two debaters of three.
     engine, _ = run_engine(ranked_spec(["c", "a", "b"], ["c", "a", "b"], ["a", "b", "c"]))
-    result = engine.result()
+    result = dict(engine.result())  # the protocol's own keys are not ResultRecord's
     assert result["borda"] == {"a": 4, "b": 1, "c": 4}
     assert result["condorcet_winner"] == "c" and result["decision"] == "c"
     # b and c tie on 5 points and head to head (2 against 2): the spec's order decides.
     engine, _ = run_engine(
         ranked_spec(["b", "c", "a"], ["c", "b", "a"], ["b", "a", "c"], ["c", "a", "b"])
     )
-    result = engine.result()
+    result = dict(engine.result())  # the protocol's own keys are not ResultRecord's
     assert result["borda"] == {"a": 2, "b": 5, "c": 5}
     assert result["condorcet_winner"] == "" and result["decision"] == "b"
 
@@ -140,7 +140,7 @@ def test_a_ranking_that_repeats_an_option_is_refused_on_record() -> None:
     bad = engine.state.turns[0]
     assert bad.invalid and "a is ranked more than once" in (bad.error or "")
     assert "c is missing" in (bad.error or "")
-    assert engine.result()["rankings_counted"] == 1
+    assert dict(engine.result())["rankings_counted"] == 1
 
 
 def test_batch_runs_it(tmp_path: Path) -> None:
@@ -150,7 +150,8 @@ def test_batch_runs_it(tmp_path: Path) -> None:
     rows = json.loads(summary.read_text("utf-8"))
     assert "postgres" in json.dumps(rows)
     (session,) = out.glob("*.toml")
-    assert load_session(session).result["borda"] == {"postgres": 4, "s3": 3, "kafka": 2}
+    result = load_session(session).result
+    assert result is not None and result["borda"] == {"postgres": 4, "s3": 3, "kafka": 2}
 
 
 def test_the_exports_carry_the_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -228,7 +229,8 @@ async def test_the_console_runs_it_live(tmp_path: Path) -> None:
         assert "postgres > s3 > kafka" in cards[0] and "kafka > postgres > s3" in cards[2]
         await pilot.press("q")
     (session,) = (tmp_path / "sessions").glob("*.toml")
-    assert load_session(session).result["decision"] == "postgres"
+    result = load_session(session).result
+    assert result is not None and result["decision"] == "postgres"
 
 
 def test_nothing_in_moot_names_the_package() -> None:

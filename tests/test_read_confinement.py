@@ -8,7 +8,9 @@ a "private" file beside the spec's folder and try every way out to it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomli_w
@@ -40,7 +42,7 @@ def tree(tmp_path: Path) -> Path:
     return folder
 
 
-def _spec(folder: Path, context: list[dict] | None = None, **debate: str) -> Path:
+def _spec(folder: Path, context: list[dict[str, Any]] | None = None, **debate: str) -> Path:
     raw = debate_raw({"a": ["release"], "b": ["release"]}, max_rounds=1, **debate)
     if context is not None:
         raw["context"] = context
@@ -49,11 +51,11 @@ def _spec(folder: Path, context: list[dict] | None = None, **debate: str) -> Pat
     return path
 
 
-def _file(path: str) -> list[dict]:
+def _file(path: str) -> list[dict[str, Any]]:
     return [{"label": "doc", "file": path}]
 
 
-WAYS_OUT = {
+WAYS_OUT: dict[str, tuple[str, Callable[[Path], dict[str, Any]]]] = {
     "an absolute file": ("context[0].file", lambda t: {"context": _file(str(t / "private.txt"))}),
     "a file up the tree": ("context[0].file", lambda t: {"context": _file("../private.txt")}),
     "artifact_file up the tree": (

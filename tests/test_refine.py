@@ -184,6 +184,7 @@ def test_handoff_export_and_seed_recorded(tmp_path: Path) -> None:
     asyncio.run(live.engine.run())
     live.close()
     data = load_session(tmp_path / "r.toml")
+    assert data.result is not None
     assert isinstance(data.spec.debate.seed, int)  # drawn at start and recorded
     assert data.result["seed"] == data.spec.debate.seed
     doc = json.loads(to_json(data))
@@ -203,6 +204,7 @@ def test_the_handoff_names_the_candidates_a_judge_saw_as_x_and_y(tmp_path: Path)
     out = tmp_path / "s.toml"
     main(["run", str(EXAMPLES / "scripted-refine.toml"), "--headless", "--out", str(out)])
     data = load_session(out)
+    assert data.result is not None
     last = data.result["judge_rounds"][-1]
     assert last["winner"] == "incumbent"  # the recorded result still quotes the labels
     assert data.result["key_arguments"] == [

@@ -32,7 +32,7 @@ def reported_case(**debate: Any) -> dict[str, Any]:
 
 def test_a_release_request_on_a_defective_plan_is_refused_then_escalated() -> None:
     engine, _ = run_engine(reported_case())
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     assert (r["decision"], r["decision_rule"]) == ("escalate", "release_gate")
     assert r["rounds_run"] == 3 and r["turns"] == 6  # revised while rounds remained
     critiques = [t for t in engine.state.turns if t.phase == "critique"]
@@ -49,7 +49,7 @@ def test_a_release_request_on_a_defective_plan_is_refused_then_escalated() -> No
 def test_no_defect_found_below_release_score_is_not_released() -> None:
     raw = adversary_raw(["release"], scores=[50])
     engine, _ = run_engine(raw)
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     assert (r["decision"], r["decision_rule"]) == ("escalate", "release_gate")
     assert r["release_refused"] == ["score 50 is below release_score 80"]
 
@@ -58,7 +58,7 @@ def test_release_score_is_the_specs_to_set() -> None:
     raw = adversary_raw(["release"], scores=[50])
     raw["debate"]["release_score"] = 50
     engine, _ = run_engine(raw)
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     assert (r["decision"], r["decision_rule"]) == ("release", "critic_release")
     assert engine.state.turns[1].derived["release_gate"] == {"pass": True, "reasons": []}
     assert r["routing_requested"] == r["routing_decision"] == "release"
@@ -73,7 +73,7 @@ def test_a_clean_critique_at_the_score_is_released() -> None:
 def test_a_revise_request_is_kept_even_when_the_gate_would_pass() -> None:
     clean = {"weaknesses": [[], []], "verdicts": ["no_defect_found"] * 2, "scores": [90, 90]}
     engine, _ = run_engine(adversary_raw(["revise", "release"], **clean))
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     assert r["revisions"] == 1 and r["decision"] == "release"
     assert engine.state.turns[1].derived["routing_decision"] == "revise"
 
@@ -126,6 +126,7 @@ def test_the_reported_case_through_the_cli(tmp_path: Path) -> None:
     )
     assert r.returncode == 3, r.stdout + r.stderr  # unresolved: the operator decides
     result = load_session(out).result
+    assert result is not None
     assert (result["decision"], result["decision_rule"]) == ("escalate", "release_gate")
     assert tomllib.loads(out.read_text())["result"]["routing_requested"] == "release"
 
@@ -149,7 +150,7 @@ NO_OBJECTIONS_BUT_OPEN = {
 
 def test_no_objections_with_a_challenge_left_open_is_not_a_release() -> None:
     engine, _ = run_engine(_challenge(NO_OBJECTIONS_BUT_OPEN, max_rounds=2))
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     assert (r["decision"], r["decision_rule"]) == ("escalate", "release_gate")
     assert r["unresolved_challenges"] == ["C1.1"]
     report = engine.state.turns[2]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tomllib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -165,7 +165,7 @@ def test_a_0_1_0_file_with_escalate_and_extend_resumes_headless(
 
 # ------------------------------------------------ every action, killed at every turn
 
-Scenario = Callable[[Engine], Awaitable[None]]
+Scenario = Callable[[Engine], Coroutine[Any, Any, None]]
 
 
 sequential = partial(sequential_raw, consensus_threshold=3, turn_delay_ms=5)

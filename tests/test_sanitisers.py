@@ -91,7 +91,10 @@ def _md() -> MarkdownIt:
 
 def _github(markdown: str) -> str:
     """``markdown`` as GitHub renders it (cmark-gfm, bare-URL autolinks included)."""
-    return cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
+    html: str = cmarkgfm.github_flavored_markdown_to_html(
+        markdown, options=Options.CMARK_OPT_UNSAFE
+    )
+    return html
 
 
 BARE_LINKS = (

@@ -24,7 +24,8 @@ import pytest
 from aiohttp import web
 
 from tui.cli import main
-from tui.commands.serve import MISSING, Guard, command, log_line, server
+from tui.commands.serve import MISSING, command, log_line, server
+from tui.httpguard import Guard
 
 EVIL = "http://evil.example"
 

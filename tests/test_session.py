@@ -6,16 +6,18 @@ import asyncio
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.helpers import SCRIPTED, adversary_raw, debate_raw, with_script
 from tui.engine import SessionError, SessionLockedError, validate_spec
+from tui.engine.fileformat import COMMIT
 from tui.engine.live import LiveSession
-from tui.engine.session import COMMIT, SessionStore, load_session, new_session_path
+from tui.engine.session import SessionStore, load_session, new_session_path
 
 
-def run_live(raw: dict, path: Path) -> LiveSession:
+def run_live(raw: dict[str, Any], path: Path) -> LiveSession:
     spec = validate_spec(raw)
     live = LiveSession.start(spec, raw, lambda d: SCRIPTED, out=path)
     asyncio.run(live.engine.run())
@@ -30,6 +32,7 @@ def test_file_name_and_schema(tmp_path: Path) -> None:
     text = p.read_text()
     assert text.startswith('schema = "moot.session/1"')
     data = load_session(p)
+    assert data.result is not None
     assert data.result["decision"] == "release" and data.result["decided_by"] == "rule"
     assert [t.speaker for t in data.turns] == ["a", "b"]
     assert data.spec_raw["debate"]["title"] == "Test debate"
@@ -85,6 +88,7 @@ def test_operator_actions_recorded_with_time(tmp_path: Path) -> None:
     live.engine.decide("revise", "Needs a rollback plan.")
     live.close()
     data = load_session(p)
+    assert data.result is not None
     assert data.result["decided_by"] == "operator"
     assert data.result["decision_rule"] == "operator_decision"
     assert data.result["rationale"] == "Needs a rollback plan."
@@ -105,6 +109,7 @@ def test_extend_clears_stale_result_then_records_new(tmp_path: Path) -> None:
     asyncio.run(live.engine.run())
     live.close()
     data = load_session(p)
+    assert data.result is not None
     assert data.result["max_rounds"] == 2 and len(data.turns) == 4
 
 
@@ -230,6 +235,7 @@ def test_decide_written_before_a_crash_is_honoured_on_resume(tmp_path: Path) -> 
         "operator",
     )
     data = load_session(p)
+    assert data.result is not None
     assert len(data.turns) == 6 and data.result["rationale"] == "Needs a rollback plan."
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,7 @@ from tui.engine.protocols import protocol_for
 from tui.engine.spec import read_spec_file
 from tui.templates import TEMPLATES
 
-GOOD = {
+GOOD: dict[str, Any] = {
     "debate": {"title": "T", "motion": "M", "max_rounds": 2, "consensus_threshold": 2},
     "debaters": [
         {"id": "a", "model": "scripted"},
@@ -21,7 +22,7 @@ GOOD = {
 }
 
 
-def problems(raw: dict) -> list[str]:
+def problems(raw: dict[str, Any]) -> list[str]:
     with pytest.raises(SpecError) as info:
         validate_spec(raw)
     return info.value.problems
@@ -103,7 +104,7 @@ def test_adversary_roles_must_name_debaters() -> None:
         {"id": "a", "model": "gpt-4o", "role": "use sk-abcdefghijklmnopqrstuvwxyz please"},
     ],
 )
-def test_literal_api_keys_refused(debater: dict) -> None:
+def test_literal_api_keys_refused(debater: dict[str, Any]) -> None:
     raw = copy.deepcopy(GOOD)
     raw["debaters"][0] = debater
     found = problems(raw)

@@ -135,7 +135,7 @@ def test_a_labelled_critique_is_reasked_with_the_reason_then_recorded_invalid() 
         in (first.messages[0]["content"])
     )
     assert "weaknesses[0]: 'defects_found' is a label" in retry.messages[-1]["content"]
-    r = engine.result()
+    r: dict[str, Any] = dict(engine.result())
     assert (r["decision"], r["decision_rule"]) == ("escalate", "invalid_turn")
     assert r["negative_channel_present"] is False
 
@@ -158,7 +158,8 @@ def test_a_rationale_needs_words() -> None:
 def test_a_labelled_judge_reason_is_no_preference() -> None:
     label = [{"pick": "X", "reason": "X"}]
     engine, _ = run_engine(refine_raw({"j1": label, "j2": [], "j3": []}, max_rounds=1))
-    picks = engine.result()["judge_rounds"][0]["judges"]
+    result: dict[str, Any] = dict(engine.result())
+    picks = result["judge_rounds"][0]["judges"]
     assert picks["j1"]["pick"] == "none"
     assert "reason: 'X' is a label" in (engine.state.turns[-3].error or "")
 

@@ -81,7 +81,7 @@ def test_debate_stops_exactly_when_the_rule_says(
     turns = engine.state.turns
     r = engine.result()
     # Recount independently from the transcript.
-    latest: dict[str, str] = {}
+    latest: dict[str, str | None] = {}
     stop_at = None
     per_phase = len(scripts)
     for i, t in enumerate(turns):

@@ -67,6 +67,19 @@ def _of(spans: list[ReadableSpan], operation: str) -> list[ReadableSpan]:
     return [s for s in spans if (s.attributes or {}).get("gen_ai.operation.name") == operation]
 
 
+def _turn_of(span: ReadableSpan) -> int:
+    """The turn an agent span is about, the key to put them in speaking order."""
+    turn = (span.attributes or {}).get("moot.turn")
+    assert isinstance(turn, int), span.name
+    return turn
+
+
+def _parent_id(span: ReadableSpan) -> int:
+    """The span this one is inside (a model call is inside its turn's agent span)."""
+    assert span.parent is not None, span.name
+    return span.parent.span_id
+
+
 def _all_text(spans: list[ReadableSpan]) -> str:
     parts = []
     for s in spans:
@@ -90,7 +103,7 @@ def test_one_root_one_agent_span_per_turn_and_a_chat_span_per_call(tmp_path: Pat
     assert root.attributes["moot.decided_via"] == "mcp"
     assert {s.context.trace_id for s in spans} == {root.context.trace_id}
 
-    agents = sorted(_of(spans, "invoke_agent"), key=lambda s: s.attributes["moot.turn"])  # type: ignore[index]
+    agents = sorted(_of(spans, "invoke_agent"), key=_turn_of)
     assert len(agents) == len(data.turns)
     hashes = [r.stored for r in data.records if r.name.startswith("turn ")]
     for span, turn, stored in zip(agents, data.turns, hashes, strict=True):
@@ -113,7 +126,7 @@ def test_one_root_one_agent_span_per_turn_and_a_chat_span_per_call(tmp_path: Pat
     assert len(chats) == sum(t.attempts for t in data.turns)
     by_agent = {s.context.span_id: s for s in agents}
     for chat, turn in zip(
-        sorted(chats, key=lambda c: by_agent[c.parent.span_id].attributes["moot.turn"]),  # type: ignore[union-attr,index]
+        sorted(chats, key=lambda c: _turn_of(by_agent[_parent_id(c)])),
         data.turns,
         strict=True,
     ):
@@ -148,7 +161,9 @@ def test_content_only_when_asked_and_redacted_even_then(
     assert MOTION in said[0]["parts"][0]["content"]
     assert "[redacted]" in said[0]["parts"][0]["content"]
     assert SECRET not in _all_text(spans)
-    outputs = [s.attributes.get("gen_ai.output.messages") for s in _of(spans, "invoke_agent")]  # type: ignore[union-attr]
+    outputs = [
+        (s.attributes or {}).get("gen_ai.output.messages") for s in _of(spans, "invoke_agent")
+    ]
     assert all(outputs) and json.loads(str(outputs[0]))[0]["role"] == "assistant"
 
 
@@ -355,7 +370,9 @@ def _words_everywhere(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def _header_hash(path: Path) -> str:
-    return load_session(path).records[0].stored
+    stored = load_session(path).records[0].stored
+    assert stored is not None  # a signed file's header is chained
+    return stored
 
 
 def test_with_capture_off_no_span_carries_a_word_of_the_title_motion_or_turns(

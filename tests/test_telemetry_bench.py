@@ -72,7 +72,7 @@ def test_a_bench_is_one_trace_with_a_span_per_run_and_its_figures(
             assert (list(got) if key == "ci95" else got) == value, (arm, key)
 
     runs = [s for s in finished if s.parent is not None]
-    assert all(s.parent.span_id == root.context.span_id for s in runs)  # type: ignore[union-attr]
+    assert all(s.parent is not None and s.parent.span_id == root.context.span_id for s in runs)
     assert sorted((_attrs(s)["moot.bench.arm"], _attrs(s)["moot.bench.item"]) for s in runs) == [
         (arm, i) for arm in ("debate", "vote") for i in range(n)
     ]

@@ -80,6 +80,7 @@ def test_each_lookup_is_a_tool_span_under_its_turn_with_what_the_record_says(
 ) -> None:
     spans, out = _traced(folder)
     (turn,) = [t for t in load_session(out).turns if t.lookups]
+    assert turn.lookups is not None
     records = list(turn.lookups)
     tools = [
         s for s in spans if (s.attributes or {}).get("gen_ai.operation.name") == "execute_tool"

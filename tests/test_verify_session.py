@@ -130,7 +130,8 @@ def test_files_written_by_0_1_0_verify_on_their_claims(
 
 
 def _last_vote_turn(doc: Doc) -> dict[str, Any]:
-    return [t for t in doc["turns"] if t.get("vote")][-1]
+    turn: dict[str, Any] = [t for t in doc["turns"] if t.get("vote")][-1]
+    return turn
 
 
 def test_a_changed_vote_fails_the_recount(

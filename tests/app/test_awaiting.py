@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import asyncio
 
-from app_support import debate_spec, decided, live_screen, make_app, record_session, wait_until
 from textual.widgets import DataTable
 
+from tests.app.app_support import (
+    debate_spec,
+    decided,
+    live_screen,
+    make_app,
+    record_session,
+    wait_until,
+)
 from tui.app.screens.modals import DecideModal
 from tui.engine.session import load_session
 from tui.engine.verify import verify_file

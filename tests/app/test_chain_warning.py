@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app_support import debate_spec, make_app, record_session, wait_until
-
+from tests.app.app_support import debate_spec, make_app, record_session, wait_until
 from tui.app.screens.replay import ReplayScreen
 from tui.engine.session import load_session
 

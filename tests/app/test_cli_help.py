@@ -6,7 +6,8 @@ import argparse
 
 import pytest
 
-from tui.cli import _parser, main, protocol_help
+from tui.cli import _parser, main
+from tui.commands.cli.options import protocol_help
 from tui.engine.protocols import PROTOCOLS
 from tui.exitcodes import ExitCode
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from app_support import (
+from textual.command import CommandList
+
+from tests.app.app_support import (
     debate_spec,
     live_screen,
     make_app,
@@ -13,8 +15,6 @@ from app_support import (
     wait_until,
     write_spec,
 )
-from textual.command import CommandList
-
 from tui.app.copying import turn_text
 from tui.cli import main
 

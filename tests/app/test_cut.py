@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from app_support import (
+from typing import Any
+
+from tests.app.app_support import (
     confirm_guard,
     debate_spec,
     fill,
@@ -15,7 +17,6 @@ from app_support import (
     wait_until,
     write_spec,
 )
-
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.modals import CutModal
 from tui.engine.session import load_session
@@ -34,7 +35,7 @@ def _streamed(screen, speaker: str) -> int:  # noqa: ANN001
     return 0 if streaming is None else streaming.tokens
 
 
-def _three_speaking_at_once() -> dict:
+def _three_speaking_at_once() -> dict[str, Any]:
     """Three parallel speakers with stances long enough that all three are still
     streaming together when the test looks, however slowly a loaded machine runs them."""
     return debate_spec(
@@ -80,6 +81,7 @@ async def test_x_cuts_the_speaking_turn_and_redo_with_a_note_goes_on(tmp_path, m
         assert [t.speaker for t in screen.engine.state.turns] == ["planner", "critic"]
         assert not screen.engine.state.turns[0].invalid  # the redo was played in full
     data = load_session(session_file(moot_dirs))
+    assert data.result is not None
     cut, note = data.actions[0], data.actions[1]
     assert cut["action"] == "cut" and cut["speaker"] == "planner" and cut["turn"] == 1
     assert cut["partial"]  # the words spoken before the cut are kept

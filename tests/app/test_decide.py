@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from app_support import (
+from textual.widgets import Input
+
+from tests.app.app_support import (
     challenge_spec,
     debate_spec,
     decided,
@@ -13,8 +15,6 @@ from app_support import (
     wait_until,
     write_spec,
 )
-from textual.widgets import Input
-
 from tui.app.screens.modals import DecideModal, FailureModal, GuardModal
 from tui.engine.session import load_session
 
@@ -47,6 +47,7 @@ async def test_nothing_preselected_and_enter_says_what_is_missing(tmp_path, moot
         await pilot.press("escape")
         await pilot.press("q")
     data = load_session(next((moot_dirs["sessions"]).glob("*.toml")))
+    assert data.result is not None
     assert data.actions == [] and data.result["decision"] == "escalate"
 
 
@@ -69,6 +70,7 @@ async def test_rationale_typed_in_two_visits_is_kept(tmp_path, moot_dirs):
         await wait_until(pilot, lambda: decided(screen))
         await pilot.press("q")
     result = load_session(next((moot_dirs["sessions"]).glob("*.toml"))).result
+    assert result is not None
     assert (result["decision"], result["rationale"]) == ("revise", "rehearse first, revisit in Q3")
 
 
@@ -161,6 +163,7 @@ async def test_a_protocol_deciding_a_number_has_the_operator_type_it(tmp_path, m
         await wait_until(pilot, lambda: (decided(screen) or ("",))[0] == "9.5")
         await pilot.press("q")
     result = load_session(next((moot_dirs["sessions"]).glob("*.toml"))).result
+    assert result is not None
     assert (result["decision"], result["decision_rule"]) == ("9.5", "operator_decision")
     assert result["rationale"] == "The history of similar exports."
 

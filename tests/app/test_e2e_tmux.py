@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from app_support import debate_spec, write_spec
 
+from tests.app.app_support import debate_spec, write_spec
 from tui.engine.session import load_session
 
 REPO = Path(__file__).resolve().parents[2]
@@ -185,6 +185,7 @@ def test_decide_with_a_rationale_typed_in_two_visits_at_80x24(tmp_path: Path) ->
     finally:
         tmux.kill()
     data = load_session(files[0])
+    assert data.result is not None
     assert data.result["decided_by"] == "operator"
     assert data.result["decision"] == "revise"
     assert data.result["decision_rule"] == "operator_decision"

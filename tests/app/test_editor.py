@@ -7,9 +7,9 @@ import shutil
 import tomllib
 
 import pytest
-from app_support import debate_spec, live_screen, make_app, tap, wait_until, write_spec
 from textual.widgets import Input, OptionList
 
+from tests.app.app_support import debate_spec, live_screen, make_app, tap, wait_until, write_spec
 from tui.app.editor import NO_EDITOR
 from tui.app.screens.files import NewSpecModal
 from tui.app.screens.home import HomeScreen

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from app_support import (
+from textual.widgets import DataTable
+
+from tests.app.app_support import (
     debate_spec,
     live_screen,
     make_app,
@@ -13,8 +15,6 @@ from app_support import (
     tap,
     wait_until,
 )
-from textual.widgets import DataTable
-
 from tui.app.screens.live import LiveScreen
 from tui.app.screens.replay import ReplayScreen
 from tui.engine.session import load_session
@@ -41,9 +41,11 @@ async def test_k_in_replay_forks_after_the_turn_shown_and_goes_on_live(tmp_path,
         forked = screen.path
     assert forked is not None and forked.name == "20260101-000001-src-fork2.toml"
     data = load_session(forked)
+    assert data.result is not None
     assert data.meta["forked_from"]["at"] == 2
     assert [t.raw for t in data.turns[:2]] == [t.raw for t in original.turns[:2]]
     assert len(data.turns) == len(original.turns)  # it went on to the end
+    assert original.result is not None
     assert data.result["decision"] == original.result["decision"]
     assert (await asyncio.to_thread(verify_file, forked)).ok  # verify runs its own loop
     assert load_session(source).turns == original.turns  # the source is untouched

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app_support import debate_spec, make_app, plain, record_session, tap, wait_until
+from textual.widgets import DataTable
 
+from tests.app.app_support import debate_spec, make_app, plain, record_session, tap, wait_until
 from tui.app.screens.home import HomeScreen, home_columns, list_sessions
 from tui.app.screens.too_small import NARROW_BELOW
 
@@ -13,7 +14,7 @@ SPECS = Path(__file__).parent / "specs"
 
 
 def _title_width(screen: HomeScreen) -> int:
-    table = screen.query_one("#examples")
+    table = screen.query_one("#examples", DataTable)
     (title,) = [c for c in table.columns.values() if str(c.label) == "title"]
     return title.width
 

@@ -7,7 +7,9 @@ import fcntl
 import os
 
 import tomli_w
-from app_support import (
+from textual.widgets import DataTable
+
+from tests.app.app_support import (
     debate_spec,
     fill,
     make_app,
@@ -17,8 +19,6 @@ from app_support import (
     wait_until,
     write_spec,
 )
-from textual.widgets import DataTable
-
 from tui.app.screens.files import DeleteModal, RenameModal
 from tui.app.screens.home import HomeScreen, list_sessions, rename_session
 from tui.app.screens.replay import ReplayScreen

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app_support import debate_spec, make_app, plain, wait_until, write_spec
-
+from tests.app.app_support import debate_spec, make_app, plain, wait_until, write_spec
 from tui.app.components.cards import TurnCard
 from tui.engine.session import load_session
 from tui.render.textsafe import clean

@@ -4,7 +4,9 @@ clear message below the minimum."""
 from __future__ import annotations
 
 import pytest
-from app_support import (
+from textual.widget import Widget
+
+from tests.app.app_support import (
     challenge_spec,
     debate_spec,
     make_app,
@@ -15,7 +17,6 @@ from app_support import (
     wait_until,
     write_spec,
 )
-
 from tui.app.components.verify import ChallengePanel, RubricPanel
 from tui.app.screens.debate import CHECKS
 from tui.app.screens.modals import DecideModal
@@ -111,7 +112,11 @@ async def test_below_the_minimum_a_clear_message_until_the_terminal_grows(tmp_pa
 
         def message() -> str:
             """The message on top now: the app may put up a fresh one as the debate opens."""
-            found = app.screen.query("#too-small") if isinstance(app.screen, TooSmallScreen) else []
+            found: list[Widget] = (
+                list(app.screen.query("#too-small"))
+                if isinstance(app.screen, TooSmallScreen)
+                else []
+            )
             return plain(found[0]) if found else ""
 
         text = await wait_until(pilot, lambda: "have" in message() and message())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app_support import (
+from tests.app.app_support import (
     debate_spec,
     make_app,
     plain,
@@ -14,7 +14,6 @@ from app_support import (
     wait_until,
     write_spec,
 )
-
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.home import HomeScreen
 from tui.app.screens.modals import ConfirmModal

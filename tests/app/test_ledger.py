@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app_support import (
+from tests.app.app_support import (
     debate_spec,
     fill,
     live_screen,
@@ -15,7 +15,6 @@ from app_support import (
     wait_until,
     write_spec,
 )
-
 from tui.app.screens.modals import BudgetModal, DecideModal
 from tui.engine.ports import TokenSink, TurnReply, TurnRequest
 from tui.engine.session import load_session

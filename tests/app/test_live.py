@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_support import (
+from tests.app.app_support import (
     confirm_guard,
     debate_spec,
     decided,
@@ -16,7 +16,6 @@ from app_support import (
     wait_until,
     write_spec,
 )
-
 from tui.app.components.cards import TurnCard
 from tui.app.screens.modals import DecideModal, FailureModal, NoteModal
 from tui.engine.session import load_session
@@ -45,6 +44,7 @@ async def test_live_screen_runs_a_debate_to_its_decision(tmp_path, moot_dirs):
         await pilot.press("q")
     assert app.return_value == 0
     data = load_session(session_file(moot_dirs))
+    assert data.result is not None
     assert data.result["decision"] == "release"
 
 
@@ -94,6 +94,7 @@ async def test_unresolved_debate_opens_the_decide_modal_and_decision_is_saved(tm
         await pilot.press("q")
     assert app.return_value == 0
     result = load_session(session_file(moot_dirs)).result
+    assert result is not None
     assert result["decided_by"] == "operator"
     assert result["decision"] == "revise"
     assert result["decision_rule"] == "operator_decision"
@@ -115,6 +116,7 @@ async def test_decide_key_mid_debate(tmp_path, moot_dirs):
         await wait_until(pilot, lambda: screen.decision is not None)
         await pilot.press("q")
     result = load_session(session_file(moot_dirs)).result
+    assert result is not None
     assert (result["decided_by"], result["rationale"]) == ("operator", "enough said")
     assert result["decision"] == "release"
 
@@ -133,6 +135,7 @@ async def test_add_a_round_from_the_unresolved_modal(tmp_path, moot_dirs):
         await pilot.press("q")
     assert app.return_value == 3  # left unresolved
     data = load_session(session_file(moot_dirs))
+    assert data.result is not None
     assert [a["action"] for a in data.actions] == ["extend"]
     assert data.result["decision"] == "escalate"
 
@@ -174,6 +177,7 @@ async def test_escalate_key_hands_over_to_the_operator(tmp_path, moot_dirs):
         await tap(pilot, "q")
     assert app.return_value == 3
     data = load_session(session_file(moot_dirs))
+    assert data.result is not None
     assert data.result["decision_rule"] == "operator_escalation"
 
 
@@ -192,7 +196,7 @@ async def test_provider_failure_offers_retry_skip_replace(tmp_path, moot_dirs):
         assert not screen.pane("planner").has_class("-failed")
         await pilot.press("q")
     data = load_session(session_file(moot_dirs))
-    assert data.turns[0].invalid and "provider failure" in data.turns[0].error
+    assert data.turns[0].invalid and "provider failure" in (data.turns[0].error or "")
     assert data.actions[0]["action"] == "skip"
 
 

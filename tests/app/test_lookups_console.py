@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from app_support import live_screen, make_app, plain, scripted, wait_until, write_spec
-
+from tests.app.app_support import live_screen, make_app, plain, scripted, wait_until, write_spec
 from tests.test_lookups import DESIGN, challenge_raw, reviewer_turn
 
 
@@ -94,7 +93,7 @@ async def test_the_console_starts_a_strangers_tools_only_when_the_command_line_a
     tmp_path: Path, moot_dirs: dict[str, Path], monkeypatch
 ) -> None:
     """As headless: refused with what would start, the file untouched; --allow-tools runs."""
-    from app_support import run_until_exit
+    from tests.app.app_support import run_until_exit
 
     out = _stopped_before_the_reviewer(tmp_path)
     before = out.read_bytes()
@@ -112,7 +111,7 @@ async def test_the_console_starts_a_specs_mcp_command_only_when_the_command_line
     """A spec is a file: its program starts only with --allow-tools, never by opening it."""
     import sys
 
-    from app_support import run_until_exit
+    from tests.app.app_support import run_until_exit
 
     marker = tmp_path / "the-program-ran"
     raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))

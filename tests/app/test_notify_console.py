@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from app_support import debate_spec, make_app, session_file, wait_until, write_spec
-
+from tests.app.app_support import debate_spec, make_app, session_file, wait_until, write_spec
 from tests.notify_servers import WebhookReceiver
 from tests.test_notify import closed_port, configure
 

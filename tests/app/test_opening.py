@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import threading
 
-from app_support import debate_spec, make_app, plain, run_until_exit, wait_until, write_spec
-
 import tui.providers.preflight as preflight_module
+from tests.app.app_support import (
+    debate_spec,
+    make_app,
+    plain,
+    run_until_exit,
+    wait_until,
+    write_spec,
+)
 from tui.app.screens.live import LiveScreen
 from tui.app.screens.opening import OpeningScreen, quick_title
 from tui.exitcodes import ExitCode

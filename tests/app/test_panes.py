@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 import pytest
-from app_support import debate_spec, live_screen, make_app, tap, wait_until, write_spec
 from textual.app import App
 from textual.widgets import Static
 
 import tui.app.screens.live as live_module
+from tests.app.app_support import debate_spec, live_screen, make_app, tap, wait_until, write_spec
 from tui.app.components.cards import TurnCard
 from tui.app.components.pane import MAX_CARDS, TailText, packed
 from tui.engine.ports import TokenSink, TurnReply, TurnRequest
@@ -22,7 +23,7 @@ LONG = " ".join(f"point{i} about the rollout" for i in range(15)) + "."
 WHY = " ".join(f"reason{i}: the canary caught it" for i in range(15)) + "."  # not LONG again
 
 
-def _spec(token_delay_ms: float = 15, rounds: int = 6) -> dict:
+def _spec(token_delay_ms: float = 15, rounds: int = 6) -> dict[str, Any]:
     script = {"stances": [LONG], "rationales": [WHY]}
     return debate_spec(
         debaters=2,
@@ -296,9 +297,9 @@ async def test_a_resize_while_a_turn_box_mounts_never_reaches_it(tmp_path, moot_
             pane._fit_streaming()
             return awaitable
 
-        pane.turns.mount = mount_then_resize  # type: ignore[method-assign]
+        pane.turns.mount = mount_then_resize
         await pane.begin_turn(slot)
-        pane.turns.mount = mount  # type: ignore[method-assign]
+        pane.turns.mount = mount
         assert seen == [None]  # the new box was not yet the pane's
         assert pane.streaming is not None and pane.streaming.query(TailText)
         await pilot.pause()

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from app_support import debate_spec, make_app, plain, record_session, wait_until
-
+from tests.app.app_support import debate_spec, make_app, plain, record_session, wait_until
 from tui.app.screens.replay import ReplayScreen
 from tui.app.screens.transcript import TranscriptScreen
 from tui.engine.fork import fork

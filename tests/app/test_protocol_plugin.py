@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from app_support import make_app, plain, record_session, wait_until
 
+from tests.app.app_support import make_app, plain, record_session, wait_until
 from tests.example_protocol import TEMPLATE
 from tui.app.components.verify import DistributionPanel, ViewPanel
 from tui.app.screens.replay import ReplayScreen

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from app_support import debate_spec, make_app, plain, record_session, tap, wait_until
-
+from tests.app.app_support import debate_spec, make_app, plain, record_session, tap, wait_until
 from tui.app.components.cards import TurnCard
 from tui.app.components.pane import MAX_CARDS
 from tui.app.screens.modals import JumpModal
@@ -73,7 +72,12 @@ async def test_replay_plays_at_a_chosen_speed(tmp_path):
         assert screen.speed == 16.0
         intervals = []  # the play timer's, not a stopwatch: a loaded machine plays late
         every = screen.set_interval
-        screen.set_interval = lambda s, *a, **k: intervals.append(s) or every(s, *a, **k)
+
+        def noted(s, *a, **k):
+            intervals.append(s)
+            return every(s, *a, **k)
+
+        screen.set_interval = noted
         await tap(pilot, "space")
         await wait_until(pilot, lambda: screen.playing)
         assert intervals == [1 / 16]  # a turn each sixteenth of a second

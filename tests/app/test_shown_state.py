@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_support import (
+from tests.app.app_support import (
     confirm_guard,
     debate_spec,
     live_screen,
@@ -13,7 +13,6 @@ from app_support import (
     wait_until,
     write_spec,
 )
-
 from tui.app.screens.modals import DecideModal
 from tui.engine.events import TurnStarted
 from tui.engine.session import load_session

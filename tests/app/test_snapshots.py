@@ -12,8 +12,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from app_support import debate_spec, make_app, record_session, wait_until, write_spec
 
+from tests.app.app_support import debate_spec, make_app, record_session, wait_until, write_spec
 from tui.app.screens.modals import DecideModal
 
 SPECS = Path(__file__).parent / "specs"

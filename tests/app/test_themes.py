@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import tomllib
+from typing import Any
 
 import pytest
-from app_support import make_app, wait_until
 from textual.command import CommandList
 
+from tests.app.app_support import make_app, wait_until
 from tui.app.themes import load_theme_file, load_themes
 
 
@@ -73,7 +74,12 @@ async def test_theme_option_is_not_saved_and_unknown_is_reported(tmp_path, moot_
     shown: list[str] = []
     unknown = make_app(tmp_path, theme="no-such-theme")
     notify = unknown.notify
-    unknown.notify = lambda message, **kw: (shown.append(str(message)), notify(message, **kw))
+
+    def noted(message: str, **kw: Any) -> None:
+        shown.append(str(message))
+        notify(message, **kw)
+
+    unknown.notify = noted
     async with unknown.run_test() as pilot:
         await pilot.pause()
         assert unknown.theme == "moot-dark"

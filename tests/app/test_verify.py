@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from app_support import (
+
+from tests.app.app_support import (
     challenge_spec,
     decided,
     fill,
@@ -24,7 +25,6 @@ from app_support import (
     wait_until,
     write_spec,
 )
-
 from tui.app.components.verify import ChallengePanel, JudgePanel, RubricPanel
 from tui.app.screens.modals import DecideModal
 from tui.engine.session import load_session
@@ -82,6 +82,7 @@ async def test_unresolved_critical_blocks_release_in_the_modal(tmp_path, moot_di
         await pilot.press("q")
     assert app.return_value == 0
     result = load_session(session_file(moot_dirs)).result
+    assert result is not None
     assert (result["decision"], result["decided_by"]) == ("revise", "operator")
     assert result["rationale"] == "the rollback is still a backup restore"
     assert result["unresolved_critical"] == ["C1.1"]
@@ -102,6 +103,7 @@ async def test_advisory_mode_lets_the_operator_release(tmp_path, moot_dirs):
         assert modal.refused is None
         await pilot.press("q")
     result = load_session(session_file(moot_dirs)).result
+    assert result is not None
     assert (result["decision"], result["decided_by"]) == ("release", "operator")
 
 
