@@ -248,24 +248,26 @@ def test_piped_output_has_plain_progress_lines_the_table_and_the_plot(
 
 @pytest.mark.local_model
 @pytest.mark.xdist_group("llama")
-def test_the_embedded_model_completes_a_three_item_bench(
+def test_the_embedded_model_completes_a_one_item_bench(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Earns its time (about 26 s): ``./dev.sh bench`` as shipped, 21 calls on the embedded
-    model; the scripted and oracle tests above cover the bench's logic, this one that
-    the real model's answers flow through it."""
+    """``./dev.sh bench``'s arms on one item: 7 calls on the embedded model. The scripted and
+    oracle tests above cover the bench's logic over many items; this one that the real
+    model's answers flow through both arms, and one item shows that as well as three."""
     out = tmp_path / "local"
     result = bench(
         capsys,
-        *("--model", "local", "--items", "3", "--arms", "single,debate"),
+        *("--model", "local", "--items", "1", "--arms", "single,debate"),
         *("--concurrency", "1", "--out", str(out)),
     )
     single, debate = result["arms"]["single"], result["arms"]["debate"]
-    assert (single["items"], debate["items"]) == (3, 3)
-    assert (single["calls"], debate["calls"]) == (3, 18) and result["new_calls"] == 21
+    assert (single["items"], debate["items"]) == (1, 1)
+    assert (single["calls"], debate["calls"]) == (1, 6) and result["new_calls"] == 7
     assert single["failed_calls"] == debate["failed_calls"] == 0
     assert single["tokens"] > 0 and debate["tokens"] > 0  # the model was asked, and answered
-    for path in sorted((out / "sessions").glob("*.toml")):
+    sessions = sorted((out / "sessions").glob("*.toml"))
+    assert len(sessions) == 1  # the debate's, which verify replays
+    for path in sessions:
         report = verify_file(path)
         assert report.ok, [c.detail for c in report.failures]
 

@@ -55,8 +55,9 @@ def _check(live: LiveSession, rounds: int) -> None:
 
 
 def test_both_servers_serve_turns(llama_servers: list[LlamaServer], tmp_path: Path) -> None:
-    """Earns its time (about 20 s): the LiteLLM Router's spread over two real llama.cpp
-    servers is the behaviour, seen in their own token counters."""
+    """Earns its time (twelve calls on a real model): the LiteLLM Router's spread over two
+    real llama.cpp servers is the behaviour, seen in their own token counters (the Router's
+    logic alone, over fake servers, is tested in test_router.py)."""
     before = [s.tokens_predicted() for s in llama_servers]
     # Twelve calls, each sent to either server at random: all on one has odds of 1 in 2048.
     live = asyncio.run(
@@ -70,6 +71,8 @@ def test_both_servers_serve_turns(llama_servers: list[LlamaServer], tmp_path: Pa
 def test_a_server_killed_after_the_first_turn_loses_no_turn(
     llama_servers: list[LlamaServer], tmp_path: Path
 ) -> None:
+    """Earns its time (six calls on a real model): a real llama.cpp process killed while the
+    Router holds it; the fake servers of test_router.py cannot die mid-generation."""
     killed: list[LlamaServer] = []
     survivor_at_kill: list[int] = []
 
