@@ -212,8 +212,8 @@ async def test_reading_scrolled_up_the_text_stays_put_when_old_cards_are_trimmed
     tmp_path, moot_dirs
 ):
     """A pane keeps MAX_CARDS cards; trimming the oldest must not shift what is being read.
-    The turns come whole (streaming is tested above) and the card past MAX_CARDS only once
-    the test has scrolled up: 27 s of streamed tokens before, and no race with the debate."""
+    The turns come whole (streaming is tested above), and the planner's turn past MAX_CARDS
+    waits until the test has scrolled up: the trim comes while it reads, at any speed."""
     held = PlannerHeld(allowed=MAX_CARDS)
     spec = _spec(token_delay_ms=0, rounds=MAX_CARDS + 2)  # a turn still held at the end
     app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)), provider_for=lambda _: held)
