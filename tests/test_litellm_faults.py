@@ -58,7 +58,7 @@ def _raw_spec(api_base: str, **debater: Any) -> dict[str, Any]:
         "role": "Decides whether to ship.",
         "api_base": api_base,
         "api_key_env": KEY_ENV,
-        "timeout_s": 5,
+        "timeout_s": 60,
     }
     entry.update(debater)
     return {
@@ -142,10 +142,13 @@ async def test_stalled_stream_times_out(
     fake.default = Stall(hang_s=30)
     provider = cls(max_retries=1, backoff_base_s=0.01)
     engine, path = await _run(tmp_path, _raw_spec(fake.base_url, timeout_s=0.5), provider)
-    assert fake.calls == 2  # timeouts are retried, then given up
+    # Timeouts are retried, then given up. Counted by the provider, not the server: on a busy
+    # machine half a second may pass before a request reaches the server at all.
+    assert fake.calls <= 2
     assert engine.decision.decision == "escalate"
     assert engine.decision.rule == "provider_failure"
-    assert engine.result()["failure"].startswith("timeout:")
+    failure = engine.result()["failure"]
+    assert failure.startswith("timeout:") and "after 2 attempts" in failure
     _check_file(path, engine)
 
 

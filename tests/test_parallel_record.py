@@ -138,7 +138,7 @@ async def test_every_call_of_a_parallel_phase_failing_over_http_verifies(
         "model": "openai/fake",
         "api_base": fake.base_url,
         "api_key_env": "MOOT_FAKE_TEST_KEY",
-        "timeout_s": 5,
+        "timeout_s": 60,
     }
     raw = debate_raw({"a": ["release"], "b": ["revise"], "c": ["escalate"]}, max_rounds=1)
     raw["debaters"] = [{"id": d["id"], **served} for d in raw["debaters"]]

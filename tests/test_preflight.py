@@ -36,7 +36,7 @@ def spec_file(tmp_path: Path, *debaters: dict[str, Any]) -> Path:
             "max_rounds": 1,
         },
         "debaters": [
-            {"id": f"d{i}", "role": "Decides.", "timeout_s": 5, **d}
+            {"id": f"d{i}", "role": "Decides.", "timeout_s": 60, **d}
             for i, d in enumerate(debaters, 1)
         ],
     }

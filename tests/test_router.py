@@ -71,7 +71,7 @@ def spec_raw(bases: list[str]) -> dict[str, Any]:
             "model": "openai/fake",
             "api_base": bases,
             "api_key_env": KEY_ENV,
-            "timeout_s": 5,
+            "timeout_s": 60,
         }
 
     return {

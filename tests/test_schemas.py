@@ -265,7 +265,7 @@ async def test_an_openai_compatible_server_receives_the_specs_enums(
             "model": "openai/smollm2",
             "api_base": fake.base_url,
             "api_key_env": "MOOT_FAKE_KEY",
-            "timeout_s": 10,
+            "timeout_s": 60,
         },
         {"id": "b", "model": "scripted", "script": {"votes": ["hold"]}},
     ]

@@ -58,7 +58,7 @@ def _served(api_base: str, budget: dict[str, Any] | None = None, **debate: Any) 
                 "model": "openai/fake",
                 "api_base": api_base,
                 "api_key_env": KEY_ENV,
-                "timeout_s": 5,
+                "timeout_s": 60,
             },
             {"id": "scripted", "model": "scripted", "script": {"votes": ["revise"]}},
         ],
