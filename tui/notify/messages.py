@@ -159,12 +159,12 @@ def teams_body(notice: Notice) -> dict[str, Any]:
         "body": [
             {
                 "type": "TextBlock",
-                "text": f"Awaiting your decision: {md_inline(notice.title, ' ')}",
+                "text": f"Awaiting your decision: {md_inline(notice.title)}",
                 "weight": "Bolder",
                 "wrap": True,
             },
             *(
-                {"type": "TextBlock", "text": md_inline(part, " "), "wrap": True}
+                {"type": "TextBlock", "text": md_inline(part), "wrap": True}
                 for part in _text_parts(notice, str)
             ),
         ],
@@ -178,7 +178,7 @@ def teams_body(notice: Notice) -> dict[str, Any]:
 def discord_body(notice: Notice) -> dict[str, Any]:
     embed: dict[str, Any] = {
         "title": clean_line(notice.title)[:256],
-        "description": "\n".join(md_inline(part, " ") for part in _text_parts(notice, str))[:4000],
+        "description": "\n".join(md_inline(part) for part in _text_parts(notice, str))[:4000],
     }
     if notice.decide_url:
         embed["url"] = notice.decide_url
