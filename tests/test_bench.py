@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -122,6 +123,44 @@ def test_ctrl_c_keeps_finished_items_and_the_rerun_finishes_the_same_bench(
     assert rest["arms"] == whole["arms"]  # the same draws: nothing lost, nothing counted twice
     for path in (out / "sessions").glob("*.toml"):
         assert verify_file(path).ok, path
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_json_bench_prints_its_one_object_saying_so(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    sig: signal.Signals,
+) -> None:
+    """``--json`` stopped mid-run: stdout is still exactly one JSON object, status
+    ``interrupted``, with the figures of what finished; no "session is saved" line."""
+    real = Oracle.complete
+    asked = {"n": 0}
+
+    async def interrupted(self: Oracle, request: Any, on_token: Any) -> Any:
+        asked["n"] += 1
+        if asked["n"] == 40:  # mid-run: some items done, a debate half-played
+            signal.raise_signal(sig)
+        return await real(self, request, on_token)
+
+    monkeypatch.setattr(Oracle, "complete", interrupted)
+    unhandled: list[int] = []  # the test process outlives a bench that leaves SIGTERM be
+    previous = signal.signal(signal.SIGTERM, lambda *_: unhandled.append(1))
+    try:
+        out = tmp_path / "cut"
+        args = ["--model", "oracle:0.7", "--items", "12", "--concurrency", "2"]
+        code = main(["bench", *args, "--out", str(out), "--json"])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    printed = capsys.readouterr()
+    assert not unhandled, "SIGTERM did not stop the bench"
+    assert code == ExitCode.INTERRUPTED
+    result = json.loads(printed.out)  # stdout: the one object and nothing else
+    assert result["status"] == "interrupted"
+    kept = (out / "items.jsonl").read_text("utf-8").splitlines()
+    assert sum(arm["items"] for arm in result["arms"].values()) == len(kept) > 0
+    assert "session is saved" not in printed.err
+    assert "finished items are kept in" in printed.err
 
 
 def test_the_oracle_is_right_with_p_and_its_wrong_answers_never_coincide() -> None:

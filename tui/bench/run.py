@@ -30,6 +30,7 @@ from tui.engine.ports import Provider, TokenSink, TurnReply, TurnRequest
 from tui.engine.spec import Debater, validate_spec
 from tui.exitcodes import ExitCode
 from tui.render.textsafe import clean_line
+from tui.sigterm import sigterm_as_interrupt
 from tui.telemetry import bench_trace, flush
 
 if TYPE_CHECKING:
@@ -150,24 +151,27 @@ def run_bench(
     total = len(run.todo)
     progress = _Bar(shown, total) if shown.is_terminal else _Lines(shown, total)
     about = {**options.config(), "items": options.items, "arms": list(options.arms)}
+    stopped = False
     try:
-        with bench_trace(about, options.model) as trace:  # one trace, when tracing is on
+        # one trace, when tracing is on; SIGTERM stops the run as Ctrl+C does
+        with bench_trace(about, options.model) as trace, sigterm_as_interrupt():
             try:
                 run.play(progress, trace)
-            except KeyboardInterrupt:
-                if store is not None:
-                    errors.print(Text(_interrupted(options)), soft_wrap=True)
-                raise
+            except KeyboardInterrupt:  # Ctrl+C or SIGTERM: what finished is said, not lost
+                errors.print(Text(_interrupted(options)), soft_wrap=True)
+                stopped = True
             finally:
                 if store is not None:
                     store.close()
             result = summary(
                 run.records.values(), list(options.arms), options.items, run.calls.made
             )
-            if trace is not None:
+            if trace is not None and not stopped:
                 trace.report(result)
     finally:  # what was traced is sent, an interrupted bench's included
         flush()
+    if stopped:
+        return _stopped(options, result, store)
     _report(options, result, store, console)
     return ExitCode.DECIDED
 
@@ -182,10 +186,21 @@ def _check(options: Options) -> None:
 
 
 def _interrupted(options: Options) -> str:
+    if not options.out:
+        return "moot bench: interrupted (with --out, finished items are kept for a rerun)"
     return (
         f"moot bench: interrupted; finished items are kept in {clean_line(options.out)}"
         " (the same command goes on from there)"
     )
+
+
+def _stopped(options: Options, result: dict[str, Any], store: Store | None) -> int:
+    """An interrupted bench: under ``--json`` stdout still holds its one object, saying so."""
+    if options.as_json:
+        if store is not None:
+            result["out"] = str(store.folder)
+        print(json.dumps({**result, "status": "interrupted"}))
+    return ExitCode.INTERRUPTED
 
 
 class _Run:
@@ -272,7 +287,7 @@ def _report(
         write_svg(picture, store.folder / PLOT, title)
         result["out"] = str(store.folder)
     if options.as_json:
-        print(json.dumps(result))  # stdout holds the one object, never wrapped
+        print(json.dumps({**result, "status": "complete"}))  # the one object, never wrapped
         return
     if not console.is_terminal:  # a log or a pipe: the figures whole, never squeezed
         console.width = max(console.width, 120)

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
-import threading
 from collections import deque
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
@@ -35,6 +32,7 @@ from tui.notify import notify_session
 from tui.plural import counted
 from tui.render.present import Emphasis, Section, Tone, lookup_item, present
 from tui.render.textsafe import bound, clean, clean_line, json_text
+from tui.sigterm import sigterm_as_interrupt
 from tui.telemetry import flush, trace_session
 
 SHOWN_CHARS = 4000
@@ -297,19 +295,6 @@ def result_json(session: LiveSession, code: int) -> str:
     return json_text({**doc, "result": result})
 
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops a headless run as Ctrl+C does: cancelled, saved, the way back named."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 class _ResumeIfLeftPaused:
     """Headless, nobody can press resume: a session the operator left paused goes on.
 
@@ -376,7 +361,7 @@ def run_headless(
     finish = trace_session(session)
     notified = notify_session(session, "headless")
     try:
-        with _sigterm_as_interrupt():
+        with sigterm_as_interrupt():  # cancelled, saved, the way back named
             asyncio.run(main())
     finally:
         if finish is not None:
