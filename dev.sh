@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 
 PY=${PYTHON:-python3}
 VENV=.venv
-# What the tests need in .venv (tests/test_locks.py reads this line).
+# What the tests need in .venv (tests/project/test_locks.py reads this line).
 TEST_SYNC=(--extra dev --extra serve --extra mcp --extra otel --extra bench --group local-model)
 # Never download a Python: the machine's own (python3, or $PYTHON) is the one used.
 export UV_PYTHON_DOWNLOADS=never
@@ -58,7 +58,7 @@ setup() {
     fi
 }
 
-# LiteLLM's proxy, for tests/test_litellm_proxy.py, from setup/litellm-proxy/uv.lock:
+# LiteLLM's proxy, for tests/providers/test_litellm_proxy.py, from setup/litellm-proxy/uv.lock:
 # a deployment of its own with its own LiteLLM (that file says which, and why).
 setup_proxy() {
     local uv

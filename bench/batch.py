@@ -89,7 +89,7 @@ def served_spec(n: int, base: str) -> dict[str, Any]:
 
 async def _run_specs(raws: list[dict[str, Any]], folder: Path, litellm: bool) -> list[Any]:
     from tui.commands.batch import Item, run_items
-    from tui.engine.spec import validate_spec
+    from tui.engine.specs.spec import validate_spec
     from tui.providers.litellm_provider import LiteLLMProvider
     from tui.providers.registry import close_all, provider_for
 

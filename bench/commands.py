@@ -47,7 +47,7 @@ DEBATES, ROUNDS, SPEAKERS = 100, 3, ("ada", "brook")
 # moot does (PYTHONDONTWRITEBYTECODE is dropped: without it each start compiles afresh).
 WARM = (
     "import tui.cli, tui.commands.batch, tui.commands.headless, tui.render.export, "
-    "tui.engine.verify, tui.app.app, tui.providers.openai_client, openai, textual.app, "
+    "tui.engine.record.verify, tui.app.app, tui.providers.openai_client, openai, textual.app, "
     "textual.widgets"
 )
 
@@ -127,7 +127,7 @@ def batch_row(runs: int, env: dict[str, str], tmp: Path) -> str:
 
 
 def long_session_turns(path: Path) -> list[object]:
-    from tui.engine.session import load_session
+    from tui.engine.record.session import load_session
 
     return list(load_session(path).turns)
 

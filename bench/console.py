@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from unittest.mock import patch
 
 if TYPE_CHECKING:
-    from tui.engine.ports import TokenSink, TurnReply, TurnRequest
+    from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -236,7 +236,7 @@ class PacedProvider:
         import json
         import re
 
-        from tui.engine.ports import TurnReply
+        from tui.engine.core.ports import TurnReply
 
         words = " ".join(f"word{i}" for i in range(240))
         vote = request.votes[int(request.debater.id[1:]) % 2]  # 2 release, 2 revise: no end
@@ -263,7 +263,7 @@ async def under_load(seconds: float) -> dict[str, float]:
     from tui.app.app import MootApp
     from tui.app.messages import TokensArrived
     from tui.app.screens.live import LiveScreen
-    from tui.engine.events import Event, TokenReceived
+    from tui.engine.core.events import Event, TokenReceived
 
     words = " ".join(f"word{i}" for i in range(240))
     spec = {

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tui.engine.ports import TurnReply, TurnRequest
-from tui.engine.records import Turn
-from tui.engine.runner import Engine
-from tui.engine.session import SessionStore
-from tui.engine.spec import validate_spec
+from tui.engine.core.ports import TurnReply, TurnRequest
+from tui.engine.core.records import Turn
+from tui.engine.record.session import SessionStore
+from tui.engine.run.runner import Engine
+from tui.engine.specs.spec import validate_spec
 
 DEBATERS = ("ada", "brook", "cyrus")
 MODELS = ("openai/gpt-4o", "anthropic/claude-3-5-sonnet", "gemini/gemini-1.5-pro")

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
-from tui.engine import session as session_module
-from tui.engine.live import LiveSession
-from tui.engine.spec import validate_spec
+from tui.engine.record import session as session_module
+from tui.engine.record.live import LiveSession
+from tui.engine.specs.spec import validate_spec
 from tui.providers.scripted import ScriptedProvider
 
 COUNTS = (3, 16, 64)

@@ -31,11 +31,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.llama_server import LlamaServer  # noqa: E402
-from tui.engine.ports import TurnRequest  # noqa: E402
-from tui.engine.records import CONTENT_MODELS  # noqa: E402
-from tui.engine.schedule import Slot  # noqa: E402
-from tui.engine.schemas import fit, kind_schema  # noqa: E402
-from tui.engine.spec import Debater  # noqa: E402
+from tui.engine.core.ports import TurnRequest  # noqa: E402
+from tui.engine.core.records import CONTENT_MODELS  # noqa: E402
+from tui.engine.core.schedule import Slot  # noqa: E402
+from tui.engine.run.schemas import fit, kind_schema  # noqa: E402
+from tui.engine.specs.spec import Debater  # noqa: E402
 from tui.providers.local import (  # noqa: E402
     DEFAULT_CTX_PER_SLOT,
     DEFAULT_PARALLEL,

@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tui.engine import Engine  # noqa: E402
-from tui.engine.spec import read_spec_file  # noqa: E402
+from tui.engine.specs.spec import read_spec_file  # noqa: E402
 from tui.providers.registry import close_all, provider_for  # noqa: E402
 from tui.templates import TEMPLATES  # noqa: E402
 from tui.tools.toolbox import run_tools  # noqa: E402

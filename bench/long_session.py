@@ -59,8 +59,8 @@ def long_spec(turns: int) -> dict[str, Any]:
 
 def write_session(turns: int, folder: Path) -> Path:
     """A finished session of ``turns`` turns (rounded up to whole rounds)."""
-    from tui.engine.live import LiveSession
-    from tui.engine.spec import validate_spec
+    from tui.engine.record.live import LiveSession
+    from tui.engine.specs.spec import validate_spec
 
     raw = long_spec(turns)
     provider = InstantProvider()
@@ -91,14 +91,14 @@ def interleaved(reads: dict[str, Callable[[], Any]], repeats: int) -> dict[str, 
 
 
 def resume(path: Path) -> None:
-    from tui.engine.session import SessionStore
+    from tui.engine.record.session import SessionStore
 
     store, _ = SessionStore.open_existing(path)
     store.close()
 
 
 def verify(path: Path) -> None:
-    from tui.engine.verify import verify_file
+    from tui.engine.record.verify import verify_file
 
     report = verify_file(path)
     if not report.ok:
@@ -106,15 +106,15 @@ def verify(path: Path) -> None:
 
 
 def replay_open(path: Path) -> None:
-    from tui.engine.replay import protocol_at
-    from tui.engine.session import load_session
+    from tui.engine.record.replay import protocol_at
+    from tui.engine.record.session import load_session
 
     data = load_session(path)
     protocol_at(data.spec, data.turns[:0])
 
 
 def export(path: Path) -> None:
-    from tui.engine.session import load_session
+    from tui.engine.record.session import load_session
     from tui.render.export import to_json
 
     to_json(load_session(path))
@@ -136,7 +136,7 @@ def peak_rss(path: Path, read: str) -> int:
     code = (
         "import sys; "
         f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import long_session as b; "
-        "from tui.engine import verify, session; import tui.render.export; "
+        "from tui.engine.record import verify, session; import tui.render.export; "
         "base = b.status_kb('VmRSS'); "
         f"b.READS[{read!r}](__import__('pathlib').Path({str(path)!r})); "
         "print(b.status_kb('VmHWM') - base)"

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from tui.engine.spec import Spec
+from tui.engine.specs.spec import Spec
 
 SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean", Any: "any"}
 
@@ -127,7 +127,7 @@ def spec_reference() -> str:
         "# Spec reference",
         "",
         "Every table and key a spec may hold, with its type, default and bounds. This",
-        "page is written from the spec's own models (`tui/engine/spec.py`) each time the",
+        "page is written from the spec's own models (`tui/engine/specs/spec.py`) each time the",
         "site is built, so it is what `moot validate` accepts. A key not listed is refused.",
         "How the keys work together, with examples, is in [The spec](../spec.md); the keys",
         "each protocol reads are on its page.",

@@ -1,7 +1,7 @@
 """A protocol written the way a contributor adds one: this module plus one registry entry.
 
 ``monologue``: the proposer states a position each round and votes on it; its
-own vote decides. Small on purpose; tests/test_protocols.py registers it, and
+own vote decides. Small on purpose; tests/engine/test_protocols.py registers it, and
 tests/app/test_protocol_plugin.py installs it as a third party would (an entry point).
 """
 
@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tui.engine import tally as tally_rules
+from tui.engine.basics.vocab import DecisionRule, TurnKind
+from tui.engine.core import tally as tally_rules
+from tui.engine.core.records import Turn
+from tui.engine.core.schedule import Slot
+from tui.engine.core.state import DebateState, Decision
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
-from tui.engine.records import Turn
-from tui.engine.schedule import Slot
-from tui.engine.state import DebateState, Decision
-from tui.engine.vocab import DecisionRule, TurnKind
 
 if TYPE_CHECKING:
-    from tui.engine.spec import Spec
+    from tui.engine.specs.spec import Spec
 
 TEMPLATE = """# A moot monologue spec.
 [debate]

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from tui.engine import Engine, Spec, validate_spec
-from tui.engine.events import Event
-from tui.engine.live import LiveSession
-from tui.engine.ports import Provider, ToolBox
-from tui.engine.records import Turn
-from tui.engine.spec import Debater
+from tui.engine.core.events import Event
+from tui.engine.core.ports import Provider, ToolBox
+from tui.engine.core.records import Turn
+from tui.engine.record.live import LiveSession
+from tui.engine.specs.spec import Debater
 from tui.providers.registry import close_all
 from tui.providers.scripted import ScriptedProvider
 

@@ -208,8 +208,8 @@ def _parser(*, every_command: bool = True) -> argparse.ArgumentParser:
 
 
 def _print_input_error(problem: Exception) -> None:
-    from tui.engine.errors import MootInputError
-    from tui.engine.redact import redact
+    from tui.engine.basics.errors import MootInputError
+    from tui.engine.basics.redact import redact
 
     assert isinstance(problem, MootInputError)
     err(f"moot: {redact(problem.source)}: {counted(len(problem.problems), 'problem')}")
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = _parser(every_command=False).parse_args(argv)
-    from tui.engine.errors import MootInputError
+    from tui.engine.basics.errors import MootInputError
 
     try:
         return _dispatch(args)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
-from tui.engine.safeio import FileRefused, read_regular, replace_file
+from tui.engine.basics.bounded import SPEC_BYTES, TomlRefused, toml_document
+from tui.engine.basics.safeio import FileRefused, read_regular, replace_file
 from tui.paths import config_dir
 
 

@@ -11,10 +11,10 @@ import shlex
 from pathlib import Path
 from typing import Literal
 
-from tui.engine.bounded import TomlRefused, toml_document
-from tui.engine.errors import MootInputError
-from tui.engine.fileformat import SCHEMA
-from tui.engine.safeio import FileRefused, read_regular
+from tui.engine.basics.bounded import TomlRefused, toml_document
+from tui.engine.basics.errors import MootInputError
+from tui.engine.basics.safeio import FileRefused, read_regular
+from tui.engine.record.fileformat import SCHEMA
 
 Kind = Literal["spec", "session"]
 PEEK_LIMIT = 16 * 1024 * 1024  # larger files are left to the command's own checks

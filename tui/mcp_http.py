@@ -29,7 +29,7 @@ import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tui.engine.errors import MootInputError
+from tui.engine.basics.errors import MootInputError
 from tui.httpguard import Guard, ip_of, is_loopback
 from tui.mcp_server import MootServer, stop
 

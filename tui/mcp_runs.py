@@ -24,18 +24,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tui.commands.inbox import awaits_a_person
-from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
-from tui.engine.context import read_documents
-from tui.engine.errors import MootInputError, SpecError
-from tui.engine.events import DecisionReached, Event, PhaseStarted, TurnCompleted
-from tui.engine.live import LiveSession
-from tui.engine.ports import Provider, ToolFailure
-from tui.engine.readroots import ReadRoots, real
-from tui.engine.records import Turn
-from tui.engine.safeio import FileRefused
-from tui.engine.session import SessionData, load_session
-from tui.engine.spec import Debater, Spec, read_spec_file, validate_spec
-from tui.engine.vocab import DecisionChannel
+from tui.engine.basics.bounded import SPEC_BYTES, TomlRefused, toml_document
+from tui.engine.basics.errors import MootInputError, SpecError
+from tui.engine.basics.safeio import FileRefused
+from tui.engine.basics.vocab import DecisionChannel
+from tui.engine.core.events import DecisionReached, Event, PhaseStarted, TurnCompleted
+from tui.engine.core.ports import Provider, ToolFailure
+from tui.engine.core.records import Turn
+from tui.engine.grounding.context import read_documents
+from tui.engine.grounding.readroots import ReadRoots, real
+from tui.engine.record.live import LiveSession
+from tui.engine.record.session import SessionData, load_session
+from tui.engine.specs.spec import Debater, Spec, read_spec_file, validate_spec
 from tui.filekind import refuse_wrong_kind
 from tui.notify import Notifier, notifier
 from tui.telemetry import trace_session

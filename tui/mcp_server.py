@@ -37,12 +37,12 @@ from pydantic import BaseModel, Field, create_model
 
 from tui import __version__
 from tui.commands.inbox import Awaiting, tally_text
-from tui.engine.errors import MootInputError, SessionError
-from tui.engine.ports import Provider
-from tui.engine.records import Turn
-from tui.engine.session import load_session
-from tui.engine.spec import Debater, Spec
-from tui.engine.vocab import DecisionChannel
+from tui.engine.basics.errors import MootInputError, SessionError
+from tui.engine.basics.vocab import DecisionChannel
+from tui.engine.core.ports import Provider
+from tui.engine.core.records import Turn
+from tui.engine.record.session import load_session
+from tui.engine.specs.spec import Debater, Spec
 from tui.mcp_runs import (
     Asked,
     Claim,
@@ -331,7 +331,7 @@ class MootServer:
 
     async def verify(self, session: SessionArg) -> Verification:
         """Re-check every claim of a session from its file alone; ok when all hold."""
-        from tui.engine.verify import verify_file
+        from tui.engine.record.verify import verify_file
 
         path = session_path(session, self.folder, self.runs.allow_read)
         await _off_loop(read_session, path)  # the wrong kind of file is named, as moot verify does

@@ -117,8 +117,8 @@ def make_app(tmp: Path, **kwargs: Any) -> Any:
 
 async def record_session(spec: dict[str, Any], out: Path) -> Path:
     """Run a scripted debate without the console and leave its session file at ``out``."""
-    from tui.engine.live import LiveSession
-    from tui.engine.spec import validate_spec
+    from tui.engine.record.live import LiveSession
+    from tui.engine.specs.spec import validate_spec
 
     session = LiveSession.start(validate_spec(spec), spec, scripted, out=out)
     try:

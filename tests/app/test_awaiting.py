@@ -15,8 +15,8 @@ from tests.app.app_support import (
     wait_until,
 )
 from tui.app.screens.modals import DecideModal
-from tui.engine.session import load_session
-from tui.engine.verify import verify_file
+from tui.engine.record.session import load_session
+from tui.engine.record.verify import verify_file
 
 
 async def test_awaiting_you_first_then_decide(tmp_path, moot_dirs):

@@ -6,7 +6,7 @@ from typing import Any
 
 from tests.app.app_support import debate_spec, make_app, record_session, wait_until
 from tui.app.screens.replay import ReplayScreen
-from tui.engine.session import load_session
+from tui.engine.record.session import load_session
 
 
 async def test_replay_warns_when_the_file_was_changed(tmp_path):

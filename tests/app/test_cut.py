@@ -19,7 +19,7 @@ from tests.app.app_support import (
 )
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.modals import CutModal
-from tui.engine.session import load_session
+from tui.engine.record.session import load_session
 
 LONG = " ".join(["Stage the migration behind a flag and rehearse the rollback first."] * 25)
 

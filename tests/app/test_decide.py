@@ -16,7 +16,7 @@ from tests.app.app_support import (
     write_spec,
 )
 from tui.app.screens.modals import DecideModal, FailureModal, GuardModal
-from tui.engine.session import load_session
+from tui.engine.record.session import load_session
 
 
 def _unresolved(tmp_path):

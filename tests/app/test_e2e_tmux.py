@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.app_support import debate_spec, write_spec
-from tui.engine.session import load_session
+from tui.engine.record.session import load_session
 
 REPO = Path(__file__).resolve().parents[2]
 # ./dev.sh test: one worker runs the tmux tests one after another, never two at once.

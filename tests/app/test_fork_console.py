@@ -17,8 +17,8 @@ from tests.app.app_support import (
 )
 from tui.app.screens.live import LiveScreen
 from tui.app.screens.replay import ReplayScreen
-from tui.engine.session import load_session
-from tui.engine.verify import verify_file
+from tui.engine.record.session import load_session
+from tui.engine.record.verify import verify_file
 
 SPEC = debate_spec(debaters=2, max_rounds=2, phases=["proposal"])
 

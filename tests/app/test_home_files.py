@@ -22,7 +22,7 @@ from tests.app.app_support import (
 from tui.app.screens.files import DeleteModal, RenameModal
 from tui.app.screens.home import HomeScreen, list_sessions, rename_session
 from tui.app.screens.replay import ReplayScreen
-from tui.engine.verify import verify_file
+from tui.engine.record.verify import verify_file
 
 
 async def _two_sessions(sessions):
@@ -216,7 +216,7 @@ async def test_a_renamed_session_keeps_its_date(tmp_path, moot_dirs):
     """The date comes from the session's own header when its name carries no stamp."""
     from datetime import datetime
 
-    from tui.engine.session import load_session
+    from tui.engine.record.session import load_session
 
     alpha, beta = await _two_sessions(moot_dirs["sessions"])
     assert rename_session(alpha, "alpha rollout") is None

@@ -6,7 +6,7 @@ import re
 
 from tests.app.app_support import debate_spec, make_app, plain, wait_until, write_spec
 from tui.app.components.cards import TurnCard
-from tui.engine.session import load_session
+from tui.engine.record.session import load_session
 from tui.render.textsafe import clean
 
 HOSTILE = (

@@ -19,7 +19,7 @@ from tui.app.screens.home import HomeScreen
 from tui.app.screens.modals import ConfirmModal
 from tui.app.screens.replay import ReplayScreen
 from tui.app.screens.transcript import TranscriptScreen
-from tui.engine.session import load_session
+from tui.engine.record.session import load_session
 
 SPECS = Path(__file__).parent / "specs"
 

@@ -16,8 +16,8 @@ from tests.app.app_support import (
     write_spec,
 )
 from tui.app.screens.modals import BudgetModal, DecideModal
-from tui.engine.ports import TokenSink, TurnReply, TurnRequest
-from tui.engine.session import load_session
+from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
+from tui.engine.record.session import load_session
 from tui.providers.scripted import ScriptedProvider
 
 _SCRIPTED = ScriptedProvider()

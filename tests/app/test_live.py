@@ -18,7 +18,7 @@ from tests.app.app_support import (
 )
 from tui.app.components.cards import TurnCard
 from tui.app.screens.modals import DecideModal, FailureModal, NoteModal
-from tui.engine.session import load_session
+from tui.engine.record.session import load_session
 
 
 async def _first_turn_speaking(pilot):  # noqa: ANN001, ANN202

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from tests.app.app_support import live_screen, make_app, plain, scripted, wait_until, write_spec
-from tests.test_lookups import DESIGN, challenge_raw, reviewer_turn
+from tests.engine.test_lookups import DESIGN, challenge_raw, reviewer_turn
 
 
 async def test_the_pane_shows_lookups_and_the_transcript_their_results(
@@ -47,9 +47,9 @@ async def test_the_pane_shows_lookups_and_the_transcript_their_results(
 
 def _stopped_before_the_reviewer(tmp_path: Path) -> Path:
     """A session with a files tool, started from its spec and stopped before the lookup."""
-    from tests.test_lookups_runs import keep_records
-    from tui.engine.live import LiveSession
-    from tui.engine.spec import validate_spec
+    from tests.commands.test_lookups_runs import keep_records
+    from tui.engine.record.live import LiveSession
+    from tui.engine.specs.spec import validate_spec
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "design.md").write_text(DESIGN)
@@ -64,7 +64,7 @@ def _stopped_before_the_reviewer(tmp_path: Path) -> Path:
 async def _resume_to_the_end(app, out: Path) -> None:  # noqa: ANN001
     """Resume in the console until decided; the reviewer's lookup then read the design."""
     from tui.app.screens.modals import DecideModal
-    from tui.engine.session import load_session
+    from tui.engine.record.session import load_session
 
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await wait_until(pilot, lambda: app.debate_screen())
@@ -81,7 +81,7 @@ async def _resume_to_the_end(app, out: Path) -> None:  # noqa: ANN001
 async def test_a_session_resumed_in_the_console_runs_its_tools(
     tmp_path: Path, moot_dirs: dict[str, Path]
 ) -> None:
-    from tui.engine.verify import verify_file
+    from tui.engine.record.verify import verify_file
 
     out = _stopped_before_the_reviewer(tmp_path)
     await _resume_to_the_end(make_app(tmp_path, resume_path=str(out)), out)

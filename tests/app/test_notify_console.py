@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tests.app.app_support import debate_spec, make_app, session_file, wait_until, write_spec
+from tests.notify.test_notify import closed_port, configure
 from tests.notify_servers import WebhookReceiver
-from tests.test_notify import closed_port, configure
 
 
 async def test_a_console_debate_that_escalates_posts_its_message(tmp_path, moot_dirs):

@@ -14,9 +14,9 @@ import tui.app.screens.live as live_module
 from tests.app.app_support import debate_spec, live_screen, make_app, tap, wait_until, write_spec
 from tui.app.components.cards import TurnCard
 from tui.app.components.pane import MAX_CARDS, TailText, packed
-from tui.engine.ports import TokenSink, TurnReply, TurnRequest
-from tui.engine.schedule import Slot
-from tui.engine.vocab import TurnKind
+from tui.engine.basics.vocab import TurnKind
+from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
+from tui.engine.core.schedule import Slot
 from tui.providers.scripted import ScriptedProvider
 
 LONG = " ".join(f"point{i} about the rollout" for i in range(15)) + "."

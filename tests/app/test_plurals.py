@@ -7,9 +7,9 @@ import asyncio
 from tests.app.app_support import debate_spec, make_app, plain, record_session, wait_until
 from tui.app.screens.replay import ReplayScreen
 from tui.app.screens.transcript import TranscriptScreen
-from tui.engine.fork import fork
-from tui.engine.session import load_session
-from tui.engine.verify import summary_lines, verify_file
+from tui.engine.record.fork import fork
+from tui.engine.record.session import load_session
+from tui.engine.record.verify import summary_lines, verify_file
 from tui.plural import all_hold, counted
 from tui.render.adr import to_adr
 

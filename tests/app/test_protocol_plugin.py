@@ -23,8 +23,8 @@ from tui.app.components.verify import DistributionPanel, ViewPanel
 from tui.app.screens.replay import ReplayScreen
 from tui.cli import main
 from tui.engine import protocols
-from tui.engine.session import load_session
-from tui.engine.verify import verify_file
+from tui.engine.record.session import load_session
+from tui.engine.record.verify import verify_file
 from tui.exitcodes import ExitCode
 
 TESTS = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from tui.app.components.pane import MAX_CARDS
 from tui.app.screens.modals import JumpModal
 from tui.app.screens.replay import ReplayScreen
 from tui.commands.outcome import record_outcome
-from tui.engine.session import load_session
+from tui.engine.record.session import load_session
 
 
 def _no_provider(_debater):
@@ -147,8 +147,8 @@ async def test_home_lists_sessions_and_replays_one(tmp_path):
 
 
 async def test_replay_of_a_session_without_turns_says_so(tmp_path):
-    from tui.engine.live import LiveSession
-    from tui.engine.spec import validate_spec
+    from tui.engine.record.live import LiveSession
+    from tui.engine.specs.spec import validate_spec
 
     spec = debate_spec(debaters=2, max_rounds=2)
     path = tmp_path / "sessions" / "20250101-120000-empty.toml"

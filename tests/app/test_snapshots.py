@@ -32,7 +32,7 @@ def still_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
     from tui.app.components import pane
-    from tui.engine import turns
+    from tui.engine.run import turns
 
     monkeypatch.setattr(pane, "time", SimpleNamespace(monotonic=lambda: 1000.0))
     monkeypatch.setattr(turns, "time", SimpleNamespace(perf_counter=lambda: 1000.0))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tests.app.app_support import debate_spec, make_app, session_file, wait_until, write_spec
-from tests.test_telemetry import Collector, _attrs
-from tui.engine.session import load_session
+from tests.telemetry.test_telemetry import Collector, _attrs
+from tui.engine.record.session import load_session
 from tui.telemetry import export
 
 

@@ -27,7 +27,7 @@ from tests.app.app_support import (
 )
 from tui.app.components.verify import ChallengePanel, JudgePanel, RubricPanel
 from tui.app.screens.modals import DecideModal
-from tui.engine.session import load_session
+from tui.engine.record.session import load_session
 
 SIZE = (160, 45)
 

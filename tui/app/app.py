@@ -42,8 +42,8 @@ if TYPE_CHECKING:  # the engine and the debate screens load when a debate starts
 
     from tui.app.screens.debate import DebateScreen
     from tui.app.screens.live import LiveScreen
-    from tui.engine.ports import Provider
-    from tui.engine.spec import Debater
+    from tui.engine.core.ports import Provider
+    from tui.engine.specs.spec import Debater
 
 
 class _Providers:
@@ -79,7 +79,7 @@ class _Providers:
 
                 self._scripted = ScriptedProvider()
             return self._scripted
-        from tui.engine.ports import ProviderError
+        from tui.engine.core.ports import ProviderError
 
         raise ProviderError("not_found", f"no provider available for model {debater.model!r}")
 
@@ -123,7 +123,7 @@ class MootApp(App[int]):
         self.force_resume = force_resume  # --force: the command line's session only
         self.replay_path = replay_path
         self.requested_theme = theme
-        # As tui.engine.session.sessions_dir, without importing the engine at start-up.
+        # As tui.engine.record.session.sessions_dir, without importing the engine at start-up.
         self.sessions_path = Path(sessions_dir or os.environ.get("MOOT_SESSIONS_DIR") or "sessions")
         if examples_dir is None:
             from tui.paths import examples_dir as shipped_examples
@@ -297,9 +297,9 @@ class MootApp(App[int]):
     def open_path(self, mode: str, path: str, *, startup: bool = False) -> None:
         from tui.app.screens.live import LiveScreen
         from tui.app.screens.replay import ReplayScreen
-        from tui.engine.errors import SessionError, SpecError
-        from tui.engine.session import load_session
-        from tui.engine.spec import read_spec_file
+        from tui.engine.basics.errors import SessionError, SpecError
+        from tui.engine.record.session import load_session
+        from tui.engine.specs.spec import read_spec_file
 
         if not startup:
             self._leave_debate()
@@ -428,7 +428,7 @@ class MootApp(App[int]):
     def _export(self, path: Path, fmt: str) -> None:
         """In a thread: the export re-runs ``moot verify``, which runs the rules on an event
         loop of its own (on the app's loop it failed, and every export said "tampered")."""
-        from tui.engine.errors import SessionError
+        from tui.engine.basics.errors import SessionError
         from tui.render.export import write_beside
 
         try:

@@ -13,8 +13,8 @@ from tui.render.textsafe import clean_line, shorten
 
 if TYPE_CHECKING:
     from tui.app.screens.debate import DebateScreen
-    from tui.engine.records import Turn
-    from tui.engine.spec import Spec
+    from tui.engine.core.records import Turn
+    from tui.engine.specs.spec import Spec
 
 COPY_LIMIT = 100_000  # per section: a copy is the whole turn the engine kept, not a card's cut
 

@@ -41,8 +41,8 @@ def edit(app: App[object], path: Path) -> str | None:
 
 def spec_problems(path: Path, allow_read: Sequence[str] = ()) -> list[str]:
     """Every problem of the spec at ``path``, each by its key path; none when it is valid."""
-    from tui.engine.errors import SpecError
-    from tui.engine.spec import read_spec_file
+    from tui.engine.basics.errors import SpecError
+    from tui.engine.specs.spec import read_spec_file
 
     try:
         read_spec_file(path, tuple(allow_read))

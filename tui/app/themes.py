@@ -14,8 +14,8 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
-from tui.engine.safeio import FileRefused, read_regular
+from tui.engine.basics.bounded import SPEC_BYTES, TomlRefused, toml_document
+from tui.engine.basics.safeio import FileRefused, read_regular
 from tui.paths import config_dir, themes_dir
 
 DEFAULT_THEME = "moot-dark"

@@ -24,15 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from tui.bench.tasks import Item, Task
-from tui.engine.live import LiveSession
-from tui.engine.ports import Provider, ProviderError
-from tui.engine.records import Turn
-from tui.engine.runner import Engine
-from tui.engine.schedule import Slot
-from tui.engine.spec import Debater, validate_spec
-from tui.engine.tally import consensus
-from tui.engine.turns import FailureAction, FailureChoice
-from tui.engine.vocab import DecisionRule
+from tui.engine.basics.vocab import DecisionRule
+from tui.engine.core.ports import Provider, ProviderError
+from tui.engine.core.records import Turn
+from tui.engine.core.schedule import Slot
+from tui.engine.core.tally import consensus
+from tui.engine.record.live import LiveSession
+from tui.engine.run.runner import Engine
+from tui.engine.run.turns import FailureAction, FailureChoice
+from tui.engine.specs.spec import Debater, validate_spec
 
 ARMS = ("single", "vote", "debate", "adaptive")
 DEBATES = ("debate", "adaptive")  # the arms of several rounds, each kept as a session file

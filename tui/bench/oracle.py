@@ -18,11 +18,11 @@ from collections import Counter
 from dataclasses import dataclass
 
 from tui.bench.tasks import Item, Task
-from tui.engine.errors import MootInputError
-from tui.engine.openvotes import normalise
-from tui.engine.ports import TokenSink, TurnReply, TurnRequest
-from tui.engine.spec import MAX_DEBATERS
-from tui.engine.tally import consensus
+from tui.engine.basics.errors import MootInputError
+from tui.engine.core.openvotes import normalise
+from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
+from tui.engine.core.tally import consensus
+from tui.engine.specs.spec import MAX_DEBATERS
 
 PREFIX = "oracle:"
 SHOWN_VOTE = re.compile(r"^Vote: (.+)$", re.MULTILINE)  # how a prompt shows a position's vote

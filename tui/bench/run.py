@@ -25,9 +25,9 @@ from tui.bench.recheck import Recheck
 from tui.bench.report import summary, table
 from tui.bench.store import PLOT, Store, session_path
 from tui.bench.tasks import Item, task_named
-from tui.engine.errors import MootInputError
-from tui.engine.ports import Provider, TokenSink, TurnReply, TurnRequest
-from tui.engine.spec import Debater, validate_spec
+from tui.engine.basics.errors import MootInputError
+from tui.engine.core.ports import Provider, TokenSink, TurnReply, TurnRequest
+from tui.engine.specs.spec import Debater, validate_spec
 from tui.exitcodes import ExitCode
 from tui.render.textsafe import clean_line
 from tui.sigterm import sigterm_as_interrupt

@@ -7,7 +7,7 @@ is refused rather than mixed.
 
 Each line is bound to its run: ``bench.json`` holds a random run id beside the
 settings, and every line carries that ``run``, the ``prev`` hash it follows (the
-first follows ``bench.json``'s) and its own ``hash`` (:func:`tui.engine.chain.link`
+first follows ``bench.json``'s) and its own ``hash`` (:func:`tui.engine.record.chain.link`
 over the line's other fields). On load, an edited, removed, moved or foreign line
 is refused by line number before anything is written, and each line's content is
 rechecked by the caller's ``check``. Text after the last newline is a write cut
@@ -24,9 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from tui.engine.chain import link
-from tui.engine.errors import MootInputError
-from tui.engine.safeio import FileRefused, read_regular
+from tui.engine.basics.errors import MootInputError
+from tui.engine.basics.safeio import FileRefused, read_regular
+from tui.engine.record.chain import link
 
 CONFIG = "bench.json"
 LINES = "items.jsonl"

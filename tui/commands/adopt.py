@@ -5,7 +5,7 @@ even resumed and signed since, is not trusted for its unsigned start. Adopting
 it is the one way to vouch for those records: moot shows what they hold (the
 debate, who speaks on which model, the tools it would start, how it ended),
 asks, and appends an ``adopt`` action, signed by your key, naming how many
-records it takes on and the hash they end at (:mod:`tui.engine.trust`).
+records it takes on and the hash they end at (:mod:`tui.engine.record.trust`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from tui.engine.errors import MootInputError
-from tui.engine.keys import user_signer
-from tui.engine.operator import now
-from tui.engine.session import SessionData, SessionStore, load_session
-from tui.engine.trust import adopt_fields, adopted_by, recorded_tools
-from tui.engine.vocab import OperatorAction
+from tui.engine.basics.errors import MootInputError
+from tui.engine.basics.vocab import OperatorAction
+from tui.engine.record.keys import user_signer
+from tui.engine.record.session import SessionData, SessionStore, load_session
+from tui.engine.record.trust import adopt_fields, adopted_by, recorded_tools
+from tui.engine.run.operator import now
 from tui.plural import counted
 from tui.render.textsafe import clean_line
 

@@ -33,16 +33,16 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from tui.engine.errors import MootInputError
-from tui.engine.events import Event, TurnCompleted
-from tui.engine.live import LiveSession
-from tui.engine.ports import Provider, ToolFailure
-from tui.engine.records import Turn
-from tui.engine.redact import Redactor
-from tui.engine.safeio import FileRefused, write_new
-from tui.engine.spec import Debater, Spec, read_spec_file
-from tui.engine.trust import spec_tools_refusal
-from tui.engine.vocab import ESCALATE
+from tui.engine.basics.errors import MootInputError
+from tui.engine.basics.redact import Redactor
+from tui.engine.basics.safeio import FileRefused, write_new
+from tui.engine.basics.vocab import ESCALATE
+from tui.engine.core.events import Event, TurnCompleted
+from tui.engine.core.ports import Provider, ToolFailure
+from tui.engine.core.records import Turn
+from tui.engine.record.live import LiveSession
+from tui.engine.record.trust import spec_tools_refusal
+from tui.engine.specs.spec import Debater, Spec, read_spec_file
 from tui.exitcodes import ExitCode
 from tui.filekind import refuse_wrong_kind
 from tui.notify import notify_session

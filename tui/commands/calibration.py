@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from tui.bench.report import wilson
-from tui.engine.outcomes import Outcome, latest
-from tui.engine.session import SessionData
+from tui.engine.record.outcomes import Outcome, latest
+from tui.engine.record.session import SessionData
 
 BINS = 5
 GROUPINGS = ("protocol", "rule", "decider", "debater")

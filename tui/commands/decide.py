@@ -13,15 +13,15 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from tui.engine.errors import MootInputError
-from tui.engine.live import LiveSession
-from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
-from tui.engine.replay import protocol_at
-from tui.engine.session import SessionData, load_session
-from tui.engine.spec import Spec
-from tui.engine.state import DebateState
-from tui.engine.substance import rationale_problem
-from tui.engine.vocab import ESCALATE, DecisionChannel
+from tui.engine.basics.errors import MootInputError
+from tui.engine.basics.vocab import ESCALATE, DecisionChannel
+from tui.engine.core.ports import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.core.state import DebateState
+from tui.engine.core.substance import rationale_problem
+from tui.engine.record.live import LiveSession
+from tui.engine.record.replay import protocol_at
+from tui.engine.record.session import SessionData, load_session
+from tui.engine.specs.spec import Spec
 
 
 class NoCalls:

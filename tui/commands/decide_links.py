@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from tui.engine.errors import MootInputError
-from tui.engine.keys import create_private, read_private
-from tui.engine.safeio import describe
+from tui.engine.basics.errors import MootInputError
+from tui.engine.basics.safeio import describe
+from tui.engine.record.keys import create_private, read_private
 from tui.paths import config_dir
 
 SECRET_FILE = "decide-links.key"

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tui.engine.records import Turn
-from tui.engine.replay import protocol_at
-from tui.engine.session import SessionData
-from tui.engine.state import DebateState
-from tui.engine.vocab import ESCALATE, is_deferral
+from tui.engine.basics.vocab import ESCALATE, is_deferral
+from tui.engine.core.records import Turn
+from tui.engine.core.state import DebateState
+from tui.engine.record.replay import protocol_at
+from tui.engine.record.session import SessionData
 from tui.render.present import Emphasis, Section, present
 from tui.render.textsafe import bound, html_text
 

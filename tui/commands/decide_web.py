@@ -24,9 +24,9 @@ from tui.commands.decide_links import decide_url, page_token, page_token_valid, 
 from tui.commands.decide_page import Form, decide_page, decided_page, message_page
 from tui.commands.inbox import peek
 from tui.commands.used_links import LinkUsed, is_used, spend
-from tui.engine.errors import MootInputError
-from tui.engine.session import SessionData, load_session
-from tui.engine.vocab import DecisionChannel
+from tui.engine.basics.errors import MootInputError
+from tui.engine.basics.vocab import DecisionChannel
+from tui.engine.record.session import SessionData, load_session
 from tui.render.textsafe import clean_line
 
 ROUTE = "decide"  # the route's name: serve's middleware lets it through on the link's token
@@ -64,7 +64,7 @@ def _refused(heading: str, text: str, status: int = 403) -> Any:
 
 def _signer(data: SessionData) -> str:
     """The key that signed the result, by the name this machine trusts it as, if any."""
-    from tui.engine.keys import trusted_keys
+    from tui.engine.record.keys import trusted_keys
 
     fingerprint = data.signatures.signer_of.get("result")
     if fingerprint is None:

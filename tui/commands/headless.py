@@ -13,8 +13,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tui.engine.errors import MootInputError
-from tui.engine.events import (
+from tui.engine.basics.errors import MootInputError
+from tui.engine.basics.vocab import ESCALATE, RunStatus
+from tui.engine.core.events import (
     DecisionReached,
     Event,
     LookupsRan,
@@ -22,11 +23,10 @@ from tui.engine.events import (
     StatusChanged,
     TurnCompleted,
 )
-from tui.engine.live import LiveSession
-from tui.engine.ports import ToolFailure
-from tui.engine.records import Turn
-from tui.engine.spec import spec_warnings
-from tui.engine.vocab import ESCALATE, RunStatus
+from tui.engine.core.ports import ToolFailure
+from tui.engine.core.records import Turn
+from tui.engine.record.live import LiveSession
+from tui.engine.specs.spec import spec_warnings
 from tui.exitcodes import ExitCode
 from tui.notify import notify_session
 from tui.plural import counted

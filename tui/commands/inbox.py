@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
-from tui.engine.fileformat import COMMIT, SCHEMA
-from tui.engine.safeio import FileRefused, read_regular
-from tui.engine.vocab import DEFAULT_PROTOCOL, ESCALATE, OperatorAction, is_deferral
+from tui.engine.basics.bounded import SESSION_BYTES, TomlRefused, toml_document
+from tui.engine.basics.safeio import FileRefused, read_regular
+from tui.engine.basics.vocab import DEFAULT_PROTOCOL, ESCALATE, OperatorAction, is_deferral
+from tui.engine.record.fileformat import COMMIT, SCHEMA
 
 MAX_SCANNED = 2000  # newest files looked at; an inbox is not an archive
 

@@ -1,6 +1,6 @@
 """``moot outcome``: record what became of a decision, weeks after it, signed by you.
 
-The record is appended after the ``[result]`` (:mod:`tui.engine.outcomes` says
+The record is appended after the ``[result]`` (:mod:`tui.engine.record.outcomes` says
 what it holds and what ``moot verify`` checks of it). A file with no decision,
 one still awaiting a person, or one changed since it was written is refused,
 and left exactly as it was.
@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui.engine.errors import MootInputError
-from tui.engine.keys import user_signer
-from tui.engine.outcomes import new_outcome, refusal
-from tui.engine.session import SessionStore, load_session
+from tui.engine.basics.errors import MootInputError
+from tui.engine.record.keys import user_signer
+from tui.engine.record.outcomes import new_outcome, refusal
+from tui.engine.record.session import SessionStore, load_session
 
 
 def record_outcome(path: str | Path, outcome: str, note: str, at: str | None) -> dict[str, Any]:

@@ -21,9 +21,9 @@ from rich.text import Text
 
 from tui.bench.plot import write_svg
 from tui.commands.calibration import Decision, decision_of, figures, grouped
-from tui.engine.errors import MootInputError, SessionError
-from tui.engine.session import load_session, sessions_dir
-from tui.engine.verify import verify
+from tui.engine.basics.errors import MootInputError, SessionError
+from tui.engine.record.session import load_session, sessions_dir
+from tui.engine.record.verify import verify
 from tui.exitcodes import ExitCode
 from tui.filekind import kind_of
 from tui.plural import counted

@@ -41,8 +41,8 @@ from typing import Any
 from urllib.parse import unquote_plus, urlencode
 
 from tui.commands import decide_web
-from tui.engine.errors import MootInputError
-from tui.engine.session import sessions_dir as sessions_folder
+from tui.engine.basics.errors import MootInputError
+from tui.engine.record.session import sessions_dir as sessions_folder
 from tui.exitcodes import ExitCode
 from tui.httpguard import Guard, ip_of, is_loopback
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from tui.commands.decide_links import expiry_of
-from tui.engine.errors import MootInputError
-from tui.engine.safeio import FileRefused, describe, read_fd, write_all
+from tui.engine.basics.errors import MootInputError
+from tui.engine.basics.safeio import FileRefused, describe, read_fd, write_all
 from tui.paths import config_dir
 
 USED_FILE = "decide-links-used"

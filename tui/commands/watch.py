@@ -29,14 +29,14 @@ from rich.console import Console
 from rich.text import Text
 
 from tui.commands.headless import headless_console, report_table, turn_text
-from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
-from tui.engine.chain import HASH, SIGNATURE
-from tui.engine.errors import SessionError
-from tui.engine.fileformat import COMMIT, SCHEMA
-from tui.engine.records import Turn
-from tui.engine.session import held
-from tui.engine.signing import SIGNER
-from tui.engine.vocab import DEFAULT_PROTOCOL, ESCALATE
+from tui.engine.basics.bounded import SESSION_BYTES, TomlRefused, toml_document
+from tui.engine.basics.errors import SessionError
+from tui.engine.basics.vocab import DEFAULT_PROTOCOL, ESCALATE
+from tui.engine.core.records import Turn
+from tui.engine.record.chain import HASH, SIGNATURE
+from tui.engine.record.fileformat import COMMIT, SCHEMA
+from tui.engine.record.session import held
+from tui.engine.record.signing import SIGNER
 from tui.exitcodes import ExitCode
 from tui.render.textsafe import clean_line
 

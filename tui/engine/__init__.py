@@ -1,7 +1,7 @@
 """The debate engine: spec, protocols, rules, events and session files.
 
 Importable without Textual or LiteLLM. Names are loaded on first use, so that
-importing one small module (``tui.engine.errors``, say) does not load them all:
+importing one small module (``tui.engine.basics.errors``, say) does not load them all:
 the console's start-up path depends on it.
 """
 
@@ -11,18 +11,18 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 _WHERE = {
-    "Debater": "tui.engine.spec",
-    "Spec": "tui.engine.spec",
-    "read_spec_file": "tui.engine.spec",
-    "validate_spec": "tui.engine.spec",
-    "Decision": "tui.engine.state",
-    "Engine": "tui.engine.runner",
-    "MootInputError": "tui.engine.errors",
-    "SessionError": "tui.engine.errors",
-    "SessionLockedError": "tui.engine.errors",
-    "SpecError": "tui.engine.errors",
-    "Slot": "tui.engine.schedule",
-    "Turn": "tui.engine.records",
+    "Debater": "tui.engine.specs.spec",
+    "Spec": "tui.engine.specs.spec",
+    "read_spec_file": "tui.engine.specs.spec",
+    "validate_spec": "tui.engine.specs.spec",
+    "Decision": "tui.engine.core.state",
+    "Engine": "tui.engine.run.runner",
+    "MootInputError": "tui.engine.basics.errors",
+    "SessionError": "tui.engine.basics.errors",
+    "SessionLockedError": "tui.engine.basics.errors",
+    "SpecError": "tui.engine.basics.errors",
+    "Slot": "tui.engine.core.schedule",
+    "Turn": "tui.engine.core.records",
 }
 __all__ = [
     "Debater",
@@ -40,12 +40,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from tui.engine.errors import MootInputError, SessionError, SessionLockedError, SpecError
-    from tui.engine.records import Turn
-    from tui.engine.runner import Engine
-    from tui.engine.schedule import Slot
-    from tui.engine.spec import Debater, Spec, read_spec_file, validate_spec
-    from tui.engine.state import Decision
+    from tui.engine.basics.errors import MootInputError, SessionError, SessionLockedError, SpecError
+    from tui.engine.core.records import Turn
+    from tui.engine.core.schedule import Slot
+    from tui.engine.core.state import Decision
+    from tui.engine.run.runner import Engine
+    from tui.engine.specs.spec import Debater, Spec, read_spec_file, validate_spec
 
 
 def __getattr__(name: str) -> Any:

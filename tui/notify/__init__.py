@@ -17,12 +17,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tui.config import ConfigRefused, config_path, read_config
-from tui.engine.events import DecisionReached, Event
-from tui.engine.vocab import ESCALATE
+from tui.engine.basics.vocab import ESCALATE
+from tui.engine.core.events import DecisionReached, Event
 from tui.notify.settings import NotifySettings, from_config
 
 if TYPE_CHECKING:
-    from tui.engine.live import LiveSession
+    from tui.engine.record.live import LiveSession
 
 Warn = Callable[[str], None]
 Finish = Callable[[], None]

@@ -18,7 +18,7 @@ from email.message import EmailMessage
 from typing import Any
 
 from tui.commands.inbox import Awaiting, tally_text
-from tui.engine.redact import redact
+from tui.engine.basics.redact import redact
 from tui.render.textsafe import clean, clean_line, md_inline
 
 EVENT = "awaiting_decision"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tui.engine.safeio import FileRefused, read_regular, replace_file
+from tui.engine.basics.safeio import FileRefused, read_regular, replace_file
 from tui.notify.deliver import Delivery
 
 MAX_BYTES = 64 * 1024

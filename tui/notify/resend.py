@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tui.config import ConfigRefused, config_path, read_config
-from tui.engine.errors import MootInputError
+from tui.engine.basics.errors import MootInputError
 from tui.notify.deliver import Delivery
 from tui.notify.send import send
 from tui.notify.settings import from_config

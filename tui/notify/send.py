@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tui.commands.decide_links import decide_url
 from tui.commands.inbox import Awaiting, peek
-from tui.engine.errors import MootInputError, SessionError
+from tui.engine.basics.errors import MootInputError, SessionError
 from tui.notify import record
 from tui.notify.deliver import Delivery, deliver_all
 from tui.notify.messages import Notice
@@ -22,7 +22,7 @@ STANCE_CHARS = 1000
 
 def _text(path: Path) -> tuple[str | None, dict[str, str]]:
     """The motion and each debater's latest stance, for a target that asks for text."""
-    from tui.engine.session import load_session
+    from tui.engine.record.session import load_session
     from tui.render.present import present
 
     try:
@@ -58,7 +58,7 @@ def notice_for(
 
 def send(path: Path, found: NotifySettings, *, via: str) -> tuple[list[Delivery], list[str]] | None:
     """Tell every target of ``path``, recording what became of each; None: it awaits nobody."""
-    from tui.engine.keys import owner
+    from tui.engine.record.keys import owner
 
     waiting = peek(path)
     if waiting is None:

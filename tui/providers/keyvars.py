@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tui.engine.clients import OPENAI_PREFIX
-from tui.engine.redact import MIN_SECRET, SECRET_NAME
+from tui.engine.basics.clients import OPENAI_PREFIX
+from tui.engine.basics.redact import MIN_SECRET, SECRET_NAME
 
 
 def short_key_problem(

@@ -19,11 +19,11 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
-from tui.engine.clients import LITELLM
-from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
-from tui.engine.redact import redact
-from tui.engine.spec import Structured
-from tui.engine.usage import CALL_TOKENS, CLAMPED, held
+from tui.engine.basics.clients import LITELLM
+from tui.engine.basics.redact import redact
+from tui.engine.core.ports import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.core.usage import CALL_TOKENS, CLAMPED, held
+from tui.engine.specs.spec import Structured
 from tui.providers.keyvars import short_key_problem
 from tui.providers.router import completion
 

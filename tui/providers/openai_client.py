@@ -16,8 +16,8 @@ import os
 from collections.abc import Awaitable
 from typing import Any, cast
 
-from tui.engine.clients import OPENAI, OPENAI_PREFIX, client_for
-from tui.engine.spec import Debater
+from tui.engine.basics.clients import OPENAI, OPENAI_PREFIX, client_for
+from tui.engine.specs.spec import Debater
 from tui.providers.litellm_provider import NO_KEY, LiteLLMProvider, close_within_bound
 from tui.providers.prices import map_cost
 

@@ -23,11 +23,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
-from tui.engine.clients import OPENAI_PREFIX
-from tui.engine.context import ARTIFACT, may_see
-from tui.engine.lookups import WRITES_FLAG
-from tui.engine.ports import ProviderError
-from tui.engine.spec import Debater, Spec
+from tui.engine.basics.clients import OPENAI_PREFIX
+from tui.engine.core.ports import ProviderError
+from tui.engine.grounding.context import ARTIFACT, may_see
+from tui.engine.grounding.lookups import WRITES_FLAG
+from tui.engine.specs.spec import Debater, Spec
 from tui.providers.keyvars import short_key_problem
 from tui.providers.openai_client import KEY_ENV as OPENAI_KEY_ENV
 
@@ -246,7 +246,7 @@ def _connect_problem(base: str) -> str | None:
 def tool_calls(spec: Spec, writes: bool = False) -> list[str]:
     """One line per tool: who may call it and which calls, before any server starts.
 
-    A lookup is a read (:func:`tui.engine.lookups.offer`): an MCP tool offers the calls
+    A lookup is a read (:func:`tui.engine.grounding.lookups.offer`): an MCP tool offers the calls
     its server marks read-only, within the spec's ``calls``; a listed call it does not
     mark may write, and is offered only with ``--allow-tool-writes`` (``writes``).
     """

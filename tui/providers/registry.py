@@ -12,8 +12,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from tui.engine.ports import Provider
-from tui.engine.spec import Debater
+from tui.engine.core.ports import Provider
+from tui.engine.specs.spec import Debater
 from tui.providers.scripted import ScriptedProvider
 
 _lock = threading.Lock()

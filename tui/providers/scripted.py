@@ -11,11 +11,11 @@ import json
 import re
 from typing import Any
 
-from tui.engine.ports import ProviderError, TokenSink, TurnReply, TurnRequest
+from tui.engine.basics.vocab import TurnKind
+from tui.engine.core.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.protocols import kind_owner
 from tui.engine.protocols.base import cycled, scripted_critique
-from tui.engine.spec import Script
-from tui.engine.vocab import TurnKind
+from tui.engine.specs.spec import Script
 
 JUNK = "I would rather not answer in the requested format."
 _TOKEN = re.compile(r"\S+\s*|\s+")

@@ -23,11 +23,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tui.engine.records import Turn
-from tui.engine.redact import redacted_session
-from tui.engine.session import SessionData
-from tui.engine.signing import check as check_signatures
-from tui.engine.vocab import ESCALATE, DecidedBy, TurnKind
+from tui.engine.basics.redact import redacted_session
+from tui.engine.basics.vocab import ESCALATE, DecidedBy, TurnKind
+from tui.engine.core.records import Turn
+from tui.engine.record.session import SessionData
+from tui.engine.record.signing import check as check_signatures
 from tui.plural import counted, do_not_hold
 from tui.render.export import outcome_lines, verification
 from tui.render.textsafe import md_code, md_inline, md_text

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui.engine.records import Turn
-from tui.engine.redact import Redactor, redacted_session
-from tui.engine.safeio import replace_file
-from tui.engine.session import SessionData, load_session
-from tui.engine.verify import verify
-from tui.engine.vocab import is_deferral
+from tui.engine.basics.redact import Redactor, redacted_session
+from tui.engine.basics.safeio import replace_file
+from tui.engine.basics.vocab import is_deferral
+from tui.engine.core.records import Turn
+from tui.engine.record.session import SessionData, load_session
+from tui.engine.record.verify import verify
 from tui.plural import all_hold
 from tui.render.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
 from tui.render.textsafe import json_rows, md_code, md_inline, md_text

@@ -11,21 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tui.engine.basics.vocab import TurnKind
+from tui.engine.core.records import Turn
+from tui.engine.core.sections import Emphasis as Emphasis
+from tui.engine.core.sections import Fact as Fact
+from tui.engine.core.sections import Item as Item
+from tui.engine.core.sections import Section as Section
+from tui.engine.core.sections import Tone as Tone
+from tui.engine.core.sections import critique_sections, each, facts, text
+from tui.engine.core.sections import words as words
 from tui.engine.protocols import kind_owner
-from tui.engine.records import Turn
-from tui.engine.sections import Emphasis as Emphasis
-from tui.engine.sections import Fact as Fact
-from tui.engine.sections import Item as Item
-from tui.engine.sections import Section as Section
-from tui.engine.sections import Tone as Tone
-from tui.engine.sections import critique_sections, each, facts, text
-from tui.engine.sections import words as words
-from tui.engine.vocab import TurnKind
 from tui.render.rawreply import joined
 
 
 def _raw_cut(turn: Turn) -> list[Section]:
-    """Where a long raw reply was cut, and the whole text's hash (``tui.engine.rawtext``)."""
+    """Where a long raw reply was cut, and the whole text's hash (``tui.engine.core.rawtext``)."""
     cut = turn.raw_cut if isinstance(turn.raw_cut, dict) else None
     if cut is None:
         return []

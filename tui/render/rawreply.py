@@ -2,7 +2,7 @@
 
 A grammar lets the embedded model put blank lines between tokens (``{``, ``"stance"``,
 ``:``, …) until its tokens run out; shown as stored, that is one token a line. The
-record keeps the text exactly (``tui.engine.rawtext``); only its display is joined.
+record keeps the text exactly (``tui.engine.core.rawtext``); only its display is joined.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from tui.config import ConfigRefused, config_path, read_config
 from tui.telemetry.settings import Settings, resolve
 
 if TYPE_CHECKING:
-    from tui.engine.live import LiveSession
+    from tui.engine.record.live import LiveSession
     from tui.telemetry.bench import BenchTrace
 
 MISSING = (

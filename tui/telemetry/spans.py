@@ -23,7 +23,8 @@ from typing import Any
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, Status, StatusCode, Tracer, set_span_in_context
 
-from tui.engine.events import (
+from tui.engine.basics.redact import Redactor
+from tui.engine.core.events import (
     DecisionReached,
     Event,
     LedgerChanged,
@@ -33,9 +34,8 @@ from tui.engine.events import (
     TurnCompleted,
     TurnStarted,
 )
-from tui.engine.live import LiveSession
-from tui.engine.records import Turn
-from tui.engine.redact import Redactor
+from tui.engine.core.records import Turn
+from tui.engine.record.live import LiveSession
 
 OPERATION = "gen_ai.operation.name"
 CONVERSATION = "gen_ai.conversation.id"

@@ -12,10 +12,10 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from tui.engine.lookups import FILES_CALLS as CALLS
-from tui.engine.ports import ToolFailure
-from tui.engine.readroots import ReadRoots
-from tui.engine.safeio import FileRefused, read_regular
+from tui.engine.basics.safeio import FileRefused, read_regular
+from tui.engine.core.ports import ToolFailure
+from tui.engine.grounding.lookups import FILES_CALLS as CALLS
+from tui.engine.grounding.readroots import ReadRoots
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a larger file is refused, not read
 MAX_LISTED = 1_000

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tui.engine.ports import ToolFailure
+from tui.engine.core.ports import ToolFailure
 
 START_TIMEOUT_S = 30.0
 MAX_ARGS = 16  # arguments named in one call's hint; the rest are counted

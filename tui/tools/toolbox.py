@@ -12,20 +12,20 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tui.engine.errors import SessionError, SpecError
-from tui.engine.lookups import FILES_CALLS, files_root
-from tui.engine.ports import ToolFailure
-from tui.engine.readroots import ReadRoots
-from tui.engine.safeio import FileRefused
-from tui.engine.session import SessionData
-from tui.engine.spec import Spec
-from tui.engine.trust import recorded_tools, session_tools_refusal, spec_tools_refusal
+from tui.engine.basics.errors import SessionError, SpecError
+from tui.engine.basics.safeio import FileRefused
+from tui.engine.core.ports import ToolFailure
+from tui.engine.grounding.lookups import FILES_CALLS, files_root
+from tui.engine.grounding.readroots import ReadRoots
+from tui.engine.record.session import SessionData
+from tui.engine.record.trust import recorded_tools, session_tools_refusal, spec_tools_refusal
+from tui.engine.specs.spec import Spec
 from tui.tools.files import FilesTool
 from tui.tools.mcp_client import McpTool
 
 
 class RunTools:
-    """Implements ``tui.engine.ports.ToolBox`` for the ``[[tools]]`` of one spec."""
+    """Implements ``tui.engine.core.ports.ToolBox`` for the ``[[tools]]`` of one spec."""
 
     def __init__(
         self,
@@ -111,7 +111,7 @@ def run_tools(
     Without the spec's path (a spec given as text) there is no folder to root the
     files tool in, so no tool runs and every lookup is refused on record. A spec
     naming an MCP command is refused (SpecError naming each) unless the person
-    running moot said ``--allow-tools`` (:mod:`tui.engine.trust`).
+    running moot said ``--allow-tools`` (:mod:`tui.engine.record.trust`).
     """
     if not spec.tools or spec_source is None or not Path(spec_source).is_file():
         return None
@@ -132,7 +132,7 @@ def session_tools(
     A session that recorded no folder (a spec given as text, or a file written before
     moot recorded it) runs no tool: its lookups are refused on record. The commands
     and folders come from the file, so they start only when trusted keys vouch for
-    the records naming them (:mod:`tui.engine.trust`) or with ``--allow-tools``: a
+    the records naming them (:mod:`tui.engine.record.trust`) or with ``--allow-tools``: a
     session sent by someone else must not run a program or read a folder by being
     resumed.
     """

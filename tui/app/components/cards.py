@@ -9,8 +9,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.engine.records import Turn
-from tui.engine.vocab import TurnKind
+from tui.engine.basics.vocab import TurnKind
+from tui.engine.core.records import Turn
 from tui.render.present import Emphasis, Item, Section, Tone, present
 from tui.render.textsafe import CARD_LIMIT, bound, clean, clean_line
 

@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.reactive import var
 from textual.widgets import Static
 
-from tui.engine.vocab import RunStatus
+from tui.engine.basics.vocab import RunStatus
 from tui.render.textsafe import clean_line, shorten
 
 Fact = list[tuple[str, str] | str]  # one fact of the header's line, as Content parts

@@ -18,9 +18,9 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from tui.app.components.cards import TONE_STYLE, TurnCard
-from tui.engine.budget import Ledger
-from tui.engine.records import Turn
-from tui.engine.schedule import Slot
+from tui.engine.core.records import Turn
+from tui.engine.core.schedule import Slot
+from tui.engine.run.budget import Ledger
 from tui.render.present import lookup_item
 from tui.render.streamfields import FieldStream
 from tui.render.textsafe import clean_line, shorten

@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Static
 
-from tui.engine.vocab import ESCALATE, is_deferral
+from tui.engine.basics.vocab import ESCALATE, is_deferral
 from tui.plural import counted
 from tui.render.textsafe import clean_line, shorten
 

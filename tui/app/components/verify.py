@@ -4,7 +4,7 @@ and the rubric table.
 Each view draws from engine-owned facts only: the plain data the protocol's
 ``view_data`` returns for it, and the turns' ``derived`` tables (``rubric``,
 ``picked``). Live, the screen asks the running engine's protocol; in replay,
-:func:`tui.engine.replay.protocol_at` rebuilds the same protocol from the recorded
+:func:`tui.engine.record.replay.protocol_at` rebuilds the same protocol from the recorded
 turns, so both screens show exactly what the engine decided. No panel knows which
 protocol fed it. Every string from a model or a spec is cleaned and never parsed
 as markup.
@@ -23,8 +23,8 @@ from textual.widgets import Static
 from tui.render.textsafe import clean_line, shorten
 
 if TYPE_CHECKING:
-    from tui.engine.records import Turn
-    from tui.engine.spec import Spec
+    from tui.engine.core.records import Turn
+    from tui.engine.specs.spec import Spec
 
 Parts = list[tuple[str, str] | str]
 

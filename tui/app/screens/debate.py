@@ -26,8 +26,8 @@ from tui.app.components.verify import (
     ViewPanel,
 )
 from tui.app.screens.too_small import NARROW_BELOW
-from tui.engine.redact import Redactor
-from tui.engine.vocab import RunStatus
+from tui.engine.basics.redact import Redactor
+from tui.engine.basics.vocab import RunStatus
 from tui.render.textsafe import shorten
 
 if TYPE_CHECKING:
@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tui.app.app import MootApp
+    from tui.engine.core.records import Turn
     from tui.engine.protocols.base import Protocol
-    from tui.engine.records import Turn
-    from tui.engine.spec import Spec
+    from tui.engine.specs.spec import Spec
 
 # The generic panels a protocol names in its ``views``, beside the tally and the rubric.
 VIEW_PANELS: dict[str, type[ViewPanel]] = {

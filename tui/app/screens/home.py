@@ -24,10 +24,10 @@ from textual.widgets import DataTable, Footer, Input, Static
 from tui.app.messages import SessionChosen
 from tui.app.screens.too_small import NARROW_BELOW
 from tui.commands.inbox import Awaiting, awaiting, tally_text
-from tui.engine.bounded import SESSION_BYTES, TomlRefused, toml_document
-from tui.engine.fileformat import COMMIT, SCHEMA
-from tui.engine.safeio import FileRefused, read_regular
-from tui.engine.vocab import DEFAULT_PROTOCOL, ESCALATE, is_deferral
+from tui.engine.basics.bounded import SESSION_BYTES, TomlRefused, toml_document
+from tui.engine.basics.safeio import FileRefused, read_regular
+from tui.engine.basics.vocab import DEFAULT_PROTOCOL, ESCALATE, is_deferral
+from tui.engine.record.fileformat import COMMIT, SCHEMA
 from tui.render.textsafe import shorten
 
 MAX_SESSIONS = 300
@@ -56,8 +56,8 @@ class SessionRow:
 
 
 def list_examples(directory: Path) -> list[ExampleRow]:
-    from tui.engine.errors import SpecError
-    from tui.engine.spec import read_spec_file
+    from tui.engine.basics.errors import SpecError
+    from tui.engine.specs.spec import read_spec_file
 
     rows: list[ExampleRow] = []
     for path in sorted(directory.glob("*.toml")) if directory.is_dir() else []:
@@ -505,7 +505,7 @@ class HomeScreen(Screen[None]):
 
     def _write_spec(self, chosen: tuple[str, str] | None) -> None:
         from tui.app.editor import checked, edit
-        from tui.engine.safeio import write_new
+        from tui.engine.basics.safeio import write_new
         from tui.templates import TEMPLATES
 
         if chosen is None:
@@ -546,7 +546,7 @@ class HomeScreen(Screen[None]):
     def _session_running(self, path: Path) -> bool:
         """A debate of this app, or a moot process elsewhere, is writing the file."""
         from tui.app.app import MootApp  # the app imports this module first
-        from tui.engine.session import held
+        from tui.engine.record.session import held
 
         here = isinstance(self.app, MootApp) and self.app.holds_session(path)
         return here or held(path)

@@ -30,9 +30,9 @@ from tui.app.screens.modals import (
     NoteModal,
     RaiseResult,
 )
-from tui.engine.budget import SESSION, parse_cap
-from tui.engine.errors import MootInputError, SessionError, SpecError
-from tui.engine.events import (
+from tui.engine.basics.errors import MootInputError, SessionError, SpecError
+from tui.engine.basics.vocab import ESCALATE, DecisionRule, OperatorAction, RunStatus, is_deferral
+from tui.engine.core.events import (
     DecisionReached,
     Event,
     LedgerChanged,
@@ -47,14 +47,14 @@ from tui.engine.events import (
     TurnCompleted,
     TurnStarted,
 )
-from tui.engine.live import LiveSession
-from tui.engine.ports import Provider, ProviderError
-from tui.engine.report import ResultRecord
-from tui.engine.runner import Engine
-from tui.engine.schedule import Slot
-from tui.engine.spec import Debater, Spec
-from tui.engine.turns import CutAction, FailureAction, FailureChoice
-from tui.engine.vocab import ESCALATE, DecisionRule, OperatorAction, RunStatus, is_deferral
+from tui.engine.core.ports import Provider, ProviderError
+from tui.engine.core.schedule import Slot
+from tui.engine.record.live import LiveSession
+from tui.engine.run.budget import SESSION, parse_cap
+from tui.engine.run.report import ResultRecord
+from tui.engine.run.runner import Engine
+from tui.engine.run.turns import CutAction, FailureAction, FailureChoice
+from tui.engine.specs.spec import Debater, Spec
 from tui.exitcodes import ExitCode
 from tui.render.textsafe import clean_line, shorten
 

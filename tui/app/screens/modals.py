@@ -15,7 +15,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
-from tui.engine.turns import CutAction, CutChoice, FailureAction, FailureChoice
+from tui.engine.run.turns import CutAction, CutChoice, FailureAction, FailureChoice
 from tui.render.textsafe import clean_line, shorten
 
 R = TypeVar("R")

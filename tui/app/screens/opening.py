@@ -3,7 +3,7 @@
 Validating a spec loads pydantic and the engine, and checking the models may
 wait on the network; together that is most of a second before the live screen
 could draw. This screen needs only the TOML text, read through the same size,
-depth and number limits as any spec (``tui.engine.bounded``, which loads no
+depth and number limits as any spec (``tui.engine.basics.bounded``, which loads no
 pydantic), so the title is on screen as soon as Textual is; the app then does
 the slow part in a worker and puts the live screen in its place. A spec past a
 limit shows its file name here and is refused there, exit 2, as headless does.
@@ -21,12 +21,12 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
-from tui.engine.bounded import SPEC_BYTES, TomlRefused, toml_document
-from tui.engine.safeio import FileRefused, read_regular
+from tui.engine.basics.bounded import SPEC_BYTES, TomlRefused, toml_document
+from tui.engine.basics.safeio import FileRefused, read_regular
 from tui.render.textsafe import shorten
 
 if TYPE_CHECKING:
-    from tui.engine.spec import Spec
+    from tui.engine.specs.spec import Spec
 
 
 def quick_title(path: str | Path) -> str:
@@ -65,8 +65,8 @@ def _readable_spec(path: str, allow_read: Sequence[str]) -> Spec | None:
     """The spec, or None when it does not validate (opening it reports every problem by
     key path). Loads the live screen's slow imports too: this runs off the event loop."""
     importlib.import_module("tui.app.screens.live")
-    from tui.engine.errors import SpecError
-    from tui.engine.spec import read_spec_file
+    from tui.engine.basics.errors import SpecError
+    from tui.engine.specs.spec import read_spec_file
 
     try:
         spec, _ = read_spec_file(path, allow_read)

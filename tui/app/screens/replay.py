@@ -14,12 +14,12 @@ from tui.app.components.tally import Verdict
 from tui.app.messages import SessionChosen
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.modals import JumpModal
-from tui.engine import tally as tally_rules
-from tui.engine.errors import MootInputError, SessionError
-from tui.engine.fork import fork
-from tui.engine.records import Turn
-from tui.engine.replay import protocol_at
-from tui.engine.session import SessionData
+from tui.engine.basics.errors import MootInputError, SessionError
+from tui.engine.core import tally as tally_rules
+from tui.engine.core.records import Turn
+from tui.engine.record.fork import fork
+from tui.engine.record.replay import protocol_at
+from tui.engine.record.session import SessionData
 from tui.render.textsafe import shorten
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)

@@ -13,8 +13,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from tui.app.components.cards import turn_body, turn_heading
-from tui.engine.records import Turn
-from tui.engine.spec import Spec
+from tui.engine.core.records import Turn
+from tui.engine.specs.spec import Spec
 from tui.plural import counted
 from tui.render.textsafe import SCREEN_LIMIT, clean_line, shorten
 

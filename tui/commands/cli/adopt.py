@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tui.commands.adopt import adopt
-    from tui.engine.errors import MootInputError
+    from tui.engine.basics.errors import MootInputError
 
     def ask(question: str) -> bool:
         if not sys.stdin.isatty():

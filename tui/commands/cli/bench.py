@@ -42,8 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tui.bench.run import Options, run_bench
-    from tui.engine.errors import MootInputError
-    from tui.engine.spec import MAX_DEBATERS
+    from tui.engine.basics.errors import MootInputError
+    from tui.engine.specs.spec import MAX_DEBATERS
 
     for flag, value in (("--agents", args.agents), ("--samples", args.samples)):
         if value > MAX_DEBATERS:

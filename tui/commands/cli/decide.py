@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.engine.errors import MootInputError
+    from tui.engine.basics.errors import MootInputError
 
     if args.extend == bool(args.vote or args.value):
         raise MootInputError(
@@ -36,9 +36,9 @@ def _extend(args: argparse.Namespace) -> int:
     """A round more, run headless as ``moot resume --headless`` would."""
     from tui.commands.decide import not_awaiting
     from tui.commands.headless import run_headless
-    from tui.engine.errors import MootInputError
-    from tui.engine.live import LiveSession
-    from tui.engine.session import load_session
+    from tui.engine.basics.errors import MootInputError
+    from tui.engine.record.live import LiveSession
+    from tui.engine.record.session import load_session
     from tui.providers.registry import provider_for
     from tui.tools.toolbox import session_tools
 
@@ -61,9 +61,9 @@ def _extend(args: argparse.Namespace) -> int:
 
 def _decide(args: argparse.Namespace) -> int:
     from tui.commands.decide import decide_session, flag_problem
-    from tui.engine.errors import MootInputError
-    from tui.engine.session import load_session
-    from tui.engine.vocab import is_deferral
+    from tui.engine.basics.errors import MootInputError
+    from tui.engine.basics.vocab import is_deferral
+    from tui.engine.record.session import load_session
 
     if why := flag_problem(load_session(args.session).spec, "--vote" if args.vote else "--value"):
         raise MootInputError(args.session, [why])

@@ -26,9 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.engine.errors import MootInputError
-    from tui.engine.safeio import FileRefused, write_new
-    from tui.engine.session import load_session
+    from tui.engine.basics.errors import MootInputError
+    from tui.engine.basics.safeio import FileRefused, write_new
+    from tui.engine.record.session import load_session
     from tui.render.export import to_json, to_markdown
 
     session, fmt, output = args.session, args.format, args.output

@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.engine.fork import fork
+    from tui.engine.record.fork import fork
 
     path = fork(args.session, args.at, args.out, args.set, allow_tools=args.allow_tools)
     out(f"wrote {path}: turns 1 to {args.at} of {args.session}")

@@ -11,7 +11,7 @@ from tui.commands.cli.say import err
 from tui.exitcodes import ExitCode
 
 if TYPE_CHECKING:
-    from tui.engine.live import LiveSession
+    from tui.engine.record.live import LiveSession
 
 
 def run_to_the_end(session: LiveSession, args: argparse.Namespace) -> int:

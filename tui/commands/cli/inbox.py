@@ -17,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from tui.commands.inbox import awaiting, tally_text
-    from tui.engine.session import sessions_dir as resolve
+    from tui.engine.record.session import sessions_dir as resolve
     from tui.notify import record
     from tui.render.textsafe import clean_line
 

@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.engine import keys
+    from tui.engine.record import keys
 
     what = args.keys_command
     if what == "show":

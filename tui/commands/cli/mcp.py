@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     """Over stdio, stdout carries the protocol, so nothing is printed there."""
     import asyncio
 
-    from tui.engine.errors import MootInputError
+    from tui.engine.basics.errors import MootInputError
 
     if not args.http and (args.port is not None or args.host is not None or args.public):
         raise MootInputError(
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise MootInputError(
             "moot mcp", ["it needs the optional extra mcp: pip install 'moot[mcp]'"]
         ) from None
-    from tui.engine.session import sessions_dir
+    from tui.engine.record.session import sessions_dir
     from tui.providers.preflight import preflight
     from tui.providers.registry import provider_for
 

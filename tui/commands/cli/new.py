@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tui.commands.cli.options import ProtocolNames
 from tui.commands.cli.say import out
-from tui.engine.vocab import DEFAULT_PROTOCOL
+from tui.engine.basics.vocab import DEFAULT_PROTOCOL
 from tui.exitcodes import ExitCode
 from tui.pathlimits import path_arg
 
@@ -24,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.engine.errors import MootInputError
-    from tui.engine.safeio import FileRefused, write_new
+    from tui.engine.basics.errors import MootInputError
+    from tui.engine.basics.safeio import FileRefused, write_new
     from tui.templates import TEMPLATES
 
     path, protocol = args.path, args.protocol

@@ -81,7 +81,7 @@ def lookup_options(parser: argparse.ArgumentParser) -> None:
 
 def allowed(args: argparse.Namespace) -> list[str]:
     """``--allow-read`` paths, each one that exists (a typo must not pass unnoticed)."""
-    from tui.engine.errors import MootInputError
+    from tui.engine.basics.errors import MootInputError
 
     given: list[str] = getattr(args, "allow_read", [])
     missing = [p for p in given if not os.path.exists(p)]

@@ -17,7 +17,7 @@ from tui.exitcodes import ExitCode
 from tui.pathlimits import path_arg
 
 if TYPE_CHECKING:
-    from tui.engine.live import LiveSession
+    from tui.engine.record.live import LiveSession
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
         return launch_console(args)
     from tui.commands.cli.headless_run import run_to_the_end
     from tui.commands.headless import result_json
-    from tui.engine.live import LiveSession
-    from tui.engine.vocab import ESCALATE
+    from tui.engine.basics.vocab import ESCALATE
+    from tui.engine.record.live import LiveSession
     from tui.providers.registry import provider_for
     from tui.tools.toolbox import session_tools
 
@@ -87,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _raise_budgets(session: LiveSession, raises: list[str]) -> None:
     """``--raise-budget KEY=VALUE``: every raise checked before any is journalled."""
-    from tui.engine.budget import parse_cap
-    from tui.engine.errors import MootInputError
+    from tui.engine.basics.errors import MootInputError
+    from tui.engine.run.budget import parse_cap
 
     parsed, problems = [], []
     for item in raises:

@@ -16,7 +16,7 @@ from tui.commands.cli.say import err
 from tui.pathlimits import path_arg
 
 if TYPE_CHECKING:
-    from tui.engine.spec import Spec
+    from tui.engine.specs.spec import Spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
 
         return launch_console(args)
     from tui.commands.cli.headless_run import run_to_the_end
-    from tui.engine.live import LiveSession
-    from tui.engine.spec import read_spec_file
+    from tui.engine.record.live import LiveSession
+    from tui.engine.specs.spec import read_spec_file
     from tui.providers.registry import provider_for
     from tui.tools.toolbox import run_tools
 
@@ -80,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _checked_start(spec: Spec, args: argparse.Namespace) -> None:
     """That the session can be written, and every model reached, before it exists."""
-    from tui.engine.errors import MootInputError
-    from tui.engine.live import session_target
+    from tui.engine.basics.errors import MootInputError
+    from tui.engine.record.live import session_target
 
     session_target(spec.debate.title, out=args.out, directory=args.sessions_dir)
     if not args.no_preflight:

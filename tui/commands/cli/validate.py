@@ -17,8 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.engine.sizing import outgrow_warning
-    from tui.engine.spec import read_spec_file
+    from tui.engine.specs.sizing import outgrow_warning
+    from tui.engine.specs.spec import read_spec_file
 
     path = args.spec
     spec, _ = read_spec_file(path, allowed(args))

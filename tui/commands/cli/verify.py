@@ -12,7 +12,7 @@ from tui.pathlimits import path_arg
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from tui.engine.signing import Span
+    from tui.engine.record.signing import Span
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,9 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.engine.errors import MootInputError
-    from tui.engine.keys import trusted_keys
-    from tui.engine.verify import Trust, summary_lines, verify_file
+    from tui.engine.basics.errors import MootInputError
+    from tui.engine.record.keys import trusted_keys
+    from tui.engine.record.verify import Trust, summary_lines, verify_file
     from tui.render.textsafe import json_text
 
     try:
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _earlier_key_hint(signers: Sequence[Span], trusted: Mapping[str, str]) -> None:
     """A signer that was your own key before moot made a new one is named as yours."""
-    from tui.engine.keys import earlier_keys
+    from tui.engine.record.keys import earlier_keys
 
     earlier = set(earlier_keys())
     for s in signers:

@@ -12,16 +12,16 @@ import re
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
+from tui.engine.basics.vocab import TurnKind
 from tui.engine.protocols.adversary import AdversaryProtocol
 from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.challenge import ChallengeProtocol
 from tui.engine.protocols.debate import DebateProtocol
 from tui.engine.protocols.delphi import DelphiProtocol
 from tui.engine.protocols.refine import RefineProtocol
-from tui.engine.vocab import TurnKind
 
 if TYPE_CHECKING:
-    from tui.engine.spec import Spec
+    from tui.engine.specs.spec import Spec
 
 ENTRY_POINT_GROUP = "moot.protocols"
 KIND_NAME = re.compile(r"[a-z][a-z0-9_]*")  # as session files and the JSON export's schema hold it

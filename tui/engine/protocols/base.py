@@ -8,20 +8,20 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
 
-from tui.engine.parsing import TurnParseError
+from tui.engine.basics.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, TurnKind
+from tui.engine.core.parsing import TurnParseError
+from tui.engine.core.records import Turn
+from tui.engine.core.schedule import Slot
+from tui.engine.core.sections import Section
+from tui.engine.core.state import DebateState, Decision
+from tui.engine.core.substance import content_problems
 from tui.engine.protocols.raw import Entry, RawSpec
-from tui.engine.records import Turn
-from tui.engine.schedule import Slot
-from tui.engine.sections import Section
-from tui.engine.state import DebateState, Decision
-from tui.engine.substance import content_problems
-from tui.engine.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, TurnKind
 
 if TYPE_CHECKING:  # spec.py and verify.py read the protocol registry: runtime imports would cycle
-    from tui.engine.ports import TurnRequest
-    from tui.engine.session import SessionData
-    from tui.engine.spec import RubricRole, Script, Spec
-    from tui.engine.verify import Verification
+    from tui.engine.core.ports import TurnRequest
+    from tui.engine.record.session import SessionData
+    from tui.engine.record.verify import Verification
+    from tui.engine.specs.spec import RubricRole, Script, Spec
 
 ContextItem = tuple[str, str, str]  # (saw-label, heading, text)
 T = TypeVar("T")
@@ -86,7 +86,7 @@ class Protocol(ABC):
     negative_channels: ClassVar[dict[str, tuple[str, str]]] = {
         TurnKind.CRITIQUE: ("weaknesses", "no_defect_found")
     }
-    # One short answer per added kind, the form a small model copies (tui.engine.prompts):
+    # One short answer per added kind, the form a small model copies (tui.engine.run.prompts):
     # true of any debate, as a copy of its words must read as a plain, fair point.
     examples: ClassVar[dict[str, dict[str, Any]]] = {}
 
@@ -209,7 +209,7 @@ class Protocol(ABC):
     def check(self, state: DebateState, slot: Slot, content: BaseModel) -> None:
         """Validation beyond the schema; a TurnParseError has the model asked again.
 
-        The negative channel must say something (tui.engine.substance) and the
+        The negative channel must say something (tui.engine.core.substance) and the
         protocol's own state-dependent rules must hold; every problem is named
         at once, so one re-ask can fix them all.
         """

@@ -12,15 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tui.engine.evidence import lookup_evidence
-from tui.engine.lookups import results as lookup_results
-from tui.engine.lookups import tools_of
-from tui.engine.parsing import TurnParseError
-from tui.engine.protocols.base import ContextItem, Protocol, cycled
-from tui.engine.protocols.raw import Entry, RawSpec
-from tui.engine.records import ChallengeReport, Defense, Turn, inline_refs
-from tui.engine.schedule import Slot
-from tui.engine.sections import (
+from tui.engine.basics.vocab import ESCALATE, DecisionRule, TurnKind
+from tui.engine.core.parsing import TurnParseError
+from tui.engine.core.records import ChallengeReport, Defense, Turn, inline_refs
+from tui.engine.core.schedule import Slot
+from tui.engine.core.sections import (
     STATUS_TONE,
     Fact,
     Item,
@@ -32,12 +28,16 @@ from tui.engine.sections import (
     text,
     words,
 )
-from tui.engine.state import DebateState, Decision
-from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
+from tui.engine.core.state import DebateState, Decision
+from tui.engine.grounding.evidence import lookup_evidence
+from tui.engine.grounding.lookups import results as lookup_results
+from tui.engine.grounding.lookups import tools_of
+from tui.engine.protocols.base import ContextItem, Protocol, cycled
+from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
-    from tui.engine.ports import TurnRequest
-    from tui.engine.spec import RubricRole, Script, Spec
+    from tui.engine.core.ports import TurnRequest
+    from tui.engine.specs.spec import RubricRole, Script, Spec
 
 UNRESOLVED = ("open", "unaddressed")
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tui.engine import tally as tally_rules
+from tui.engine.basics.vocab import ESCALATE, DecisionRule, TurnKind
+from tui.engine.core import tally as tally_rules
+from tui.engine.core.records import Turn
+from tui.engine.core.schedule import Slot, critique_target, round_order
+from tui.engine.core.state import DebateState, Decision
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
-from tui.engine.records import Turn
-from tui.engine.schedule import Slot, critique_target, round_order
-from tui.engine.state import DebateState, Decision
-from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 
 if TYPE_CHECKING:
-    from tui.engine.spec import Spec
+    from tui.engine.specs.spec import Spec
 
 PHASES = ("proposal", "critique", "revision", "consensus")
 

@@ -17,18 +17,18 @@ import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tui.engine.parsing import TurnParseError
+from tui.engine.basics.vocab import ESCALATE, DecisionRule, TurnKind
+from tui.engine.core.parsing import TurnParseError
+from tui.engine.core.records import Turn
+from tui.engine.core.schedule import Slot
+from tui.engine.core.state import DebateState, Decision
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
-from tui.engine.records import Turn
-from tui.engine.schedule import Slot
-from tui.engine.state import DebateState, Decision
-from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 
 if TYPE_CHECKING:
-    from tui.engine.session import SessionData
-    from tui.engine.spec import Spec
-    from tui.engine.verify import Verification
+    from tui.engine.record.session import SessionData
+    from tui.engine.record.verify import Verification
+    from tui.engine.specs.spec import Spec
 
 PHASE = "estimate"
 DEFAULT_CONVERGENCE = 0.25  # (Q3 − Q1) / |median|: the middle half within a quarter of it

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tui.engine.family import family_of
+from tui.engine.basics.family import family_of
 
 Entry = dict[str, Any]  # one [[debaters]] table, unvalidated
 

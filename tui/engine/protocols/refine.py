@@ -14,19 +14,19 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tui.engine.basics.vocab import ESCALATE, DecisionRule, TurnKind
+from tui.engine.core.records import Candidate, CandidateCritique, Judgment, Turn
+from tui.engine.core.schedule import Slot
+from tui.engine.core.sections import Emphasis, Fact, Section, Tone, critique_sections, facts, text
+from tui.engine.core.state import DebateState, Decision
 from tui.engine.protocols.base import ContextItem, Protocol, cycled, scripted_critique
 from tui.engine.protocols.raw import Entry, RawSpec
-from tui.engine.records import Candidate, CandidateCritique, Judgment, Turn
-from tui.engine.schedule import Slot
-from tui.engine.sections import Emphasis, Fact, Section, Tone, critique_sections, facts, text
-from tui.engine.state import DebateState, Decision
-from tui.engine.vocab import ESCALATE, DecisionRule, TurnKind
 
 if TYPE_CHECKING:
-    from tui.engine.ports import TurnRequest
-    from tui.engine.session import SessionData
-    from tui.engine.spec import RubricRole, Script, Spec
-    from tui.engine.verify import Verification
+    from tui.engine.core.ports import TurnRequest
+    from tui.engine.record.session import SessionData
+    from tui.engine.record.verify import Verification
+    from tui.engine.specs.spec import RubricRole, Script, Spec
 
 _RUBRIC_ROLES: dict[str, RubricRole] = {
     TurnKind.CANDIDATE_CRITIQUE: "critic",

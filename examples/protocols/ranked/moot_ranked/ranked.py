@@ -21,21 +21,21 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tui.engine.parsing import TurnParseError
+from tui.engine.basics.vocab import ESCALATE, DecisionRule
+from tui.engine.core.parsing import TurnParseError
+from tui.engine.core.records import Turn
+from tui.engine.core.schedule import Slot
+from tui.engine.core.sections import Emphasis, Item, Section, Tone
+from tui.engine.core.state import DebateState, Decision
+from tui.engine.core.substance import statement_problem
 from tui.engine.protocols.base import ContextItem, Protocol, cycled
 from tui.engine.protocols.raw import Entry, RawSpec
-from tui.engine.records import Turn
-from tui.engine.schedule import Slot
-from tui.engine.sections import Emphasis, Item, Section, Tone
-from tui.engine.state import DebateState, Decision
-from tui.engine.substance import statement_problem
-from tui.engine.vocab import ESCALATE, DecisionRule
 
 if TYPE_CHECKING:
-    from tui.engine.ports import TurnRequest
-    from tui.engine.session import SessionData
-    from tui.engine.spec import Script, Spec
-    from tui.engine.verify import Verification
+    from tui.engine.core.ports import TurnRequest
+    from tui.engine.record.session import SessionData
+    from tui.engine.record.verify import Verification
+    from tui.engine.specs.spec import Script, Spec
 
 RANKING = "ranking"  # the turn kind this protocol adds
 PHASE = "rank"

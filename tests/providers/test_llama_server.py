@@ -1,0 +1,127 @@
+"""moot against a llama.cpp server it did not start: ``openai/smollm2`` at an ``api_base``.
+
+The server is its own process (tests/llama_server.py), reached only over HTTP
+through LiteLLM, as any self-hosted OpenAI-compatible server is. Every model
+turn must come back under the engine's schema and every counted vote be one of
+the spec's: the schema and the engine's checks hold a 135M model to them, not a
+provider written for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.helpers import assert_judged, small_model_challenge
+from tests.llama_server import LlamaServer
+from tui.engine import Engine, validate_spec
+from tui.engine.core.records import Turn
+from tui.providers.registry import close_all, provider_for
+
+# ./dev.sh test: one worker runs every llama.cpp test, so two models never share the cores.
+pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama")]
+
+MOTION = "Ship the database migration tonight without a rollback check."
+VOTES = ["ship", "hold", "rethink"]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LlamaServer]:
+    srv = LlamaServer(slots=3, threads=2)
+    yield srv
+    srv.stop()
+
+
+def _debater(server: LlamaServer, did: str, role: str) -> dict[str, Any]:
+    return {
+        "id": did,
+        "model": "openai/smollm2",
+        "api_base": server.api_base,
+        "role": role,
+        "max_tokens": 320,
+        "temperature": 0.2,
+        "timeout_s": 300,
+    }
+
+
+async def _run(raw: dict[str, Any]) -> Engine:
+    engine = Engine(validate_spec(raw), provider_for)
+    try:
+        await engine.run()
+    finally:
+        await close_all(stop_local_model=False)
+    return engine
+
+
+def _judged(engine: Engine) -> list[Turn]:
+    """Every turn answered under the engine's schema (the server took it) and judged; the
+    valid ones. A refused answer escalates the debate at once, its reason on record."""
+    assert engine.decision is not None and engine.decision.rule != "provider_failure"
+    turns = engine.state.turns
+    assert all(t.model == "openai/smollm2" for t in turns)
+    valid = assert_judged(turns, engine.spec, engine.decision.rule)
+    if len(valid) < len(turns):
+        assert engine.decision.rule in ("invalid_turn", "threshold_vote")
+    return valid
+
+
+async def test_debate_on_a_standalone_server(server: LlamaServer) -> None:
+    raw = {
+        "debate": {
+            "title": "Standalone debate",
+            "motion": MOTION,
+            "votes": VOTES,
+            "phases": ["proposal", "critique", "consensus"],
+            "max_rounds": 1,
+        },
+        "debaters": [
+            _debater(server, "planner", "Argues for shipping now."),
+            _debater(server, "skeptic", "Looks for what can fail."),
+            _debater(server, "oncall", "Speaks for the on-call team."),
+        ],
+    }
+    engine = await _run(raw)
+    valid = _judged(engine)
+    assert all(t.vote in VOTES for t in valid if t.kind in ("position", "critique"))
+
+
+async def test_adversary_on_a_standalone_server(server: LlamaServer) -> None:
+    raw = {
+        "debate": {
+            "title": "Standalone adversary",
+            "motion": MOTION,
+            "protocol": "adversary",
+            "proposer": "author",
+            "critic": "critic",
+            "max_rounds": 1,
+        },
+        "debaters": [
+            _debater(server, "author", "Writes the rollout plan."),
+            {**_debater(server, "critic", "Finds the plan's flaws."), "family": "reviewers"},
+        ],
+    }
+    engine = await _run(raw)
+    valid = _judged(engine)
+    critiques = [t for t in valid if t.kind == "adversary_critique"]
+    assert all(t.vote in ("release", "revise", "escalate") for t in critiques)
+    if engine.decision is not None and engine.decision.rule != "invalid_turn":
+        assert critiques  # the author's plan was valid, so the critic was heard
+
+
+async def test_challenge_on_a_standalone_server(server: LlamaServer) -> None:
+    raw = {
+        "debate": small_model_challenge("Standalone challenge"),
+        "debaters": [
+            _debater(server, "owner", "Owns the cache plan."),
+            {**_debater(server, "reviewer", "Challenges the plan."), "family": "reviewers"},
+        ],
+    }
+    engine = await _run(raw)
+    valid = _judged(engine)
+    turns = engine.state.turns
+    assert turns[0].kind == "challenge_report"
+    if len(valid) >= 3:  # round 2 assessed exactly round 1's challenges, by id
+        assessed = {a["challenge_id"] for a in turns[2].content["assessments"]}
+        assert assessed == set(turns[0].derived.get("challenge_ids", []))

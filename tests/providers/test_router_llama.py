@@ -1,0 +1,94 @@
+"""Many model servers, for real: a debater's ``api_base`` lists two llama.cpp servers.
+
+LiteLLM's Router inside moot (no proxy) spreads the debaters' calls over two
+standalone llama.cpp servers on loopback. Both must serve turns, and a server
+killed once the first turn commits must lose no turn: the session holds every
+scheduled turn and passes ``moot verify``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import assert_judged, run_live
+from tests.llama_server import LlamaServer
+from tests.providers.test_litellm_proxy import _raw
+from tui.engine.core.events import Event, TurnCompleted
+from tui.engine.record.live import LiveSession
+from tui.engine.record.session import load_session
+from tui.engine.record.verify import verify_file
+from tui.providers.registry import provider_for
+
+# ./dev.sh test: one worker runs every llama.cpp test, so two models never share the cores.
+pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama")]
+
+PER_ROUND = (6, 8)  # turns a round: three llama.cpp debaters in two phases; with the abstainer
+
+
+def _spec(llama_servers: list[LlamaServer], rounds: int) -> dict[str, Any]:
+    """The proxy test's debate, each model debater pointing at both servers itself."""
+    raw = _raw("unused", rounds=rounds)
+    for debater in raw["debaters"]:
+        if debater["model"] != "scripted":
+            debater["api_base"] = [s.api_base for s in llama_servers]
+            del debater["api_key_env"]  # llama.cpp checks no key
+    return raw
+
+
+def _check(live: LiveSession, rounds: int) -> None:
+    """Every scheduled turn recorded: a provider failure would end the run early, escalated.
+
+    Whether a 135M model's answer is valid is not the Router's concern: only that it came
+    back under the engine's schema and was judged.
+    """
+    engine = live.engine
+    assert engine.decision is not None and engine.decision.rule == "max_rounds_exhausted"
+    played = [t for t in engine.state.turns if t.model != "scripted"]
+    assert len(played) == PER_ROUND[0] * rounds
+    assert_judged(engine.state.turns, engine.spec, engine.decision.rule)
+    assert len(load_session(live.path).turns) == PER_ROUND[1] * rounds  # no turn lost
+    assert verify_file(live.path).ok
+
+
+def test_both_servers_serve_turns(llama_servers: list[LlamaServer], tmp_path: Path) -> None:
+    """Earns its time (twelve calls on a real model): the LiteLLM Router's spread over two
+    real llama.cpp servers is the behaviour, seen in their own token counters (the Router's
+    logic alone, over fake servers, is tested in test_router.py)."""
+    before = [s.tokens_predicted() for s in llama_servers]
+    # Twelve calls, each sent to either server at random: all on one has odds of 1 in 2048.
+    live = asyncio.run(
+        run_live(_spec(llama_servers, rounds=2), provider_for, tmp_path / "spread.toml")
+    )
+    _check(live, rounds=2)
+    served = [s.tokens_predicted() - b for s, b in zip(llama_servers, before, strict=True)]
+    assert all(n > 0 for n in served), f"tokens generated per server: {served}"
+
+
+def test_a_server_killed_after_the_first_turn_loses_no_turn(
+    llama_servers: list[LlamaServer], tmp_path: Path
+) -> None:
+    """Earns its time (six calls on a real model): a real llama.cpp process killed while the
+    Router holds it; the fake servers of test_router.py cannot die mid-generation."""
+    killed: list[LlamaServer] = []
+    survivor_at_kill: list[int] = []
+
+    def kill_the_busier_server(event: Event) -> None:
+        if killed or not isinstance(event, TurnCompleted) or event.turn.model == "scripted":
+            return
+        busier, other = sorted(llama_servers, key=lambda s: s.tokens_predicted(), reverse=True)
+        busier.stop()  # its port now refuses connections; a request in flight is cut
+        killed.append(busier)
+        survivor_at_kill.append(other.tokens_predicted())
+
+    raw = _spec(llama_servers, rounds=1)
+    live = asyncio.run(
+        run_live(raw, provider_for, tmp_path / "killed.toml", kill_the_busier_server)
+    )
+    assert killed and not killed[0].alive
+    _check(live, rounds=1)
+    survivor = next(s for s in llama_servers if s is not killed[0])
+    assert survivor.tokens_predicted() > survivor_at_kill[0]  # the survivor played the rest

@@ -1,0 +1,243 @@
+"""Whether a turn's negative channel says something: the rules, in one place.
+
+Weaknesses, suggestions, challenge concerns and evidence, defence answers and
+judge reasons must each be a statement: not empty, not a vote, verdict or
+schema label, not a copy of another item or of the motion, and at least
+``min_words`` words. Stances, rationales and candidates need at least one word.
+A reason (those statements, a rationale) must go beyond the answer it backs:
+one that only restates the vote, the stance, the estimate or the pick is refused.
+The functions are pure over recorded content, so the engine can re-ask with the
+reason and a reader can re-check a session file with them alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from functools import cache, lru_cache
+from typing import Any
+
+from tui.engine.basics.vocab import TurnKind
+from tui.engine.core.records import CONTENT_MODELS, inline_refs
+
+DEFAULT_MIN_WORDS = 3
+
+# Statements the negative channel carries, per kind: (list field, item field or "").
+_CHANNEL: dict[str, tuple[tuple[str, str], ...]] = {
+    TurnKind.CRITIQUE: (("weaknesses", ""), ("suggestions", "")),
+    TurnKind.ADVERSARY_CRITIQUE: (("weaknesses", ""), ("suggestions", "")),
+    TurnKind.CANDIDATE_CRITIQUE: (("weaknesses", ""), ("suggestions", "")),
+    TurnKind.CHALLENGE_REPORT: (("challenges", "concern"), ("challenges", "evidence")),
+    TurnKind.DEFENSE: (("responses", "answer"),),
+    TurnKind.JUDGMENT: (("reason", ""),),
+}
+# Fields that need words but may be short: a stance can be one sentence of two words.
+_WORDED: dict[str, tuple[str, ...]] = {
+    TurnKind.POSITION: ("stance", "rationale"),
+    TurnKind.CANDIDATE: ("candidate", "rationale"),
+}
+# One passage of the artifact can show two faults: evidence may repeat across challenges.
+_MAY_REPEAT = frozenset({"evidence"})
+# Answers that fill a slot without saying anything, whatever the schema.
+_FILLERS = frozenset(
+    {
+        *"zero one two three four five six seven eight nine ten".split(),
+        *"none nothing na null nil tbd todo yes no true false ok okay".split(),
+        "n a",
+        "same as above",
+        "see above",
+        "string",
+        "text",
+    }
+)
+_WORD = re.compile(r"\S*[^\W\d_]\S*")  # a run of non-space holding at least one letter
+# The answer each kind gives, which its reasons must go beyond (a reason that only
+# restates it is no reason): the fields holding it, and words any answer is framed in.
+_ANSWERS: dict[str, tuple[str, ...]] = {
+    TurnKind.POSITION: ("vote", "stance"),
+    TurnKind.ESTIMATE: ("estimate",),
+    TurnKind.JUDGMENT: ("pick",),
+    TurnKind.CANDIDATE: ("candidate",),
+    TurnKind.CRITIQUE: ("vote", "verdict"),
+    TurnKind.CANDIDATE_CRITIQUE: ("vote", "verdict"),
+    TurnKind.ADVERSARY_CRITIQUE: ("routing", "verdict", "vote"),
+    TurnKind.CHALLENGE_REPORT: ("verdict",),
+    TurnKind.DEFENSE: ("status",),
+}
+_REASONS: dict[str, tuple[str, ...]] = {
+    TurnKind.POSITION: ("rationale",),
+    TurnKind.ESTIMATE: ("rationale",),
+    TurnKind.CANDIDATE: ("rationale",),
+}
+_FRAMING = frozenset(
+    """a an the this that these those it its it s is are was were be been being am
+    i we my our me us you your they their he she so thus hence therefore because since
+    as why reason reasons reasoning rationale answer estimate vote voted voting pick picked
+    choose chose chosen choice stance position value number better best candidate option
+    routing verdict status and or of to for in on at by with than then also just only
+    simply think believe say said give given final now here there do does did""".split()
+)
+
+
+@lru_cache(maxsize=1024)  # the motion and the votes come back for every statement
+def normal(text: str) -> str:
+    """Text compared as a label or a duplicate: case, punctuation and ``_`` ignored."""
+    return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
+
+
+def word_count(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+@cache
+def schema_labels() -> frozenset[str]:
+    """Every field name and fixed value (verdicts, routings, statuses) of every turn kind."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            found.update(k for k in node.get("properties", {}) if isinstance(k, str))
+            found.update(v for v in node.get("enum", []) if isinstance(v, str))
+            if isinstance(node.get("const"), str):
+                found.add(node["const"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for model in CONTENT_MODELS.values():
+        walk(inline_refs(model.model_json_schema()))
+    return frozenset(normal(label) for label in found)
+
+
+def statement_problem(
+    text: str, *, votes: Iterable[str], motion: str, min_words: int = DEFAULT_MIN_WORDS
+) -> str | None:
+    """Why ``text`` is not a statement, or None when it is one."""
+    said = normal(text)
+    if not said:
+        return "is empty; say what you found"
+    if said in {normal(v) for v in votes}:
+        return f"{text.strip()!r} is a vote, not a statement"
+    if said in schema_labels() or said in _FILLERS:
+        return f"{text.strip()!r} is a label, not a statement"
+    if said == normal(motion):
+        return "repeats the motion; say what is wrong with the answer to it"
+    words = word_count(text)
+    if words < min_words:
+        return f"has {words} word{'' if words == 1 else 's'}; write a statement of at least {min_words}"
+    return None
+
+
+RATIONALE_MIN_WORDS = 2
+
+
+def rationale_problem(rationale: str, *, votes: Iterable[str], motion: str) -> str | None:
+    """Why an operator's rationale is refused (the modal, ``moot decide``, headless), or None.
+
+    The same rule as a model's statements, at two words: not empty, not a vote
+    or a label, not the motion again, and words a reader can file.
+    """
+    problem = statement_problem(
+        rationale, votes=votes, motion=motion, min_words=RATIONALE_MIN_WORDS
+    )
+    if problem is None:
+        return None
+    return f"a decision needs a rationale in words (a statement of {RATIONALE_MIN_WORDS} or more): {problem}"
+
+
+@lru_cache(maxsize=256)  # asked for every turn's prompt; a handful of kinds and minimums
+def rule_text(kind: str, min_words: int = DEFAULT_MIN_WORDS) -> str | None:
+    """The rule as a prompt line for a kind with a negative channel, said before it is enforced."""
+    fields = [sub or key for key, sub in _CHANNEL.get(kind, ())]
+    if not fields:
+        return None
+    named = " and ".join(f'"{f}"' for f in dict.fromkeys(fields))
+    return (
+        f"Each {named} must be a statement of at least {min_words} "
+        f"word{'' if min_words == 1 else 's'}: not a label, "
+        "verdict or vote, and not a copy of another entry or of the motion."
+    )
+
+
+def _items(kind: str, content: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """(path, field, value) of each statement a turn of ``kind`` carries."""
+    for key, sub in _CHANNEL.get(kind, ()):
+        value = content.get(key)
+        if not sub:
+            if isinstance(value, list):
+                yield from ((f"{key}[{i}]", key, v) for i, v in enumerate(value))
+            elif value is not None:
+                yield key, key, value
+            continue
+        for i, row in enumerate(value if isinstance(value, list) else []):
+            if isinstance(row, dict):
+                yield f"{key}[{i}].{sub}", sub, row.get(sub)
+
+
+def content_problems(
+    kind: str,
+    content: dict[str, Any],
+    *,
+    votes: Iterable[str],
+    motion: str,
+    min_words: int = DEFAULT_MIN_WORDS,
+) -> list[str]:
+    """Each item of a turn that is not a statement, by field path, with the reason.
+
+    A kind a protocol adds has no rules here: its protocol checks it (``Protocol.check_state``).
+    """
+    votes = list(votes)
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for path, name, value in _items(kind, content):
+        if not isinstance(value, str):
+            problems.append(f"{path}: must be text")
+            continue
+        problem = statement_problem(value, votes=votes, motion=motion, min_words=min_words)
+        if problem is not None:
+            problems.append(f"{path}: {problem}")
+            continue
+        said = normal(value)
+        if name not in _MAY_REPEAT:
+            if said in seen:
+                problems.append(f"{path}: repeats {seen[said]}; each item must say something new")
+                continue
+            seen[said] = path
+    for name in _WORDED.get(kind, ()):
+        value = content.get(name)
+        if isinstance(value, str) and value and not word_count(value):
+            problems.append(f"{name}: {value.strip()!r} holds no words")
+    flagged = {p.partition(":")[0] for p in problems}
+    answer = _answer_words(kind, content)
+    for path, text in _reasons(kind, content):
+        if path not in flagged and normal(text) and set(normal(text).split()) <= answer:
+            problems.append(f"{path}: only restates the answer; say why it holds")
+    return problems
+
+
+def _answer_words(kind: str, content: dict[str, Any]) -> set[str]:
+    """The words of the answer a turn gives (its rows' too), and the framing around any."""
+    found = set(_FRAMING)
+    rows = [content, *(r for v in content.values() if isinstance(v, list) for r in v)]
+    for row in rows:
+        for name in _ANSWERS.get(kind, ()):
+            value = row.get(name) if isinstance(row, dict) else None
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)  # 1.0 is said "1"
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                found.update(normal(str(value)).split())
+    return found
+
+
+def _reasons(kind: str, content: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(path, text) of each reason a turn gives for its answer: its negative channel and
+    its rationale."""
+    for path, _name, value in _items(kind, content):
+        if isinstance(value, str):
+            yield path, value
+    for name in _REASONS.get(kind, ()):
+        value = content.get(name)
+        if isinstance(value, str):
+            yield name, value
