@@ -41,7 +41,7 @@ from tui.engine.basics.errors import MootInputError, SessionError
 from tui.engine.basics.vocab import DecisionChannel
 from tui.engine.core.ports import Provider
 from tui.engine.core.records import Turn
-from tui.engine.record.session import load_session
+from tui.engine.record.session import SessionData, load_session
 from tui.engine.specs.spec import Debater, Spec
 from tui.mcp_runs import (
     Asked,
@@ -82,6 +82,18 @@ SessionArg = Annotated[
         "folder), or its file name in the sessions folder (looked up there and nowhere else)"
     ),
 ]
+
+
+async def _read_status(
+    path: Path, running: Running | None, reader: Callable[[Path], SessionData]
+) -> SessionStatus:
+    """The file read off the loop, beside this server's run of it: a run that ended while
+    the file was read wrote its result before it ended, so the file is read again."""
+    while True:
+        was_running = running is not None and not running.ended
+        data = await _off_loop(reader, path)
+        if not (was_running and running is not None and running.ended):
+            return snapshot(data, running)
 
 
 async def _off_loop(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -312,15 +324,13 @@ class MootServer:
         return RunOutcome(**snapshot(data).model_dump(), asked_user="accepted")
 
     async def _status_of(self, running: Running) -> SessionStatus:
-        data = await _off_loop(load_session, running.session.path)
-        return snapshot(data, running)
+        return await _read_status(running.session.path, running, load_session)
 
     # -------------------------------------------------------------- readers
     async def status(self, session: SessionArg) -> SessionStatus:
         """Where a session stands: status, round, phase, tally, the result and who decided."""
         path = session_path(session, self.folder, self.runs.allow_read)
-        data = await _off_loop(read_session, path)
-        return snapshot(data, self.runs.get(path))
+        return await _read_status(path, self.runs.get(path), read_session)
 
     async def inbox(self) -> Inbox:
         """The sessions in the sessions folder that ended unresolved and await a person."""

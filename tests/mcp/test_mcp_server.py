@@ -272,6 +272,29 @@ async def test_run_without_wait_returns_at_once_and_status_follows_it(
     assert await holds(ran["session"])
 
 
+async def test_a_run_that_ends_while_status_reads_its_file_is_not_called_unfinished(
+    server: MootServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is read off the loop; a run ending meanwhile has its result in the file."""
+    import tui.mcp_server as served
+
+    real = served.read_session
+
+    def read_then_let_the_run_end(path: Any) -> Any:
+        data = real(path)  # read while the debate runs: no result yet
+        [running] = server.runs._runs.values()
+        deadline = time.monotonic() + 60
+        while not running.ended and time.monotonic() < deadline:
+            time.sleep(0.01)  # this thread waits for the loop to finish the debate
+        return data
+
+    async with Client(server.mcp) as client:
+        ran = _ok(await client.call_tool("run", {"spec": str(_slow_spec(tmp_path))}))
+        monkeypatch.setattr(served, "read_session", read_then_let_the_run_end)
+        status = _ok(await client.call_tool("status", {"session": ran["session"]}))
+    assert status["status"] == "awaiting_decision", status["status"]
+
+
 async def test_a_spec_given_as_toml_text(server: MootServer, folder: Path) -> None:
     text = tomli_w.dumps(unresolved("From text"))
     async with Client(server.mcp) as client:
