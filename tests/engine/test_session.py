@@ -168,6 +168,7 @@ DAMAGE = {
     "bad spec copy": lambda t: t.replace('model = "scripted"', "model = 3", 1),
     "unknown speaker": lambda t: t.replace('speaker = "a"', 'speaker = "zed"', 1),
     "no marker": lambda t: t.replace(COMMIT, ""),
+    "unknown turn kind": lambda t: t.replace('kind = "position"', 'kind = "pos[ition"', 1),
 }
 
 
@@ -187,6 +188,8 @@ def test_damaged_session_named_and_never_overwritten(tmp_path: Path, kind: str) 
     with pytest.raises(SessionError) as info:
         LiveSession.resume(p, lambda d: SCRIPTED)
     assert info.value.problems
+    if kind == "unknown turn kind":
+        assert any("turns[0].kind" in problem for problem in info.value.problems)
     assert p.read_text() == damaged and os.stat(p).st_mtime_ns == before
     assert not list(tmp_path.glob("d.toml.torn-*.bak"))
 

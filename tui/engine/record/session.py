@@ -53,9 +53,10 @@ from tui.engine.basics.safeio import (
     write_all,
     write_new,
 )
-from tui.engine.basics.vocab import DecisionRule
+from tui.engine.basics.vocab import DecisionRule, TurnKind
 from tui.engine.core.records import Turn
 from tui.engine.grounding.context import Document
+from tui.engine.protocols import kind_owner
 from tui.engine.record.chain import HASH, SIGNATURE, Break, Record, breaks, in_order, sealed, tail
 from tui.engine.record.durable import Durability
 from tui.engine.record.fileformat import COMMIT, SCHEMA
@@ -81,6 +82,7 @@ def record_room(turns: int) -> int:
 
 
 _TURN = TypeAdapter(Turn)
+_SHARED_KINDS = frozenset(TurnKind)  # a kind beyond these is one an installed protocol adds
 
 
 class _ActionRecord(BaseModel):
@@ -383,6 +385,11 @@ def _turns(
             problems.append(f"turns[{i}].index: expected {i + 1}, found {turn.index}")
         if spec is not None and turn.speaker not in spec.ids:
             problems.append(f"turns[{i}].speaker: {turn.speaker!r} is not a debater")
+        if turn.kind not in _SHARED_KINDS and kind_owner(turn.kind) is None:
+            problems.append(
+                f"turns[{i}].kind: {turn.kind!r} is not a turn kind moot or an installed"
+                " protocol knows"
+            )
         turns.append(turn)
     return raw_turns, turns
 
