@@ -27,7 +27,6 @@ STILL_SPREAD: dict[str, str] = {
     "tui/engine/core/records.py": "the built-in kinds' content models",
     # Per-kind statement rules (which fields must say something, which restate the answer).
     "tui/engine/core/substance.py": "the built-in kinds' statement rules",
-    "tui/engine/run/schemas.py": "the challenge report's verdicts",
     # The console's judges and distribution panels (refine's judgments, delphi's rounds).
     "tui/app/components/verify.py": "the judges and distribution panels",
     "tui/commands/headless.py": "a round's converged in the result's summary",

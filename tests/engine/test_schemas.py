@@ -10,16 +10,17 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel
 
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers import adversary_raw
 from tui.engine import Engine, validate_spec
 from tui.engine.basics.vocab import TurnKind
 from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
-from tui.engine.run.schemas import end_cut_strings
+from tui.engine.run.schemas import end_cut_strings, kind_schema, negative_channel
 from tui.providers.litellm_provider import LiteLLMProvider
 from tui.providers.local import ended_at_bounds, local_schema
 from tui.providers.scripted import ScriptedProvider
@@ -118,6 +119,24 @@ def test_debate_critique_offers_both_verdicts_and_the_vote_enum(debate: dict[str
         for shape in (some, none):
             assert shape["properties"]["vote"]["enum"] == VOTES
             _closed(shape)
+
+
+class Audit(BaseModel):
+    """A kind a protocol from outside might add, with its own negative channel."""
+
+    gaps: list[str]
+    verdict: Literal["gaps_found", "all_clear"]
+
+
+def test_a_protocols_declared_channel_splits_its_own_kinds_schema() -> None:
+    """The channel is the protocol's (``negative_channels``), not a list of known names."""
+    schema = kind_schema(Audit, VOTES)
+    some, none = negative_channel(schema, ("gaps", "all_clear"))["anyOf"]
+    assert some["properties"]["verdict"]["enum"] == ["gaps_found"]
+    assert some["properties"]["gaps"]["minItems"] == 1
+    assert none["properties"]["verdict"]["enum"] == ["all_clear"]
+    assert none["properties"]["gaps"]["maxItems"] == 0
+    assert negative_channel(schema, None) is schema  # a kind without one is sent as it is
 
 
 async def test_adversary_critique_routing_score_and_both_verdicts() -> None:

@@ -32,11 +32,6 @@ STATEMENTS = frozenset(
     {"stance", "rationale", "weaknesses", "suggestions", "concern", "evidence", "answer", "reason"}
 )
 CHARS_PER_WORD = 4  # a statement of n words has at least about 4n characters
-# The negative channel: a list that must be non-empty unless the verdict says "nothing".
-NEGATIVE_CHANNELS = {
-    "weaknesses": ("defects_found", "no_defect_found"),
-    "challenges": ("objections", "no_objections"),
-}
 
 
 def kind_schema(
@@ -201,23 +196,28 @@ def _bound(node: dict[str, Any], limit: int) -> None:
         node["maxLength"] = max(limit, node.get("minLength", 1))
 
 
-def negative_channel(schema: dict[str, Any]) -> dict[str, Any]:
+def negative_channel(schema: dict[str, Any], channel: tuple[str, str] | None) -> dict[str, Any]:
     """The verifier's rule as two shapes: something listed and its verdict, or nothing and its.
 
-    A critic either lists weaknesses with ``defects_found`` or none with
-    ``no_defect_found`` (an adversary: challenges with ``objections``, or none with
-    ``no_objections``); the model picks the shape, the schema never picks for it.
-    Other schemas are returned unchanged.
+    ``channel`` is what the slot's protocol declares for its kind (``negative_channels``):
+    the list and the verdict that stands in for an empty one; the verdict enum's other
+    value goes with a non-empty list (a critic lists weaknesses with ``defects_found``,
+    or none with ``no_defect_found``). The model picks the shape, the schema never picks
+    for it. Without a channel, or when the schema has no such two verdicts, it is
+    returned unchanged.
     """
     props = schema.get("properties", {})
-    for key, (found, nothing) in NEGATIVE_CHANNELS.items():
-        verdicts = props.get("verdict", {}).get("enum", [])
-        if key in props and set(verdicts) == {found, nothing}:
-            some, none = copy.deepcopy(schema), copy.deepcopy(schema)
-            some["properties"][key]["minItems"] = 1
-            some["properties"]["verdict"]["enum"] = [found]
-            none["properties"][key]["maxItems"] = 0
-            none["properties"][key].pop("minItems", None)
-            none["properties"]["verdict"]["enum"] = [nothing]
-            return {"anyOf": [some, none]}
-    return schema
+    if channel is None:
+        return schema
+    key, nothing = channel
+    verdicts = set(props.get("verdict", {}).get("enum", []))
+    if key not in props or nothing not in verdicts or len(verdicts) != 2:
+        return schema
+    (found,) = verdicts - {nothing}
+    some, none = copy.deepcopy(schema), copy.deepcopy(schema)
+    some["properties"][key]["minItems"] = 1
+    some["properties"]["verdict"]["enum"] = [found]
+    none["properties"][key]["maxItems"] = 0
+    none["properties"][key].pop("minItems", None)
+    none["properties"]["verdict"]["enum"] = [nothing]
+    return {"anyOf": [some, none]}

@@ -230,7 +230,7 @@ class TurnPlayer:
         if schema is base and key in self._fitted:
             return self._fitted[key]
         fitted = fit(schema, max_tokens)
-        pair = (fitted, negative_channel(fitted))
+        pair = (fitted, negative_channel(fitted, self.protocol.negative_channels.get(slot.kind)))
         if schema is base:
             self._fitted[key] = pair
         return pair
