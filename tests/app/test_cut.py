@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from tests.app.app_support import (
@@ -19,6 +20,7 @@ from tests.app.app_support import (
 )
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.modals import CutModal
+from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
 from tui.engine.record.session import load_session
 
 LONG = " ".join(["Stage the migration behind a flag and rehearse the rollback first."] * 25)
@@ -156,16 +158,32 @@ async def test_x_in_the_wide_layout_ignores_a_pane_picked_in_the_narrow_one(tmp_
         assert screen is live_screen(app)
 
 
+class HeldTurn:
+    """A turn that says one word and then waits, so the debate is mid-turn for as long as
+    the test needs, whatever the machine's speed (quitting cancels it)."""
+
+    def __init__(self) -> None:
+        self.speaking = False
+
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        if on_token is not None:
+            on_token('{"stance": "Hold')
+        self.speaking = True
+        await asyncio.Event().wait()
+        raise AssertionError("a held turn never ends by itself")
+
+
 async def test_a_sentence_typed_at_the_console_fires_neither_cut_nor_escalate(tmp_path, moot_dirs):
     """e and x ask first; letters typed into that question do nothing, Enter keeps running."""
     from tui.app.screens.modals import GuardModal
 
-    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=3, token_delay_ms=20)
-    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=3)
+    held = HeldTurn()
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)), provider_for=lambda _: held)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: pilot.app.debate_screen())
         screen = live_screen(app)
-        await wait_until(pilot, lambda: screen.engine.player.speaking)
+        await wait_until(pilot, lambda: held.speaking and screen.engine.player.speaking)
         for guarded, typed in (("e", "they say yes"), ("x", "next key y")):
             await tap(pilot, guarded)
             # The question is up before the sentence goes on (a loaded machine pushes it late).
