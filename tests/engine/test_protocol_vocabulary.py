@@ -29,7 +29,6 @@ STILL_SPREAD: dict[str, str] = {
     "tui/engine/core/substance.py": "the built-in kinds' statement rules",
     # The console's judges and distribution panels (refine's judgments, delphi's rounds).
     "tui/app/components/verify.py": "the judges and distribution panels",
-    "tui/commands/headless.py": "a round's converged in the result's summary",
 }
 
 

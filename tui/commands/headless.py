@@ -25,6 +25,7 @@ from tui.engine.core.events import (
 )
 from tui.engine.core.ports import ToolFailure
 from tui.engine.core.records import Turn
+from tui.engine.protocols import PROTOCOLS
 from tui.engine.record.live import LiveSession
 from tui.engine.specs.spec import spec_warnings
 from tui.exitcodes import ExitCode
@@ -111,18 +112,13 @@ def report_table(result: Mapping[str, Any]) -> Table:
     table = Table(title="Result", show_header=False, title_style="bold")
     table.add_column(style="dim", no_wrap=True)
     table.add_column()
+    protocol = PROTOCOLS.get(str(result.get("protocol")))
     for key, value in result.items():
         if key in ("vote_tally", "final_votes") and not any(_table(value).values()):
             continue  # no vote was cast (an estimate panel's): zeros would say nothing
-        if key in (
-            "challenges",
-            "estimate_rounds",
-            "judge_rounds",
-            "rubric",
-            "rubric_turns",
-            "final_artifact",
-            "winning_candidate",
-        ):
+        if protocol is not None and (summary := protocol.result_summary(key, value)) is not None:
+            value = summary
+        elif key in ("rubric", "rubric_turns"):
             value = _summary(key, value)
         if key == "speaker_schedule":
             value = " ".join(value)
@@ -139,25 +135,12 @@ def _table(value: Any) -> Mapping[str, Any]:
 
 
 def _summary(key: str, value: Any) -> str:
-    if key == "estimate_rounds":
-        return "; ".join(
-            f"r{r['round']} median {r['median']:g} (Q1 {r['quartiles'][0]:g}, "
-            f"Q3 {r['quartiles'][2]:g}), spread {r['spread']:g}"
-            + (", converged" if r["converged"] else "")
-            for r in value
-        )
-    if key == "challenges":
-        return "; ".join(f"{c['id']} {c['severity']} {c['status']}" for c in value)
-    if key == "judge_rounds":
-        return "; ".join(f"r{r['round']} {r['winner']} (streak {r['streak']})" for r in value)
+    """The rubric's verdicts, which any protocol's result may carry."""
     if key == "rubric":
         return ", ".join(f"{p['property']}={p['verdict']}" for p in value)
-    if key == "rubric_turns":
-        return "; ".join(
-            f"t{r['turn']} {r['speaker']} {'pass' if r['pass'] else 'fail'}" for r in value
-        )
-    text = str(value)
-    return text if len(text) < 300 else text[:300] + "…"
+    return "; ".join(
+        f"t{r['turn']} {r['speaker']} {'pass' if r['pass'] else 'fail'}" for r in value
+    )
 
 
 class HeadlessPrinter:

@@ -32,6 +32,11 @@ def cycled(items: Sequence[T], n: int, default: T) -> T:
     return items[(n - 1) % len(items)] if items else default
 
 
+def clipped(text: str, chars: int = 300) -> str:
+    """A long text field (an artifact, a candidate) cut for a one-line summary."""
+    return text if len(text) < chars else text[:chars] + "…"
+
+
 def scripted_critique(request: TurnRequest, script: Script) -> dict[str, Any]:
     """A scripted critique of the slot's target, with a vote: the kinds that critique extend it."""
     n, target = request.speaker_turn, request.slot.target
@@ -150,6 +155,12 @@ class Protocol(ABC):
     def result_lines(cls, result: dict[str, Any]) -> list[str]:
         """What the Markdown export and the ADR say about this protocol's result."""
         return []
+
+    @classmethod
+    def result_summary(cls, key: str, value: Any) -> str | None:
+        """One of this protocol's ``[result]`` fields in one line, for the headless result
+        table, which knows no protocol's fields; None: the table shows the value as it is."""
+        return None
 
     @classmethod
     def present(

@@ -32,7 +32,7 @@ from tui.engine.core.state import DebateState, Decision
 from tui.engine.grounding.evidence import lookup_evidence
 from tui.engine.grounding.lookups import results as lookup_results
 from tui.engine.grounding.lookups import tools_of
-from tui.engine.protocols.base import ContextItem, Protocol, cycled
+from tui.engine.protocols.base import ContextItem, Protocol, clipped, cycled
 from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
@@ -487,6 +487,13 @@ class ChallengeProtocol(Protocol):
                 f"({', '.join(critical)})"
             )
         return None
+
+    @classmethod
+    def result_summary(cls, key: str, value: Any) -> str | None:
+        """Each challenge's id, severity and status; the final artifact cut short."""
+        if key == "challenges":
+            return "; ".join(f"{c['id']} {c['severity']} {c['status']}" for c in value)
+        return clipped(str(value)) if key == "final_artifact" else None
 
     def report(self, state: DebateState) -> dict[str, Any]:
         rows = []

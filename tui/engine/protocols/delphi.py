@@ -198,6 +198,18 @@ class DelphiProtocol(Protocol):
             )
         return lines
 
+    @classmethod
+    def result_summary(cls, key: str, value: Any) -> str | None:
+        """Each round's median, quartiles and spread, and whether it converged."""
+        if key != ROUNDS_KEY:
+            return None
+        return "; ".join(
+            f"r{r['round']} median {r['median']:g} (Q1 {r['quartiles'][0]:g}, "
+            f"Q3 {r['quartiles'][2]:g}), spread {r['spread']:g}"
+            + (", converged" if r["converged"] else "")
+            for r in value
+        )
+
     # ------------------------------------------------------------ the run
 
     def phases(self, round_no: int) -> list[str]:

@@ -19,7 +19,13 @@ from tui.engine.core.records import Candidate, CandidateCritique, Judgment, Turn
 from tui.engine.core.schedule import Slot
 from tui.engine.core.sections import Emphasis, Fact, Section, Tone, critique_sections, facts, text
 from tui.engine.core.state import DebateState, Decision
-from tui.engine.protocols.base import ContextItem, Protocol, cycled, scripted_critique
+from tui.engine.protocols.base import (
+    ContextItem,
+    Protocol,
+    clipped,
+    cycled,
+    scripted_critique,
+)
 from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
@@ -520,6 +526,13 @@ class RefineProtocol(Protocol):
             "needed": wins_needed(self.spec),
             "rounds": self.rounds,
         }
+
+    @classmethod
+    def result_summary(cls, key: str, value: Any) -> str | None:
+        """Each judge round's winner and streak; the winning candidate cut short."""
+        if key == "judge_rounds":
+            return "; ".join(f"r{r['round']} {r['winner']} (streak {r['streak']})" for r in value)
+        return clipped(str(value)) if key == "winning_candidate" else None
 
     def report(self, state: DebateState) -> dict[str, Any]:
         last = self.rounds[-1] if self.rounds else None
