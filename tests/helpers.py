@@ -12,6 +12,8 @@ from tui.engine import Engine, Spec, validate_spec
 from tui.engine.core.events import Event
 from tui.engine.core.ports import Provider, ToolBox
 from tui.engine.core.records import Turn
+from tui.engine.core.substance import NO_RULES, StatementRules
+from tui.engine.protocols import PROTOCOLS
 from tui.engine.record.live import LiveSession
 from tui.engine.specs.spec import Debater
 from tui.providers.registry import close_all
@@ -165,3 +167,9 @@ def assert_judged(turns: Sequence[Turn], spec: Spec, rule: str) -> list[Turn]:
     if rule == "invalid_turn":
         assert any(t.invalid for t in turns), "escalated for a refused turn that is not there"
     return [t for t in played if not t.invalid]
+
+
+def statement_rules(kind: str) -> StatementRules:
+    """A kind's statement rules, from whichever protocol declares them (none: no rules)."""
+    declared = (p.rules_for(kind) for p in PROTOCOLS.values())
+    return next((rules for rules in declared if rules is not NO_RULES), NO_RULES)

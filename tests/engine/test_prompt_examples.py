@@ -7,6 +7,7 @@ import json
 import pytest
 
 import tui.engine  # noqa: F401  (the engine's import order)
+from tests.helpers import statement_rules
 from tui.engine.basics.vocab import TurnKind
 from tui.engine.core.records import CONTENT_MODELS
 from tui.engine.core.substance import content_problems
@@ -28,7 +29,9 @@ def test_each_example_validates_and_passes_the_substance_check(kind: TurnKind) -
     CONTENT_MODELS[kind].model_validate(content)
     if "vote" in content:
         assert content["vote"] in VOTES
-    assert not content_problems(kind, content, votes=VOTES, motion="Adopt the plan.")
+    assert not content_problems(
+        statement_rules(kind), content, votes=VOTES, motion="Adopt the plan."
+    )
 
 
 def test_kinds_whose_answers_name_engine_ids_get_no_example() -> None:

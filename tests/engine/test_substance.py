@@ -10,10 +10,23 @@ import pytest
 
 from tests.engine.test_challenge import C_CRIT, C_MINOR, spec_raw
 from tests.engine.test_refine import refine_raw
-from tests.helpers import SCRIPTED, adversary_raw, debate_raw, run_engine, with_script
+from tests.helpers import (
+    SCRIPTED,
+    adversary_raw,
+    debate_raw,
+    run_engine,
+    statement_rules,
+    with_script,
+)
 from tui.engine import Engine, SpecError, validate_spec
 from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
-from tui.engine.core.substance import content_problems, statement_problem
+from tui.engine.core.substance import (
+    NO_RULES,
+    StatementRules,
+    content_problems,
+    statement_problem,
+)
+from tui.engine.protocols.debate import DebateProtocol
 
 MOTION = "Ship the token rollout plan."
 VOTES = ["adopt", "reject"]
@@ -60,7 +73,7 @@ def test_duplicates_and_paths_are_named() -> None:
         "suggestions": ["No rollback step is named!"],
         "verdict": "defects_found",
     }
-    assert content_problems("critique", content, votes=VOTES, motion=MOTION) == [
+    assert content_problems(statement_rules("critique"), content, votes=VOTES, motion=MOTION) == [
         "weaknesses[1]: repeats weaknesses[0]; each item must say something new",
         "weaknesses[2]: 'five' is a label, not a statement",
         "suggestions[0]: repeats weaknesses[0]; each item must say something new",
@@ -69,20 +82,22 @@ def test_duplicates_and_paths_are_named() -> None:
 
 def test_each_channel_is_checked_by_its_path() -> None:
     report = {"challenges": [{**C_CRIT, "concern": "objections", "evidence": "backup"}]}
-    assert content_problems("challenge_report", report, votes=VOTES, motion=MOTION) == [
+    assert content_problems(
+        statement_rules("challenge_report"), report, votes=VOTES, motion=MOTION
+    ) == [
         "challenges[0].concern: 'objections' is a label, not a statement",
         "challenges[0].evidence: has 1 word; write a statement of at least 3",
     ]
     defense = {"responses": [{"challenge_id": "C1.1", "status": "addressed", "answer": "done"}]}
-    assert content_problems("defense", defense, votes=VOTES, motion=MOTION) == [
+    assert content_problems(statement_rules("defense"), defense, votes=VOTES, motion=MOTION) == [
         "responses[0].answer: has 1 word; write a statement of at least 3"
     ]
     judgment = {"pick": "X", "reason": "X"}
-    assert content_problems("judgment", judgment, votes=VOTES, motion=MOTION) == [
+    assert content_problems(statement_rules("judgment"), judgment, votes=VOTES, motion=MOTION) == [
         "reason: 'X' is a label, not a statement"
     ]
     position = {"stance": "Ship it.", "rationale": ", ", "vote": "adopt"}
-    assert content_problems("position", position, votes=VOTES, motion=MOTION) == [
+    assert content_problems(statement_rules("position"), position, votes=VOTES, motion=MOTION) == [
         "rationale: ',' holds no words"
     ]
 
@@ -261,7 +276,9 @@ CIRCULAR = [
 def test_a_reason_that_only_restates_the_answer_is_refused(
     kind: str, content: dict[str, Any], path: str
 ) -> None:
-    problems = content_problems(kind, content, votes=["adopt", "reject"], motion=MOTION)
+    problems = content_problems(
+        statement_rules(kind), content, votes=["adopt", "reject"], motion=MOTION
+    )
     assert any(p.startswith(f"{path}: ") and "restates" in p for p in problems), problems
 
 
@@ -278,7 +295,10 @@ def test_a_reason_that_only_restates_the_answer_is_refused(
     ],
 )
 def test_a_reason_beside_the_answer_passes(kind: str, content: dict[str, Any]) -> None:
-    assert content_problems(kind, content, votes=["adopt", "reject"], motion=MOTION) == []
+    assert (
+        content_problems(statement_rules(kind), content, votes=["adopt", "reject"], motion=MOTION)
+        == []
+    )
 
 
 def test_a_circular_delphi_rationale_is_asked_again_then_recorded_invalid() -> None:
@@ -309,3 +329,18 @@ def test_a_circular_delphi_rationale_is_asked_again_then_recorded_invalid() -> N
     engine, _ = run_engine(raw)
     assert engine.state.turns and all(t.invalid for t in engine.state.turns)
     assert all(t.attempts == 2 and "restates" in (t.error or "") for t in engine.state.turns)
+
+
+def test_a_protocols_own_kind_is_held_to_the_statement_rules_it_declares() -> None:
+    """A protocol from outside names its kind's statements; the shared kinds keep theirs."""
+
+    class Auditing(DebateProtocol):
+        statement_rules = {"audit": StatementRules(channel=(("gaps", ""),), answers=("verdict",))}
+
+    rules = Auditing.rules_for("audit")
+    said = {"gaps": ["adopt", "The log rotation drops the last hour."], "verdict": "gaps"}
+    assert content_problems(rules, said, votes=VOTES, motion=MOTION) == [
+        "gaps[0]: 'adopt' is a vote, not a statement"
+    ]
+    assert Auditing.rules_for("position") == DebateProtocol.rules_for("position") != NO_RULES
+    assert DebateProtocol.rules_for("audit") is NO_RULES

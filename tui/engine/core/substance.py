@@ -1,11 +1,12 @@
 """Whether a turn's negative channel says something: the rules, in one place.
 
-Weaknesses, suggestions, challenge concerns and evidence, defence answers and
-judge reasons must each be a statement: not empty, not a vote, verdict or
-schema label, not a copy of another item or of the motion, and at least
-``min_words`` words. Stances, rationales and candidates need at least one word.
-A reason (those statements, a rationale) must go beyond the answer it backs:
-one that only restates the vote, the stance, the estimate or the pick is refused.
+The statements a kind's rules name (``StatementRules``, declared by the protocol
+that adds the kind: weaknesses, suggestions, concerns, answers, reasons) must each
+be a statement: not empty, not a vote, verdict or schema label, not a copy of
+another item or of the motion, and at least ``min_words`` words. Fields that only
+need words (a stance, a candidate) need at least one. A reason (those statements,
+a rationale) must go beyond the answer it backs: one that only restates the vote,
+the stance, the estimate or the pick is refused.
 The functions are pure over recorded content, so the engine can re-ask with the
 reason and a reader can re-check a session file with them alone.
 """
@@ -14,28 +15,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from tui.engine.basics.vocab import TurnKind
 from tui.engine.core.records import CONTENT_MODELS, inline_refs
 
 DEFAULT_MIN_WORDS = 3
 
-# Statements the negative channel carries, per kind: (list field, item field or "").
-_CHANNEL: dict[str, tuple[tuple[str, str], ...]] = {
-    TurnKind.CRITIQUE: (("weaknesses", ""), ("suggestions", "")),
-    TurnKind.ADVERSARY_CRITIQUE: (("weaknesses", ""), ("suggestions", "")),
-    TurnKind.CANDIDATE_CRITIQUE: (("weaknesses", ""), ("suggestions", "")),
-    TurnKind.CHALLENGE_REPORT: (("challenges", "concern"), ("challenges", "evidence")),
-    TurnKind.DEFENSE: (("responses", "answer"),),
-    TurnKind.JUDGMENT: (("reason", ""),),
-}
-# Fields that need words but may be short: a stance can be one sentence of two words.
-_WORDED: dict[str, tuple[str, ...]] = {
-    TurnKind.POSITION: ("stance", "rationale"),
-    TurnKind.CANDIDATE: ("candidate", "rationale"),
-}
+
+@dataclass(frozen=True)
+class StatementRules:
+    """What one turn kind's fields must say; the protocol that adds the kind declares them.
+
+    ``channel``: the statements its negative channel carries, as (list or text field,
+    item field or ""). ``worded``: fields that need words but may be short (a stance of
+    two words). ``answers``: the fields holding the answer the kind gives, which its
+    reasons (the channel and ``reasons``, e.g. a rationale) must go beyond.
+    """
+
+    channel: tuple[tuple[str, str], ...] = ()
+    worded: tuple[str, ...] = ()
+    answers: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+
+
+NO_RULES = StatementRules()  # a kind whose protocol checks it all itself
+
 # One passage of the artifact can show two faults: evidence may repeat across challenges.
 _MAY_REPEAT = frozenset({"evidence"})
 # Answers that fill a slot without saying anything, whatever the schema.
@@ -51,24 +57,7 @@ _FILLERS = frozenset(
     }
 )
 _WORD = re.compile(r"\S*[^\W\d_]\S*")  # a run of non-space holding at least one letter
-# The answer each kind gives, which its reasons must go beyond (a reason that only
-# restates it is no reason): the fields holding it, and words any answer is framed in.
-_ANSWERS: dict[str, tuple[str, ...]] = {
-    TurnKind.POSITION: ("vote", "stance"),
-    TurnKind.ESTIMATE: ("estimate",),
-    TurnKind.JUDGMENT: ("pick",),
-    TurnKind.CANDIDATE: ("candidate",),
-    TurnKind.CRITIQUE: ("vote", "verdict"),
-    TurnKind.CANDIDATE_CRITIQUE: ("vote", "verdict"),
-    TurnKind.ADVERSARY_CRITIQUE: ("routing", "verdict", "vote"),
-    TurnKind.CHALLENGE_REPORT: ("verdict",),
-    TurnKind.DEFENSE: ("status",),
-}
-_REASONS: dict[str, tuple[str, ...]] = {
-    TurnKind.POSITION: ("rationale",),
-    TurnKind.ESTIMATE: ("rationale",),
-    TurnKind.CANDIDATE: ("rationale",),
-}
+# Words any answer is framed in: a reason made only of them and the answer restates it.
 _FRAMING = frozenset(
     """a an the this that these those it its it s is are was were be been being am
     i we my our me us you your they their he she so thus hence therefore because since
@@ -148,9 +137,9 @@ def rationale_problem(rationale: str, *, votes: Iterable[str], motion: str) -> s
 
 
 @lru_cache(maxsize=256)  # asked for every turn's prompt; a handful of kinds and minimums
-def rule_text(kind: str, min_words: int = DEFAULT_MIN_WORDS) -> str | None:
+def rule_text(rules: StatementRules, min_words: int = DEFAULT_MIN_WORDS) -> str | None:
     """The rule as a prompt line for a kind with a negative channel, said before it is enforced."""
-    fields = [sub or key for key, sub in _CHANNEL.get(kind, ())]
+    fields = [sub or key for key, sub in rules.channel]
     if not fields:
         return None
     named = " and ".join(f'"{f}"' for f in dict.fromkeys(fields))
@@ -161,9 +150,9 @@ def rule_text(kind: str, min_words: int = DEFAULT_MIN_WORDS) -> str | None:
     )
 
 
-def _items(kind: str, content: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
-    """(path, field, value) of each statement a turn of ``kind`` carries."""
-    for key, sub in _CHANNEL.get(kind, ()):
+def _items(rules: StatementRules, content: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """(path, field, value) of each statement a turn of the kind carries."""
+    for key, sub in rules.channel:
         value = content.get(key)
         if not sub:
             if isinstance(value, list):
@@ -177,7 +166,7 @@ def _items(kind: str, content: dict[str, Any]) -> Iterator[tuple[str, str, Any]]
 
 
 def content_problems(
-    kind: str,
+    rules: StatementRules,
     content: dict[str, Any],
     *,
     votes: Iterable[str],
@@ -186,12 +175,13 @@ def content_problems(
 ) -> list[str]:
     """Each item of a turn that is not a statement, by field path, with the reason.
 
-    A kind a protocol adds has no rules here: its protocol checks it (``Protocol.check_state``).
+    ``rules`` are the kind's (``Protocol.rules_for``); what they do not cover, the
+    protocol checks itself (``Protocol.check_state``).
     """
     votes = list(votes)
     problems: list[str] = []
     seen: dict[str, str] = {}
-    for path, name, value in _items(kind, content):
+    for path, name, value in _items(rules, content):
         if not isinstance(value, str):
             problems.append(f"{path}: must be text")
             continue
@@ -205,24 +195,24 @@ def content_problems(
                 problems.append(f"{path}: repeats {seen[said]}; each item must say something new")
                 continue
             seen[said] = path
-    for name in _WORDED.get(kind, ()):
+    for name in rules.worded:
         value = content.get(name)
         if isinstance(value, str) and value and not word_count(value):
             problems.append(f"{name}: {value.strip()!r} holds no words")
     flagged = {p.partition(":")[0] for p in problems}
-    answer = _answer_words(kind, content)
-    for path, text in _reasons(kind, content):
+    answer = _answer_words(rules, content)
+    for path, text in _reasons(rules, content):
         if path not in flagged and normal(text) and set(normal(text).split()) <= answer:
             problems.append(f"{path}: only restates the answer; say why it holds")
     return problems
 
 
-def _answer_words(kind: str, content: dict[str, Any]) -> set[str]:
+def _answer_words(rules: StatementRules, content: dict[str, Any]) -> set[str]:
     """The words of the answer a turn gives (its rows' too), and the framing around any."""
     found = set(_FRAMING)
     rows = [content, *(r for v in content.values() if isinstance(v, list) for r in v)]
     for row in rows:
-        for name in _ANSWERS.get(kind, ()):
+        for name in rules.answers:
             value = row.get(name) if isinstance(row, dict) else None
             if isinstance(value, float) and value.is_integer():
                 value = int(value)  # 1.0 is said "1"
@@ -231,13 +221,13 @@ def _answer_words(kind: str, content: dict[str, Any]) -> set[str]:
     return found
 
 
-def _reasons(kind: str, content: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def _reasons(rules: StatementRules, content: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(path, text) of each reason a turn gives for its answer: its negative channel and
     its rationale."""
-    for path, _name, value in _items(kind, content):
+    for path, _name, value in _items(rules, content):
         if isinstance(value, str):
             yield path, value
-    for name in _REASONS.get(kind, ()):
+    for name in rules.reasons:
         value = content.get(name)
         if isinstance(value, str):
             yield name, value

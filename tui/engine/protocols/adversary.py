@@ -16,7 +16,14 @@ from tui.engine.core.records import AdversaryCritique, Turn
 from tui.engine.core.schedule import Slot
 from tui.engine.core.sections import Fact, Section, Tone, critique_sections
 from tui.engine.core.state import DebateState, Decision
-from tui.engine.protocols.base import ContextItem, Protocol, cycled, scripted_critique
+from tui.engine.core.substance import StatementRules
+from tui.engine.protocols.base import (
+    CRITIQUE_STATEMENTS,
+    ContextItem,
+    Protocol,
+    cycled,
+    scripted_critique,
+)
 from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
@@ -108,6 +115,11 @@ class AdversaryProtocol(Protocol):
         }
     }
     negative_channels = {TurnKind.ADVERSARY_CRITIQUE: ("weaknesses", "no_defect_found")}
+    statement_rules = {
+        TurnKind.ADVERSARY_CRITIQUE: StatementRules(
+            channel=CRITIQUE_STATEMENTS.channel, answers=("routing", "verdict", "vote")
+        )
+    }
     rule_reasons = {
         DecisionRule.CRITIC_RELEASE: "the critic asked to release it and the release gate held",
         DecisionRule.RELEASE_GATE: (

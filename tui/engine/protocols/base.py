@@ -14,7 +14,7 @@ from tui.engine.core.records import Turn
 from tui.engine.core.schedule import Slot
 from tui.engine.core.sections import Section
 from tui.engine.core.state import DebateState, Decision
-from tui.engine.core.substance import content_problems
+from tui.engine.core.substance import NO_RULES, StatementRules, content_problems
 from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:  # spec.py and verify.py read the protocol registry: runtime imports would cycle
@@ -24,6 +24,16 @@ if TYPE_CHECKING:  # spec.py and verify.py read the protocol registry: runtime i
     from tui.engine.specs.spec import RubricRole, Script, Spec
 
 ContextItem = tuple[str, str, str]  # (saw-label, heading, text)
+CRITIQUE_STATEMENTS = StatementRules(  # the shared critique's, and the kinds that extend it
+    channel=(("weaknesses", ""), ("suggestions", "")), answers=("vote", "verdict")
+)
+# The shared kinds' statement rules; each protocol declares its own kinds' (``statement_rules``).
+SHARED_STATEMENTS: dict[str, StatementRules] = {
+    TurnKind.POSITION: StatementRules(
+        worded=("stance", "rationale"), answers=("vote", "stance"), reasons=("rationale",)
+    ),
+    TurnKind.CRITIQUE: CRITIQUE_STATEMENTS,
+}
 T = TypeVar("T")
 
 
@@ -91,6 +101,9 @@ class Protocol(ABC):
     negative_channels: ClassVar[dict[str, tuple[str, str]]] = {
         TurnKind.CRITIQUE: ("weaknesses", "no_defect_found")
     }
+    # What the statements of each added kind must say (tui.engine.core.substance): the
+    # engine re-asks a turn that breaks them, and ``moot verify`` re-checks them.
+    statement_rules: ClassVar[dict[str, StatementRules]] = {}
     # One short answer per added kind, the form a small model copies (tui.engine.run.prompts):
     # true of any debate, as a copy of its words must read as a plain, fair point.
     examples: ClassVar[dict[str, dict[str, Any]]] = {}
@@ -155,6 +168,11 @@ class Protocol(ABC):
     def result_lines(cls, result: dict[str, Any]) -> list[str]:
         """What the Markdown export and the ADR say about this protocol's result."""
         return []
+
+    @classmethod
+    def rules_for(cls, kind: str) -> StatementRules:
+        """A kind's statement rules: this protocol's own, else the shared kinds', else none."""
+        return cls.statement_rules.get(kind) or SHARED_STATEMENTS.get(kind, NO_RULES)
 
     @classmethod
     def result_summary(cls, key: str, value: Any) -> str | None:
@@ -227,7 +245,11 @@ class Protocol(ABC):
         d = self.spec.debate
         said = content.model_dump()
         problems = content_problems(
-            slot.kind, said, votes=d.vote_options, motion=d.motion, min_words=d.min_words
+            self.rules_for(slot.kind),
+            said,
+            votes=d.vote_options,
+            motion=d.motion,
+            min_words=d.min_words,
         )
         if d.open_votes and isinstance(said.get("vote"), str) and d.vote_of(said) is None:
             problems.append(f"vote: {said['vote'][:80]!r} holds no answer ({d.normaliser})")

@@ -29,6 +29,7 @@ from tui.engine.core.sections import (
     words,
 )
 from tui.engine.core.state import DebateState, Decision
+from tui.engine.core.substance import StatementRules
 from tui.engine.grounding.evidence import lookup_evidence
 from tui.engine.grounding.lookups import results as lookup_results
 from tui.engine.grounding.lookups import tools_of
@@ -208,6 +209,12 @@ class ChallengeProtocol(Protocol):
     shows_votes = False
     turn_kinds = {TurnKind.CHALLENGE_REPORT: ChallengeReport, TurnKind.DEFENSE: Defense}
     negative_channels = {TurnKind.CHALLENGE_REPORT: ("challenges", "no_objections")}
+    statement_rules = {
+        TurnKind.CHALLENGE_REPORT: StatementRules(
+            channel=(("challenges", "concern"), ("challenges", "evidence")), answers=("verdict",)
+        ),
+        TurnKind.DEFENSE: StatementRules(channel=(("responses", "answer"),), answers=("status",)),
+    }
     rule_reasons = {
         DecisionRule.NO_OBJECTIONS: "the adversary left no objection open",
         DecisionRule.ADVERSARY_DEADLOCK: "the adversary and the defender deadlocked",

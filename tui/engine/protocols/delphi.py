@@ -22,6 +22,7 @@ from tui.engine.core.parsing import TurnParseError
 from tui.engine.core.records import Turn
 from tui.engine.core.schedule import Slot
 from tui.engine.core.state import DebateState, Decision
+from tui.engine.core.substance import StatementRules
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
 
@@ -128,6 +129,9 @@ class DelphiProtocol(Protocol):
     role_keys = frozenset({"unit", "minimum", "convergence"})
     views = ("distribution",)
     rule_reasons = {DecisionRule.CONVERGED: "the panel's estimates converged on the median"}
+    statement_rules = {
+        TurnKind.ESTIMATE: StatementRules(answers=("estimate",), reasons=("rationale",))
+    }
     shows_votes = False
     votes_decide = False
 

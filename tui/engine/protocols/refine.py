@@ -19,7 +19,9 @@ from tui.engine.core.records import Candidate, CandidateCritique, Judgment, Turn
 from tui.engine.core.schedule import Slot
 from tui.engine.core.sections import Emphasis, Fact, Section, Tone, critique_sections, facts, text
 from tui.engine.core.state import DebateState, Decision
+from tui.engine.core.substance import StatementRules
 from tui.engine.protocols.base import (
+    CRITIQUE_STATEMENTS,
     ContextItem,
     Protocol,
     clipped,
@@ -202,6 +204,13 @@ class RefineProtocol(Protocol):
         DecisionRule.JUDGE_CONVERGENCE: "the judges preferred it in enough rounds in a row"
     }
     negative_channels = {TurnKind.CANDIDATE_CRITIQUE: ("weaknesses", "no_defect_found")}
+    statement_rules = {
+        TurnKind.CANDIDATE: StatementRules(
+            worded=("candidate", "rationale"), answers=("candidate",), reasons=("rationale",)
+        ),
+        TurnKind.CANDIDATE_CRITIQUE: CRITIQUE_STATEMENTS,
+        TurnKind.JUDGMENT: StatementRules(channel=(("reason", ""),), answers=("pick",)),
+    }
     examples = {
         TurnKind.CANDIDATE: {
             "candidate": "Do it in two steps, and check the result after the first.",

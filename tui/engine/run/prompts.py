@@ -168,7 +168,8 @@ def build_messages(
         system += f"Allowed votes: {', '.join(votes)}.\n"
     if "rubric" in schema.get("properties", {}):
         system += rubric_text(spec) + "\n\n"
-    if statement_rule := rule_text(slot.kind, spec.debate.min_words):
+    rules = spec.protocol_class.rules_for(slot.kind)
+    if statement_rule := rule_text(rules, spec.debate.min_words):
         system += statement_rule + "\n\n"
     system += (
         "Answer with one JSON object and nothing else, with these fields:\n"
