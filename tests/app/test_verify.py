@@ -25,7 +25,13 @@ from tests.app.app_support import (
     wait_until,
     write_spec,
 )
-from tui.app.components.verify import ChallengePanel, JudgePanel, RubricPanel
+from tui.app.components.verify import (
+    ChallengePanel,
+    JudgePanel,
+    RubricPanel,
+    distribution_parts,
+    judge_parts,
+)
 from tui.app.screens.modals import DecideModal
 from tui.engine.record.session import load_session
 
@@ -267,3 +273,29 @@ def test_snapshot_challenge_replay(snap_compare, tmp_path):
         await pilot.pause(0.05)
 
     assert snap_compare(app, terminal_size=SNAP, run_before=shown)
+
+
+def _plain(parts: list[tuple[str, str] | str]) -> str:
+    return "".join(p if isinstance(p, str) else p[0] for p in parts)
+
+
+def test_the_generic_panels_draw_only_the_data_they_are_given() -> None:
+    """The distribution panel shows the word a round is marked with, and the judges panel
+    the picks of the round under way, from view data alone (no turn kinds, no rules)."""
+    rounds = [
+        {"round": 1, "estimates": [2.0, 9.0], "quartiles": [3.0, 5.5, 8.0], "spread": 0.9},
+        {
+            "round": 2,
+            "estimates": [5.0, 6.0],
+            "quartiles": [5.0, 5.5, 6.0],
+            "spread": 0.1,
+            "mark": "settled",
+        },
+    ]
+    shown = _plain(distribution_parts({"unit": "days", "convergence": 0.25, "rounds": rounds}))
+    assert shown.count("settled") == 1 and shown.rstrip().endswith("spread 0.1  settled")
+    pending = [
+        {"round": 3, "judge": "j1", "pick": "challenger", "reason": "Clearer.", "orders": []}
+    ]
+    shown = _plain(judge_parts({"needed": 2, "streak": 1, "rounds": [], "pending": pending}))
+    assert "round 3  judging…" in shown and "j1" in shown and "challenger" in shown

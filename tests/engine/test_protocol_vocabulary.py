@@ -25,8 +25,6 @@ STILL_SPREAD: dict[str, str] = {
     "tui/engine/basics/vocab.py": "TurnKind and DecisionRule members",
     # The built-in kinds' content models (CONTENT_MODELS), which old files load against.
     "tui/engine/core/records.py": "the built-in kinds' content models",
-    # The console's judges and distribution panels (refine's judgments, delphi's rounds).
-    "tui/app/components/verify.py": "the judges and distribution panels",
 }
 
 

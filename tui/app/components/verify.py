@@ -122,8 +122,9 @@ def challenge_parts(data: dict[str, Any], width: int = 52) -> Parts:
 
 
 # ------------------------------------------------------------------ refine
-def judge_parts(data: dict[str, Any], turns: Sequence[Turn], width: int = 52) -> Parts:
-    """Each judge's pick per round, the agreement, the incumbent and its streak."""
+def judge_parts(data: dict[str, Any], width: int = 52) -> Parts:
+    """Each judge's pick per round, the agreement, the incumbent and its streak; the picks of
+    the round being judged (``pending``) first."""
     convergence = int(data.get("needed", 0))
     streak = int(data.get("streak", 0))
     incumbent: Turn | None = data.get("incumbent")
@@ -132,23 +133,26 @@ def judge_parts(data: dict[str, Any], turns: Sequence[Turn], width: int = 52) ->
         parts.append(("none yet", "italic $text-muted"))
     else:
         parts.append((f"#{incumbent.index} by {shorten(incumbent.speaker, 18)}", "bold"))
-        candidate = incumbent.content.get("candidate", "") if incumbent.content else ""
-        parts.append("\n  " + _quote(candidate, width * 2 - 4))
+        parts.append("\n  " + _quote(data.get("incumbent_text", ""), width * 2 - 4))
     parts.append(("\nstreak ", "$text-muted"))
     filled = min(streak, convergence)
     parts.append(("●" * filled, "bold $success"))
     parts.append(("○" * max(0, convergence - filled), "$text-disabled"))
     parts.append((f" {streak}/{convergence} wins in a row to converge", "$text-muted"))
     rounds: list[dict[str, Any]] = data.get("rounds", [])
-    judged = {int(r.get("round", 0)) for r in rounds}
-    pending = [t for t in turns if t.kind == "judgment" and t.round not in judged]
+    pending: list[dict[str, Any]] = data.get("pending", [])
     if pending:  # newest first: the round being judged, then the counted rounds
-        parts.append((f"\n\nround {pending[-1].round}", "bold $secondary"))
+        parts.append((f"\n\nround {pending[-1].get('round')}", "bold $secondary"))
         parts.append(("  judging…", "italic $accent"))
-        for t in pending:
-            pick = "none" if t.invalid else str((t.derived or {}).get("picked", "none"))
-            reason = "" if t.invalid else str((t.content or {}).get("reason", ""))
-            parts += _judge_line(t.speaker, pick, reason, [t.variant or ""], width)
+        for p in pending:
+            orders = [str(o) for o in p.get("orders", []) if o]
+            parts += _judge_line(
+                str(p.get("judge", "")),
+                str(p.get("pick", "")),
+                str(p.get("reason", "")),
+                orders,
+                width,
+            )
     elif not rounds:
         parts.append(("\n\nno judgement yet", "italic $text-muted"))
     for r in reversed(rounds[-4:]):
@@ -199,7 +203,8 @@ def strip(
 
 
 def distribution_parts(data: dict[str, Any], width: int = 40) -> Parts:
-    """Each round's estimates on one scale, with its median, quartiles and spread."""
+    """Each round's estimates on one scale, with its median, quartiles and spread; a round
+    that met the protocol's bound carries the word it is marked with (``mark``)."""
     unit = str(data.get("unit", ""))
     rounds: list[dict[str, Any]] = data.get("rounds", [])
     parts: Parts = [
@@ -229,7 +234,8 @@ def distribution_parts(data: dict[str, Any], width: int = 40) -> Parts:
                 )
             )
             continue
-        style = "bold $success" if r.get("converged") else "$warning"
+        mark = str(r.get("mark") or "")
+        style = "bold $success" if mark else "$warning"
         parts.append((strip(r["estimates"], r["quartiles"], low, high, width), style))
         q1, median, q3 = r["quartiles"]
         parts.append(
@@ -239,8 +245,8 @@ def distribution_parts(data: dict[str, Any], width: int = 40) -> Parts:
                 "$text-muted",
             )
         )
-        if r.get("converged"):
-            parts.append(("  converged", "bold $success"))
+        if mark:
+            parts.append(("  " + clean_line(mark), "bold $success"))
     return parts
 
 
@@ -369,7 +375,7 @@ class JudgePanel(ViewPanel):
     VIEW = "judges"
 
     def update_from(self, data: dict[str, Any], turns: Sequence[Turn]) -> None:
-        self.show(judge_parts(data, turns), f"streak {data.get('streak')}/{data.get('needed')}")
+        self.show(judge_parts(data), f"streak {data.get('streak')}/{data.get('needed')}")
 
 
 class DistributionPanel(ViewPanel):

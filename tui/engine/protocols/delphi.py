@@ -300,12 +300,14 @@ class DelphiProtocol(Protocol):
         return None
 
     def view_data(self, view: str, turns: Sequence[Turn]) -> dict[str, Any]:
-        """The distribution panel: each round's estimates and statistics, the bound."""
+        """The distribution panel: each round's estimates and statistics, the bound; a round
+        that converged is marked so."""
         rounds = []
         for round_no in sorted({t.round for t in turns if t.kind == TurnKind.ESTIMATE}):
             estimates = round_estimates(list(turns), round_no)
             stats = round_stats(estimates, convergence_of(self.spec)) if len(estimates) >= 2 else {}
-            rounds.append({"round": round_no, "estimates": estimates, **stats})
+            mark = "converged" if stats.get("converged") else ""
+            rounds.append({"round": round_no, "estimates": estimates, **stats, "mark": mark})
         return {
             "unit": self.spec.debate.unit or "",
             "convergence": convergence_of(self.spec),

@@ -528,12 +528,28 @@ class RefineProtocol(Protocol):
         return None
 
     def view_data(self, view: str, turns: Sequence[Turn]) -> dict[str, Any]:
-        """The judges panel: incumbent, streak against the wins needed, the judged rounds."""
+        """The judges panel: incumbent, streak against the wins needed, the judged rounds,
+        and the picks of the round being judged (an invalid judgment picked none)."""
+        judged = {int(r.get("round", 0)) for r in self.rounds}
+        pending = [
+            {
+                "round": t.round,
+                "judge": t.speaker,
+                "pick": "none" if t.invalid else str((t.derived or {}).get("picked", "none")),
+                "reason": "" if t.invalid else str((t.content or {}).get("reason", "")),
+                "orders": [t.variant or ""],
+            }
+            for t in turns
+            if t.kind == TurnKind.JUDGMENT and t.round not in judged
+        ]
+        incumbent = self.incumbent
         return {
-            "incumbent": self.incumbent,
+            "incumbent": incumbent,
+            "incumbent_text": incumbent.content.get("candidate", "") if incumbent else "",
             "streak": self.streak,
             "needed": wins_needed(self.spec),
             "rounds": self.rounds,
+            "pending": pending,
         }
 
     @classmethod
