@@ -277,8 +277,7 @@ async def test_a_run_that_ends_while_status_reads_its_file_is_not_called_unfinis
 ) -> None:
     """The file is read off the loop; a run ending meanwhile has its result in the file."""
     import tui.mcp_server as served
-
-    real = served.read_session
+    from tui.mcp_runs import read_session as real
 
     def read_then_let_the_run_end(path: Any) -> Any:
         data = real(path)  # read while the debate runs: no result yet
