@@ -7,6 +7,27 @@ from pathlib import Path
 
 from tests.app.app_support import live_screen, make_app, plain, scripted, wait_until, write_spec
 from tests.engine.test_lookups import DESIGN, challenge_raw, reviewer_turn
+from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
+
+
+class AnswerHeldAfterTheLookup:
+    """Scripted turns, but the reviewer's answer after its lookup waits for ``release``:
+    the pane is read while the lookup is on it, however slow the machine (a fixed
+    delay was a window a loaded machine could miss)."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.reviewer_calls = 0
+
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        if request.debater.id == "reviewer":
+            self.reviewer_calls += 1
+            if self.reviewer_calls == 2:  # the call that carries the lookup's result
+                await self.release.wait()
+        return await scripted(request.debater).complete(request, on_token)
+
+    async def aclose(self) -> None:
+        return None
 
 
 async def test_the_pane_shows_lookups_and_the_transcript_their_results(
@@ -15,8 +36,8 @@ async def test_the_pane_shows_lookups_and_the_transcript_their_results(
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "design.md").write_text(DESIGN)
     raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))
-    raw["debaters"][1]["script"]["turn_delay_ms"] = 400  # room to see the pane before the answer
-    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, raw)))
+    held = AnswerHeldAfterTheLookup()
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, raw)), provider_for=lambda _: held)
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await wait_until(pilot, lambda: app.debate_screen())
         pane = live_screen(app).pane("reviewer")
@@ -29,6 +50,8 @@ async def test_the_pane_shows_lookups_and_the_transcript_their_results(
         assert f"L1 files.read(path=design.md) ok, {len(DESIGN)} bytes" in line
         said = [f"{n.title}: {n.message}" for n in app._notifications]
         assert "tools: tool files: adversary may list, read and grep docs (reads only)" in said
+        assert held.reviewer_calls == 2  # the answer waited: the line was read mid-turn
+        held.release.set()
         await wait_until(pilot, lambda: screen.decision is not None)
         from tui.app.screens.modals import DecideModal
 
