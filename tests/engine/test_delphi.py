@@ -297,3 +297,21 @@ def test_the_result_table_shows_the_estimates_figures_and_no_empty_tally(
     assert "r1 median 8 (Q1 6.5, Q3 10), spread 0.4375" in table
     assert "r2 median 8 (Q1 7.5, Q3 8), spread 0.0625, converged" in table
     assert "'quartiles'" not in table
+
+
+def test_the_record_and_its_exports_hold_no_tally_for_an_estimate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The panel votes on nothing: the session's result, the JSON export and the ADR carry
+    no ``release 0, revise 0, escalate 0``, and verify still passes."""
+    out = tmp_path / "panel.toml"
+    assert main(["run", str(EXAMPLE), "--headless", "--out", str(out)]) == ExitCode.DECIDED
+    data = load_session(out)
+    assert data.result is not None
+    assert "vote_tally" not in data.result and "final_votes" not in data.result
+    exported = validate_export(to_json(data))
+    assert "vote_tally" not in exported["result"] and "final_votes" not in exported["result"]
+    assert "release" not in to_adr(data)
+    capsys.readouterr()
+    code, report = verify(out, capsys)
+    assert code == ExitCode.DECIDED and report["failures"] == []

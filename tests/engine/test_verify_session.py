@@ -151,6 +151,22 @@ def test_a_changed_vote_fails_the_recount(
     assert not any(f["field"] == "hash" for f in report["failures"])  # re-sealed: claims caught it
 
 
+def test_a_tally_taken_out_of_a_voting_debate_is_named(
+    recorded: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only a panel that votes on nothing leaves the tally out; a debate's cannot lose it."""
+    path = copy(recorded, "consensus", tmp_path)
+
+    def change(doc: Doc) -> None:
+        del doc["result"]["vote_tally"]
+
+    rewrite(path, change)
+    code, report = verify(path, capsys)
+    assert code == ExitCode.VERIFY_FAILED
+    named = [f["detail"] for f in report["failures"] if f["field"] == "vote_tally"]
+    assert any(d.startswith("missing, though 3 debaters voted") for d in named), named
+
+
 def test_a_changed_decision_is_named(
     recorded: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -808,6 +808,8 @@ def _result_claims(data: SessionData, out: Verification) -> None:
     how = "the latest valid vote of each debater"
     if "vote_tally" in result:
         out.same("result", "vote_tally", result["vote_tally"], tally, how)
+    elif any(tally.values()):  # left out only by a panel that votes on nothing
+        out.check("result", "vote_tally", False, f"missing, though {len(latest)} debaters voted")
     if "final_votes" in result:
         out.same("result", "final_votes", result["final_votes"], latest, how)
     _rule_claims(data, out, result, tally)
@@ -1026,10 +1028,18 @@ def _replay_claims(data: SessionData, out: Verification) -> None:
     for key in sorted(keys):
         if replayed.decision is None and key in _DECISION_KEYS:
             continue  # named above
+        if key in _VOTE_KEYS and key not in recomputed and not _table_values(result.get(key)):
+            continue  # an older moot wrote a panel's empty tally; recounted above
         out.same("result", key, result.get(key), recomputed.get(key), "the engine's replay")
 
 
 _DECISION_KEYS = frozenset({"decision", "decision_rule", "decided_by", "decided_via", "rationale"})
+_VOTE_KEYS = frozenset({"vote_tally", "final_votes"})
+
+
+def _table_values(value: Any) -> list[Any]:
+    """A table's values with any zero or empty one left out ([] for anything else)."""
+    return [v for v in value.values() if v] if isinstance(value, dict) else []
 
 
 # --------------------------------------------------------------- formatting

@@ -91,6 +91,8 @@ def result_record(
         "tokens": sum(t.tokens_in + t.tokens_out for t in turns),
         "cost": round(sum(t.cost for t in turns), 6),
     }
+    if not protocol.shows_votes and not any(out["vote_tally"].values()):
+        del out["vote_tally"], out["final_votes"]  # a panel that votes on nothing: no zeros
     held = [t.cross_family_held for t in turns if t.cross_family_held is not None]
     if held:
         out["cross_family_policy"] = spec.debate.cross_family
