@@ -191,7 +191,8 @@ def test_decide_names_the_flag_an_estimate_takes_and_refuses_the_other(
     assert main(["decide", str(session), "--vote", "8", "--rationale", "The lead's history."]) == 2
     err = capsys.readouterr().err
     assert (
-        "--vote: this session decides the estimate: a number in engineer-days; give --value" in err
+        "--vote: this session decides the estimate: a number in engineer-days, at least 0; give --value"
+        in err
     )
     assert session.read_bytes() == before
 
@@ -315,3 +316,17 @@ def test_the_record_and_its_exports_hold_no_tally_for_an_estimate(
     capsys.readouterr()
     code, report = verify(out, capsys)
     assert code == ExitCode.DECIDED and report["failures"] == []
+
+
+def test_the_operator_is_told_the_least_estimate_before_typing_one() -> None:
+    """The decide modal's prompt names the floor the engine will hold the value to."""
+    raw = tomllib.loads(EXAMPLE.read_text("utf-8"))
+    spec = validate_spec(raw)
+    assert spec.protocol_class.value_prompt(spec) == (
+        "the estimate: a number in engineer-days, at least 0"
+    )
+    del raw["debate"]["minimum"]
+    unbounded = validate_spec(raw)
+    assert unbounded.protocol_class.value_prompt(unbounded) == (
+        "the estimate: a number in engineer-days"
+    )

@@ -176,7 +176,9 @@ class DelphiProtocol(Protocol):
 
     @classmethod
     def value_prompt(cls, spec: Spec) -> str | None:
-        return f"the estimate: a number in {spec.debate.unit}"
+        least = spec.debate.minimum
+        floor = "" if least is None else f", at least {number_text(least)}"
+        return f"the estimate: a number in {spec.debate.unit}{floor}"
 
     @classmethod
     def position(cls, spec: Spec, turn: Turn) -> str | None:
