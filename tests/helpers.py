@@ -11,7 +11,7 @@ from typing import Any
 from tui.engine import Engine, Spec, validate_spec
 from tui.engine.core.events import Event
 from tui.engine.core.ports import Provider, ToolBox
-from tui.engine.core.records import Turn
+from tui.engine.core.records import CONTENT_MODELS, Turn
 from tui.engine.core.substance import NO_RULES, StatementRules
 from tui.engine.protocols import PROTOCOLS
 from tui.engine.record.live import LiveSession
@@ -20,6 +20,13 @@ from tui.providers.registry import close_all
 from tui.providers.scripted import ScriptedProvider
 
 SCRIPTED = ScriptedProvider()
+
+
+def builtin_kinds() -> dict[str, Any]:
+    """Every turn kind moot's own protocols play, with its content model: the shared
+    kinds (core/records.py) and each built-in protocol's (``Protocol.turn_kinds``)."""
+    own = [p for p in PROTOCOLS.values() if p.__module__.startswith("tui.")]
+    return {**CONTENT_MODELS, **{k: m for p in own for k, m in p.turn_kinds.items()}}
 
 
 def debate_raw(votes: dict[str, list[str]], **debate: Any) -> dict[str, Any]:

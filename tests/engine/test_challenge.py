@@ -9,8 +9,7 @@ import pytest
 
 from tests.helpers import run_engine
 from tui.engine import validate_spec
-from tui.engine.basics.vocab import TurnKind
-from tui.engine.core.records import CONTENT_MODELS
+from tui.engine.protocols.challenge import CHALLENGE_REPORT, ChallengeReport, Defense
 
 ARTIFACT = "Deploy on Friday at 17:00. Rollback: restore last night's backup."
 
@@ -200,7 +199,7 @@ def test_slot_schema_names_exactly_the_ids_to_answer() -> None:
     adversary = [{"challenges": [C_CRIT, C_MINOR], "verdict": "objections"}]
     engine, _ = run_engine(spec_raw(adversary, max_rounds=1))
     proto = engine.protocol
-    base = CONTENT_MODELS[TurnKind.DEFENSE].model_json_schema()
+    base = Defense.model_json_schema()
     pristine = copy.deepcopy(base)
     schema = proto.slot_schema(engine.state, Slot(9, 2, "defense", "owner", "defense"), base)
     responses = schema["properties"]["responses"]
@@ -217,8 +216,8 @@ def test_a_challenge_names_a_lookup_source_only_where_its_adversary_may_look_up(
     from tui.engine.core.schedule import Slot
     from tui.engine.protocols import protocol_for
 
-    base = CONTENT_MODELS[TurnKind.CHALLENGE_REPORT].model_json_schema()
-    slot = Slot(1, 1, "challenge", "red", TurnKind.CHALLENGE_REPORT, "owner")
+    base = ChallengeReport.model_json_schema()
+    slot = Slot(1, 1, "challenge", "red", CHALLENGE_REPORT, "owner")
 
     def item_fields(raw: dict[str, Any]) -> set[str]:
         spec = validate_spec(raw)

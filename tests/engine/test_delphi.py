@@ -65,14 +65,14 @@ def test_from_round_two_a_panelist_sees_the_last_round_without_ids(converged: Pa
             assert turn.saw == ["motion", "unit", f"estimate:r1:{turn.speaker}", "panel:r1"]
     spec = data.spec
     protocol = spec.protocol_class(spec)
-    from tui.engine.basics.vocab import TurnKind
     from tui.engine.core.schedule import Slot
     from tui.engine.core.state import DebateState
+    from tui.engine.protocols.delphi import ESTIMATE
 
     state = DebateState(spec, spec.max_rounds)
     for turn in data.turns[:3]:
         state.add(turn)
-    items = protocol.context(state, Slot(4, 2, "estimate", "lead", TurnKind.ESTIMATE))
+    items = protocol.context(state, Slot(4, 2, "estimate", "lead", ESTIMATE))
     panel = next(text for label, _, text in items if label == "panel:r1")
     assert "Median 8 engineer-days; quartiles Q1 6.5, Q3 10" in panel
     assert "The last two exports took seven and nine days" in panel  # the rationales

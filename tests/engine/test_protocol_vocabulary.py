@@ -2,10 +2,10 @@
 
 What a protocol declares (its class, the turn kinds it adds with their content
 models, the decision rules only it names) may appear in tui/ only in its own
-module and in the registry that lists it. The presenter, the result report, the
-exports' shared parts and the scripted provider ask the ``Protocol`` hooks instead.
-``STILL_SPREAD`` names the files that still hold some of one protocol's words:
-each must still need its entry (a stale one fails), and no other file may start.
+module and in the registry that lists it. The vocabularies session files are
+written in (``TurnKind``, ``DecisionRule``, the content models in records.py) hold
+only the shared words; the presenter, the result report, verify, the exports and
+the scripted provider ask the ``Protocol`` hooks instead.
 """
 
 from __future__ import annotations
@@ -18,15 +18,6 @@ from tui.engine.protocols import PROTOCOLS
 
 TUI = Path(__file__).resolve().parents[2] / "tui"
 REGISTRY = "tui/engine/protocols/__init__.py"  # lists every built-in protocol by class
-
-# Files that still hold a built-in protocol's words, and why; to be emptied, not grown.
-STILL_SPREAD: dict[str, str] = {
-    # The typed vocabularies session files are written in: every built-in kind and rule.
-    "tui/engine/basics/vocab.py": "TurnKind and DecisionRule members",
-    # The built-in kinds' content models (CONTENT_MODELS), which old files load against.
-    "tui/engine/core/records.py": "the built-in kinds' content models",
-}
-
 
 def own_words() -> dict[str, re.Pattern[str]]:
     """Per protocol module, a pattern for the words it declares and no other protocol does."""
@@ -66,12 +57,8 @@ def spread() -> dict[str, set[str]]:
     return out
 
 
-def test_no_new_file_holds_a_protocols_words() -> None:
-    assert sorted(set(spread()) - set(STILL_SPREAD)) == []
-
-
-def test_every_file_still_listed_still_needs_it() -> None:
-    assert sorted(set(STILL_SPREAD) - set(spread())) == []
+def test_no_file_but_its_own_holds_a_protocols_words() -> None:
+    assert spread() == {}
 
 
 def test_an_installed_protocol_keeps_its_words_to_itself() -> None:

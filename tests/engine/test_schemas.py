@@ -20,6 +20,8 @@ from tests.helpers import adversary_raw
 from tui.engine import Engine, validate_spec
 from tui.engine.basics.vocab import TurnKind
 from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
+from tui.engine.protocols import adversary, refine
+from tui.engine.protocols import challenge as challenge_protocol
 from tui.engine.run.schemas import end_cut_strings, kind_schema, negative_channel
 from tui.providers.litellm_provider import LiteLLMProvider
 from tui.providers.local import ended_at_bounds, local_schema
@@ -141,7 +143,7 @@ def test_a_protocols_declared_channel_splits_its_own_kinds_schema() -> None:
 
 async def test_adversary_critique_routing_score_and_both_verdicts() -> None:
     schemas = await _schemas(adversary_raw(["revise", "release"]))
-    for schema in schemas[TurnKind.ADVERSARY_CRITIQUE]:
+    for schema in schemas[adversary.ADVERSARY_CRITIQUE]:
         assert _verdicts(schema) == {"defects_found", "no_defect_found"}
         for shape in _shapes(schema):
             props = shape["properties"]
@@ -153,7 +155,10 @@ async def test_adversary_critique_routing_score_and_both_verdicts() -> None:
 
 async def test_challenge_report_and_defense_name_the_ids_to_answer() -> None:
     schemas = await _schemas(_example("scripted-challenge.toml"))
-    first, later = schemas[TurnKind.CHALLENGE_REPORT][0], schemas[TurnKind.CHALLENGE_REPORT][1]
+    first, later = (
+        schemas[challenge_protocol.CHALLENGE_REPORT][0],
+        schemas[challenge_protocol.CHALLENGE_REPORT][1],
+    )
     assert _verdicts(first) == _verdicts(later) == {"objections", "no_objections"}
     for shape in _shapes(first) + _shapes(later):
         props = shape["properties"]
@@ -168,7 +173,7 @@ async def test_challenge_report_and_defense_name_the_ids_to_answer() -> None:
         item = arr["items"]["properties"]
         assert item["challenge_id"]["enum"] == ["C1.1", "C1.2"]
         assert item["status"]["enum"] == ["addressed", "rejected", "unaddressed"]
-    defense = schemas[TurnKind.DEFENSE][0]
+    defense = schemas[challenge_protocol.DEFENSE][0]
     responses = defense["properties"]["responses"]
     assert responses["minItems"] == responses["maxItems"] == 2
     assert responses["items"]["properties"]["challenge_id"]["enum"] == ["C1.1", "C1.2"]
@@ -178,13 +183,13 @@ async def test_challenge_report_and_defense_name_the_ids_to_answer() -> None:
 
 async def test_refine_candidate_critique_and_judgment() -> None:
     schemas = await _schemas(_example("scripted-refine.toml"))
-    for schema in schemas[TurnKind.CANDIDATE]:
+    for schema in schemas[refine.CANDIDATE]:
         assert set(schema["properties"]) == {"candidate", "rationale"}
         _closed(schema)
-    for schema in schemas[TurnKind.CANDIDATE_CRITIQUE]:
+    for schema in schemas[refine.CANDIDATE_CRITIQUE]:
         assert _verdicts(schema) == {"defects_found", "no_defect_found"}
         assert all("vote" not in s["properties"] for s in _shapes(schema))
-    for schema in schemas[TurnKind.JUDGMENT]:
+    for schema in schemas[refine.JUDGMENT]:
         assert schema["properties"]["pick"]["enum"] == ["X", "Y"]
         _closed(schema)
 
@@ -256,7 +261,7 @@ def test_a_string_cut_at_its_bound_ends_at_a_whole_sentence_or_word(
 
 async def test_local_tightening_keeps_the_ids_the_engine_fixed() -> None:
     schemas = await _schemas(_example("scripted-challenge.toml"))
-    tight = local_schema(schemas[TurnKind.CHALLENGE_REPORT][1], 384)
+    tight = local_schema(schemas[challenge_protocol.CHALLENGE_REPORT][1], 384)
     for shape in _shapes(tight):
         arr = shape["properties"]["assessments"]
         assert arr["minItems"] == arr["maxItems"] == 2

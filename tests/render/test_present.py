@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLES
-from tests.helpers import run_engine
+from tests.helpers import builtin_kinds, run_engine
 from tui.app.components.cards import turn_content
 from tui.cli import main
 from tui.commands.headless import turn_text
-from tui.engine.basics.vocab import TurnKind
 from tui.engine.core.records import Turn
+from tui.engine.protocols.adversary import ADVERSARY_CRITIQUE
+from tui.engine.protocols.refine import JUDGMENT
 from tui.engine.specs.spec import read_spec_file
 from tui.render.export import _turn_md
 from tui.render.present import Emphasis, Section, present, words
@@ -58,7 +59,7 @@ def _leaves(value: Any) -> list[str]:
 
 
 def test_the_examples_cover_every_turn_kind() -> None:
-    assert {t.kind for t in _all_turns()} == set(TurnKind)
+    assert {t.kind for t in _all_turns()} == set(builtin_kinds())
 
 
 @pytest.mark.parametrize("name", SCRIPTED)
@@ -74,7 +75,7 @@ def test_engine_facts_are_presented() -> None:
     challenge = next(t for t in _turns("challenge") if t.derived.get("challenge_ids"))
     tags = [i.tag for s in present(challenge) for i in s.items]
     assert tags == challenge.derived["challenge_ids"]
-    judgment = next(t for t in _turns("refine") if t.kind == TurnKind.JUDGMENT)
+    judgment = next(t for t in _turns("refine") if t.kind == JUDGMENT)
     assert f"= {judgment.derived['picked']}" in _shown_text(present(judgment))
     assert judgment.variant and judgment.variant in _shown_text(present(judgment))
 
@@ -194,7 +195,7 @@ def test_a_field_of_the_wrong_type_is_shown_as_stored_never_raised(wrong: Any) -
 
 
 def test_a_damaged_turn_says_so_and_keeps_its_fields() -> None:
-    turn = next(t for t in _turns("adversary") if t.kind == TurnKind.ADVERSARY_CRITIQUE)
+    turn = next(t for t in _turns("adversary") if t.kind == ADVERSARY_CRITIQUE)
     damaged = dataclasses.replace(turn, content={**turn.content, "suggestions": True})
     sections = present(damaged)
     assert sections[0].label == "damaged" and "moot verify" in sections[0].text

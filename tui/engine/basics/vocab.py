@@ -11,29 +11,11 @@ from enum import StrEnum
 
 
 class TurnKind(StrEnum):
-    """What a slot asks its speaker to fill (one content model per kind)."""
+    """The shared turn kinds (one content model each, in core/records.py); each protocol
+    names the kinds it adds in its own module (``Protocol.turn_kinds``)."""
 
     POSITION = "position"
     CRITIQUE = "critique"
-    ADVERSARY_CRITIQUE = "adversary_critique"
-    CANDIDATE = "candidate"
-    CANDIDATE_CRITIQUE = "candidate_critique"
-    CHALLENGE_REPORT = "challenge_report"
-    DEFENSE = "defense"
-    JUDGMENT = "judgment"
-    ESTIMATE = "estimate"  # a number with its rationale
-
-
-# Kinds whose speaker passes judgement on someone else's work.
-VERIFIER_KINDS = frozenset(
-    {
-        TurnKind.CRITIQUE,
-        TurnKind.ADVERSARY_CRITIQUE,
-        TurnKind.CANDIDATE_CRITIQUE,
-        TurnKind.CHALLENGE_REPORT,
-        TurnKind.JUDGMENT,
-    }
-)
 
 
 class RunStatus(StrEnum):
@@ -82,18 +64,12 @@ class DecisionChannel(StrEnum):
 
 
 class DecisionRule(StrEnum):
-    """Why a debate ended, named in ``[result].decision_rule``."""
+    """Why a debate ended, named in ``[result].decision_rule``: the rules more than one
+    protocol decides by; a protocol names its own (``Protocol.rule_reasons``)."""
 
     THRESHOLD_VOTE = "threshold_vote"
     MAX_ROUNDS_EXHAUSTED = "max_rounds_exhausted"
-    CRITIC_RELEASE = "critic_release"  # the critic asked to release and the release gate held
     RELEASE_GATE = "release_gate"  # a release was asked for and refused by code; no round left
-    CRITIC_ESCALATION = "critic_escalation"
-    NO_OBJECTIONS = "no_objections"
-    ADVERSARY_DEADLOCK = "adversary_deadlock"
-    ADVISORY_REVIEW = "advisory_review"
-    JUDGE_CONVERGENCE = "judge_convergence"
-    CONVERGED = "converged"  # the estimates' spread fell within the convergence bound
     RUBRIC_FAILED = "rubric_failed"
     OPERATOR_DECISION = "operator_decision"
     OPERATOR_ESCALATION = "operator_escalation"

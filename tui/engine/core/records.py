@@ -13,16 +13,14 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
     field_validator,
-    model_serializer,
     model_validator,
 )
 
 from tui.engine.basics.vocab import TurnKind
 
 
-class _Content(BaseModel):
+class TurnContent(BaseModel):
     """Model text is kept byte for byte; only blank answers are refused."""
 
     model_config = ConfigDict(extra="ignore")
@@ -35,7 +33,7 @@ class _Content(BaseModel):
         return value
 
 
-class Position(_Content):
+class Position(TurnContent):
     """A debater's stance on the motion, with its reasons and its vote."""
 
     stance: str = Field(min_length=1, description="Your position in one or two sentences.")
@@ -43,11 +41,8 @@ class Position(_Content):
     vote: str = Field(min_length=1, description="One of the allowed votes.")
 
 
-class CandidateCritique(_Content):
-    """The negative channel: weaknesses, or the explicit verdict no_defect_found.
-
-    As is, it is refine's critic, which attacks a candidate and casts no vote.
-    """
+class NegativeChannel(TurnContent):
+    """Every critique's negative channel: weaknesses, or the explicit verdict no_defect_found."""
 
     weaknesses: list[str] = Field(
         default_factory=list, description="Concrete weaknesses of the work critiqued."
@@ -58,7 +53,7 @@ class CandidateCritique(_Content):
     )
 
     @model_validator(mode="after")
-    def _negative_channel(self) -> CandidateCritique:
+    def _negative_channel(self) -> NegativeChannel:
         self.weaknesses = [w for w in self.weaknesses if w.strip()]
         if not self.weaknesses and self.verdict != "no_defect_found":
             raise ValueError(
@@ -67,138 +62,23 @@ class CandidateCritique(_Content):
         return self
 
 
-class Critique(CandidateCritique):
+class Critique(NegativeChannel):
     """A debate critique of another debater's latest position, with the critic's vote."""
 
     vote: str = Field(min_length=1, description="Your own vote after this critique.")
 
 
-class AdversaryCritique(Critique):
-    """The adversary protocol's critique: adds a score and a routing decision."""
-
-    score: int = Field(ge=0, le=100, description="Quality of the proposal, 0 to 100.")
-    routing: Literal["release", "revise", "escalate"] = Field(
-        description="release it, send it back for revision, or escalate to a human."
-    )
-    vote: str = Field(default="", description="Leave empty; routing is your vote.")
-
-
-class Candidate(_Content):
-    """A candidate answer to the motion (refine's authors and synthesizer)."""
-
-    candidate: str = Field(min_length=1, description="The full candidate answer.")
-    rationale: str = Field(default="", description="Why this candidate is strong.")
-
-    @field_validator("candidate")
-    @classmethod
-    def _has_text(cls, value: str) -> str:
-        return _required_text(value)
-
-
-def _required_text(value: str) -> str:
+def required_text(value: str) -> str:
+    """A field a model must fill with words, not only spaces (protocols' models use it)."""
     if not value.strip():
         raise ValueError("must not be blank")
     return value
 
 
-class Challenge(BaseModel):
-    """One objection to the artifact; without evidence it is not a challenge."""
-
-    category: str = Field(min_length=1, description="e.g. correctness, security, cost, scope.")
-    concern: str = Field(min_length=1, description="What could fail, in one sentence.")
-    evidence: str = Field(
-        min_length=1, description="Where in the artifact the problem shows; quote it."
-    )
-    source: str = Field(
-        default="",
-        description="Only when evidence quotes a lookup's result: its id (L1, L2, ...). "
-        "The challenge then counts only if the quote is verbatim in that result.",
-    )
-    severity: Literal["critical", "significant", "minor"]
-    recommendation: str = Field(min_length=1, description="What to change.")
-
-    @field_validator("category", "concern", "evidence", "recommendation")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        return _required_text(value)
-
-    @model_serializer(mode="wrap")
-    def _without_empty_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Only a challenge quoting a lookup carries ``source`` (older files have none)."""
-        out: dict[str, Any] = handler(self)
-        if not out.get("source"):
-            out.pop("source", None)
-        return out
-
-
-class Assessment(BaseModel):
-    """The adversary's view of an earlier challenge after the defense."""
-
-    challenge_id: str = Field(min_length=1, description="The id of an earlier challenge.")
-    status: Literal["addressed", "rejected", "unaddressed"]
-    note: str = ""
-
-
-class ChallengeReport(_Content):
-    """An adversary's report: challenges or an explicit no-objections verdict."""
-
-    challenges: list[Challenge] = Field(default_factory=list)
-    verdict: Literal["objections", "no_objections"] = Field(
-        description="no_objections only if you raise no challenge at all."
-    )
-    assessments: list[Assessment] = Field(
-        default_factory=list, description="From round 2: one per earlier challenge."
-    )
-    convergence: Literal["continue", "converging", "deadlock"] = "continue"
-
-    @model_validator(mode="after")
-    def _negative_channel(self) -> ChallengeReport:
-        if not self.challenges and self.verdict != "no_objections":
-            raise ValueError("raise at least one challenge, or give the verdict no_objections")
-        if self.challenges and self.verdict == "no_objections":
-            raise ValueError("the verdict no_objections cannot come with challenges")
-        return self
-
-
-class DefenseResponse(BaseModel):
-    challenge_id: str = Field(min_length=1)
-    status: Literal["addressed", "rejected"]
-    answer: str = Field(min_length=1, description="The change made, or why it is rejected.")
-
-
-class Defense(_Content):
-    """A defender's answer per challenge, and the revised artifact."""
-
-    responses: list[DefenseResponse] = Field(default_factory=list)
-    revised_artifact: str = Field(min_length=1, description="The whole artifact, revised.")
-
-
-class Judgment(_Content):
-    """A blind judge's pick between two unlabelled candidates."""
-
-    pick: Literal["X", "Y"] = Field(description="The better candidate: X or Y.")
-    reason: str = Field(min_length=1, description="The decisive reason, one or two sentences.")
-
-
-class Estimate(_Content):
-    """A panelist's number and why; the estimate must be a finite number."""
-
-    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
-
-    estimate: float = Field(description="Your estimate, a single number in the spec's unit.")
-    rationale: str = Field(min_length=1, description="Why this number, in one or two sentences.")
-
-
-CONTENT_MODELS: dict[str, type[_Content]] = {
+# The shared kinds' models; a protocol's own kinds are its ``turn_kinds``.
+CONTENT_MODELS: dict[str, type[TurnContent]] = {
     TurnKind.POSITION: Position,
     TurnKind.CRITIQUE: Critique,
-    TurnKind.ADVERSARY_CRITIQUE: AdversaryCritique,
-    TurnKind.CANDIDATE: Candidate,
-    TurnKind.CANDIDATE_CRITIQUE: CandidateCritique,
-    TurnKind.CHALLENGE_REPORT: ChallengeReport,
-    TurnKind.DEFENSE: Defense,
-    TurnKind.JUDGMENT: Judgment,
-    TurnKind.ESTIMATE: Estimate,
 }
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
+from pydantic import BaseModel
+
 from tui.engine.core.records import CONTENT_MODELS, inline_refs
 
 DEFAULT_MIN_WORDS = 3
@@ -78,6 +80,17 @@ def word_count(text: str) -> int:
     return len(_WORD.findall(text))
 
 
+# The content models whose labels count: the shared kinds', and each registered protocol's
+# own (the registry adds them, so a label of any protocol is no statement in another).
+_LABELLED: list[type[BaseModel]] = list(CONTENT_MODELS.values())
+
+
+def add_labels(models: Iterable[type[BaseModel]]) -> None:
+    """Count these content models' field names and fixed values as labels too."""
+    _LABELLED.extend(m for m in models if m not in _LABELLED)
+    schema_labels.cache_clear()
+
+
 @cache
 def schema_labels() -> frozenset[str]:
     """Every field name and fixed value (verdicts, routings, statuses) of every turn kind."""
@@ -95,7 +108,7 @@ def schema_labels() -> frozenset[str]:
             for value in node:
                 walk(value)
 
-    for model in CONTENT_MODELS.values():
+    for model in _LABELLED:
         walk(inline_refs(model.model_json_schema()))
     return frozenset(normal(label) for label in found)
 

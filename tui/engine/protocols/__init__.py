@@ -13,6 +13,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 from tui.engine.basics.vocab import TurnKind
+from tui.engine.core.substance import add_labels
 from tui.engine.protocols.adversary import AdversaryProtocol
 from tui.engine.protocols.base import Protocol
 from tui.engine.protocols.challenge import ChallengeProtocol
@@ -72,6 +73,7 @@ def _installed() -> None:
 
 
 _installed()
+add_labels(model for p in PROTOCOLS.values() for model in p.turn_kinds.values())
 
 
 def kind_owner(kind: str) -> type[Protocol] | None:

@@ -9,10 +9,12 @@ proposer revises while rounds remain, then the debate escalates.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
 
 from tui.engine.basics.vocab import ESCALATE, DecisionRule, TurnKind
-from tui.engine.core.records import AdversaryCritique, Turn
+from tui.engine.core.records import Critique, Turn
 from tui.engine.core.schedule import Slot
 from tui.engine.core.sections import Fact, Section, Tone, critique_sections
 from tui.engine.core.state import DebateState, Decision
@@ -31,6 +33,21 @@ if TYPE_CHECKING:
     from tui.engine.record.session import SessionData
     from tui.engine.record.verify import Verification
     from tui.engine.specs.spec import RubricRole, Script, Spec
+
+# The turn kind this protocol adds, and the rules only it decides by (session files hold them).
+ADVERSARY_CRITIQUE = "adversary_critique"
+CRITIC_RELEASE = "critic_release"  # the critic asked to release and the release gate held
+CRITIC_ESCALATION = "critic_escalation"
+
+
+class AdversaryCritique(Critique):
+    """The adversary protocol's critique: adds a score and a routing decision."""
+
+    score: int = Field(ge=0, le=100, description="Quality of the proposal, 0 to 100.")
+    routing: Literal["release", "revise", "escalate"] = Field(
+        description="release it, send it back for revision, or escalate to a human."
+    )
+    vote: str = Field(default="", description="Leave empty; routing is your vote.")
 
 
 # The commented starting spec ``moot new --protocol adversary`` writes; it validates as written.
@@ -105,27 +122,28 @@ class AdversaryProtocol(Protocol):
     role_keys = frozenset({"proposer", "critic", "release_score"})
     debater_keys = frozenset({"proposer", "critic"})
     votes_decide = False  # the critic's routing is a request; the release gate decides
-    turn_kinds = {TurnKind.ADVERSARY_CRITIQUE: AdversaryCritique}
+    turn_kinds = {ADVERSARY_CRITIQUE: AdversaryCritique}
     examples = {
-        TurnKind.ADVERSARY_CRITIQUE: {
+        ADVERSARY_CRITIQUE: {
             "weaknesses": ["The proposal gives no evidence for its main claim."],
             "suggestions": ["Add one measured fact that supports the claim."],
             "score": 40,
             "routing": "revise",
         }
     }
-    negative_channels = {TurnKind.ADVERSARY_CRITIQUE: ("weaknesses", "no_defect_found")}
+    negative_channels = {ADVERSARY_CRITIQUE: ("weaknesses", "no_defect_found")}
+    verifier_kinds = Protocol.verifier_kinds | {ADVERSARY_CRITIQUE}
     statement_rules = {
-        TurnKind.ADVERSARY_CRITIQUE: StatementRules(
+        ADVERSARY_CRITIQUE: StatementRules(
             channel=CRITIQUE_STATEMENTS.channel, answers=("routing", "verdict", "vote")
         )
     }
     rule_reasons = {
-        DecisionRule.CRITIC_RELEASE: "the critic asked to release it and the release gate held",
+        CRITIC_RELEASE: "the critic asked to release it and the release gate held",
         DecisionRule.RELEASE_GATE: (
             "a release was asked for, the release gate refused it, and no round was left"
         ),
-        DecisionRule.CRITIC_ESCALATION: "the critic escalated it",
+        CRITIC_ESCALATION: "the critic escalated it",
     }
 
     @classmethod
@@ -133,7 +151,7 @@ class AdversaryProtocol(Protocol):
         cls, kind: str, content: dict[str, Any], derived: dict[str, Any], variant: str | None
     ) -> Sequence[Section] | None:
         """A critique that also scores and routes."""
-        if kind != TurnKind.ADVERSARY_CRITIQUE:
+        if kind != ADVERSARY_CRITIQUE:
             return None
         more = []
         if "score" in content:
@@ -143,7 +161,7 @@ class AdversaryProtocol(Protocol):
 
     def rubric_role(self, slot: Slot) -> RubricRole | None:
         """The adversary's critic is a critic."""
-        return "critic" if slot.kind == TurnKind.ADVERSARY_CRITIQUE else super().rubric_role(slot)
+        return "critic" if slot.kind == ADVERSARY_CRITIQUE else super().rubric_role(slot)
 
     @classmethod
     def scripted(cls, request: TurnRequest, script: Script) -> dict[str, Any]:
@@ -183,11 +201,7 @@ class AdversaryProtocol(Protocol):
 
     def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]:
         if phase == "critique":
-            return [
-                Slot(
-                    start, round_no, phase, self.critic, TurnKind.ADVERSARY_CRITIQUE, self.proposer
-                )
-            ]
+            return [Slot(start, round_no, phase, self.critic, ADVERSARY_CRITIQUE, self.proposer)]
         return [Slot(start, round_no, phase, self.proposer, TurnKind.POSITION)]
 
     def context(self, state: DebateState, slot: Slot) -> list[ContextItem]:
@@ -206,7 +220,7 @@ class AdversaryProtocol(Protocol):
 
     def annotate(self, state: DebateState, slot: Slot, turn: Turn) -> None:
         """Record the request, the gate's verdict on it and what code decided."""
-        if slot.kind != TurnKind.ADVERSARY_CRITIQUE:
+        if slot.kind != ADVERSARY_CRITIQUE:
             return
         reasons = release_refusal(turn.content, self.spec.debate.release_score)
         turn.derived["routing_requested"] = turn.content.get("routing", "")
@@ -235,7 +249,7 @@ class AdversaryProtocol(Protocol):
         """
         requested = turn.content.get("routing")
         if requested == ESCALATE:
-            return Decision(ESCALATE, DecisionRule.CRITIC_ESCALATION)
+            return Decision(ESCALATE, CRITIC_ESCALATION)
         if requested != "release":
             return None  # revise; the runner escalates once no round is left
         rubric = turn.derived.get("rubric")
@@ -248,7 +262,7 @@ class AdversaryProtocol(Protocol):
             )
         refused = release_refusal(turn.content, self.spec.debate.release_score)
         if not refused:
-            return Decision("release", DecisionRule.CRITIC_RELEASE)
+            return Decision("release", CRITIC_RELEASE)
         if turn.round >= max_rounds:
             return Decision(ESCALATE, DecisionRule.RELEASE_GATE, extra={"release_refused": refused})
         return None
@@ -256,7 +270,7 @@ class AdversaryProtocol(Protocol):
     def turn_claims(self, data: SessionData, out: Verification, turn: Turn) -> None:
         """A critic's routing is a request: a release stands only on request and through the gate."""
         decided = turn.derived.get("routing_decision")
-        if turn.kind != TurnKind.ADVERSARY_CRITIQUE or decided is None:
+        if turn.kind != ADVERSARY_CRITIQUE or decided is None:
             return  # written before the gate was recorded: the result's replay covers it
         requested = turn.content.get("routing")
         reasons = release_refusal(turn.content, data.spec.debate.release_score)
@@ -277,9 +291,7 @@ class AdversaryProtocol(Protocol):
         )
 
     def report(self, state: DebateState) -> dict[str, Any]:
-        critique = next(
-            (t for t in reversed(state.turns) if t.kind == TurnKind.ADVERSARY_CRITIQUE), None
-        )
+        critique = next((t for t in reversed(state.turns) if t.kind == ADVERSARY_CRITIQUE), None)
         proposal = state.latest_position.get(self.proposer)
         out: dict[str, Any] = {
             "proposer_id": self.proposer,
@@ -287,7 +299,7 @@ class AdversaryProtocol(Protocol):
             # Self-critique never runs: the critic is a different debater (checked
             # at validation and again before every critique call).
             "self_critique_skipped": all(
-                t.speaker != t.target for t in state.turns if t.kind == TurnKind.ADVERSARY_CRITIQUE
+                t.speaker != t.target for t in state.turns if t.kind == ADVERSARY_CRITIQUE
             ),
             "revisions": sum(
                 1 for t in state.turns if t.speaker == self.proposer and t.phase == "revision"

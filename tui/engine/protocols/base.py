@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
 
-from tui.engine.basics.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, TurnKind
+from tui.engine.basics.vocab import ESCALATE, DecisionRule, TurnKind
 from tui.engine.core.parsing import TurnParseError
 from tui.engine.core.records import Turn
 from tui.engine.core.schedule import Slot
@@ -101,6 +101,9 @@ class Protocol(ABC):
     negative_channels: ClassVar[dict[str, tuple[str, str]]] = {
         TurnKind.CRITIQUE: ("weaknesses", "no_defect_found")
     }
+    # Kinds whose speaker passes judgement on someone else's work: never their own (the
+    # self-critique rule), a rubric may apply to them, and cross-family checks compare.
+    verifier_kinds: ClassVar[frozenset[str]] = frozenset({TurnKind.CRITIQUE})
     # What the statements of each added kind must say (tui.engine.core.substance): the
     # engine re-asks a turn that breaks them, and ``moot verify`` re-checks them.
     statement_rules: ClassVar[dict[str, StatementRules]] = {}
@@ -270,7 +273,7 @@ class Protocol(ABC):
 
     def cross_family_against(self, slot: Slot) -> list[str]:
         """Whose work this slot judges: the cross-family check compares against them."""
-        if slot.kind in VERIFIER_KINDS and slot.target:
+        if slot.kind in self.verifier_kinds and slot.target:
             return [slot.target]
         return []
 

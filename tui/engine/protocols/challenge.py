@@ -10,11 +10,20 @@ debate escalates (rule ``release_gate``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from tui.engine.basics.vocab import ESCALATE, DecisionRule, TurnKind
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+
+from tui.engine.basics.vocab import ESCALATE, DecisionRule
 from tui.engine.core.parsing import TurnParseError
-from tui.engine.core.records import ChallengeReport, Defense, Turn, inline_refs
+from tui.engine.core.records import Turn, TurnContent, inline_refs, required_text
 from tui.engine.core.schedule import Slot
 from tui.engine.core.sections import (
     STATUS_TONE,
@@ -41,6 +50,86 @@ if TYPE_CHECKING:
     from tui.engine.specs.spec import RubricRole, Script, Spec
 
 UNRESOLVED = ("open", "unaddressed")
+
+
+# The turn kinds this protocol adds, and the rules only it decides by (session files hold them).
+CHALLENGE_REPORT = "challenge_report"
+DEFENSE = "defense"
+NO_OBJECTIONS = "no_objections"
+ADVERSARY_DEADLOCK = "adversary_deadlock"
+ADVISORY_REVIEW = "advisory_review"
+
+
+class Challenge(BaseModel):
+    """One objection to the artifact; without evidence it is not a challenge."""
+
+    category: str = Field(min_length=1, description="e.g. correctness, security, cost, scope.")
+    concern: str = Field(min_length=1, description="What could fail, in one sentence.")
+    evidence: str = Field(
+        min_length=1, description="Where in the artifact the problem shows; quote it."
+    )
+    source: str = Field(
+        default="",
+        description="Only when evidence quotes a lookup's result: its id (L1, L2, ...). "
+        "The challenge then counts only if the quote is verbatim in that result.",
+    )
+    severity: Literal["critical", "significant", "minor"]
+    recommendation: str = Field(min_length=1, description="What to change.")
+
+    @field_validator("category", "concern", "evidence", "recommendation")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        return required_text(value)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Only a challenge quoting a lookup carries ``source`` (older files have none)."""
+        out: dict[str, Any] = handler(self)
+        if not out.get("source"):
+            out.pop("source", None)
+        return out
+
+
+class Assessment(BaseModel):
+    """The adversary's view of an earlier challenge after the defense."""
+
+    challenge_id: str = Field(min_length=1, description="The id of an earlier challenge.")
+    status: Literal["addressed", "rejected", "unaddressed"]
+    note: str = ""
+
+
+class ChallengeReport(TurnContent):
+    """An adversary's report: challenges or an explicit no-objections verdict."""
+
+    challenges: list[Challenge] = Field(default_factory=list)
+    verdict: Literal["objections", "no_objections"] = Field(
+        description="no_objections only if you raise no challenge at all."
+    )
+    assessments: list[Assessment] = Field(
+        default_factory=list, description="From round 2: one per earlier challenge."
+    )
+    convergence: Literal["continue", "converging", "deadlock"] = "continue"
+
+    @model_validator(mode="after")
+    def _negative_channel(self) -> ChallengeReport:
+        if not self.challenges and self.verdict != "no_objections":
+            raise ValueError("raise at least one challenge, or give the verdict no_objections")
+        if self.challenges and self.verdict == "no_objections":
+            raise ValueError("the verdict no_objections cannot come with challenges")
+        return self
+
+
+class DefenseResponse(BaseModel):
+    challenge_id: str = Field(min_length=1)
+    status: Literal["addressed", "rejected"]
+    answer: str = Field(min_length=1, description="The change made, or why it is rejected.")
+
+
+class Defense(TurnContent):
+    """A defender's answer per challenge, and the revised artifact."""
+
+    responses: list[DefenseResponse] = Field(default_factory=list)
+    revised_artifact: str = Field(min_length=1, description="The whole artifact, revised.")
 
 
 def no_objections_refusal(content: dict[str, Any]) -> list[str]:
@@ -207,18 +296,19 @@ class ChallengeProtocol(Protocol):
     role_keys = frozenset({"defender", "adversary", "mode"})
     debater_keys = frozenset({"defender", "adversary"})
     shows_votes = False
-    turn_kinds = {TurnKind.CHALLENGE_REPORT: ChallengeReport, TurnKind.DEFENSE: Defense}
-    negative_channels = {TurnKind.CHALLENGE_REPORT: ("challenges", "no_objections")}
+    turn_kinds = {CHALLENGE_REPORT: ChallengeReport, DEFENSE: Defense}
+    negative_channels = {CHALLENGE_REPORT: ("challenges", "no_objections")}
+    verifier_kinds = Protocol.verifier_kinds | {CHALLENGE_REPORT}
     statement_rules = {
-        TurnKind.CHALLENGE_REPORT: StatementRules(
+        CHALLENGE_REPORT: StatementRules(
             channel=(("challenges", "concern"), ("challenges", "evidence")), answers=("verdict",)
         ),
-        TurnKind.DEFENSE: StatementRules(channel=(("responses", "answer"),), answers=("status",)),
+        DEFENSE: StatementRules(channel=(("responses", "answer"),), answers=("status",)),
     }
     rule_reasons = {
-        DecisionRule.NO_OBJECTIONS: "the adversary left no objection open",
-        DecisionRule.ADVERSARY_DEADLOCK: "the adversary and the defender deadlocked",
-        DecisionRule.ADVISORY_REVIEW: "the review is advisory",
+        NO_OBJECTIONS: "the adversary left no objection open",
+        ADVERSARY_DEADLOCK: "the adversary and the defender deadlocked",
+        ADVISORY_REVIEW: "the review is advisory",
         DecisionRule.RELEASE_GATE: (
             "a release was asked for, the release gate refused it, and no round was left"
         ),
@@ -229,22 +319,22 @@ class ChallengeProtocol(Protocol):
         cls, kind: str, content: dict[str, Any], derived: dict[str, Any], variant: str | None
     ) -> Sequence[Section] | None:
         """A report's verdict, assessments and numbered challenges; a defense's answers."""
-        if kind == TurnKind.CHALLENGE_REPORT:
+        if kind == CHALLENGE_REPORT:
             return _report_sections(content, derived)
-        if kind == TurnKind.DEFENSE:
+        if kind == DEFENSE:
             return _defense_sections(content)
         return None
 
     @classmethod
     def position(cls, spec: Spec, turn: Turn) -> str | None:
         """A defense puts forward its revised artifact."""
-        if turn.kind == TurnKind.DEFENSE:
+        if turn.kind == DEFENSE:
             return str(turn.content.get("revised_artifact", ""))
         return super().position(spec, turn)
 
     def rubric_role(self, slot: Slot) -> RubricRole | None:
         """The one who challenges plays the rubric's adversary."""
-        if slot.kind == TurnKind.CHALLENGE_REPORT:
+        if slot.kind == CHALLENGE_REPORT:
             return "adversary"
         return super().rubric_role(slot)
 
@@ -252,7 +342,7 @@ class ChallengeProtocol(Protocol):
     def scripted(cls, request: TurnRequest, script: Script) -> dict[str, Any]:
         """No objections, or every challenge addressed: the ids this slot must answer."""
         ids = _ids_to_answer(request.json_schema)
-        if request.slot.kind == TurnKind.CHALLENGE_REPORT:
+        if request.slot.kind == CHALLENGE_REPORT:
             return {
                 "challenges": [],
                 "verdict": "no_objections",
@@ -332,12 +422,8 @@ class ChallengeProtocol(Protocol):
 
     def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]:
         if phase == "challenge":
-            return [
-                Slot(
-                    start, round_no, phase, self.adversary, TurnKind.CHALLENGE_REPORT, self.defender
-                )
-            ]
-        return [Slot(start, round_no, phase, self.defender, TurnKind.DEFENSE, self.adversary)]
+            return [Slot(start, round_no, phase, self.adversary, CHALLENGE_REPORT, self.defender)]
+        return [Slot(start, round_no, phase, self.defender, DEFENSE, self.adversary)]
 
     def context(self, state: DebateState, slot: Slot) -> list[ContextItem]:
         items: list[ContextItem] = [("motion", "What the artifact is for", self.spec.debate.motion)]
@@ -369,7 +455,7 @@ class ChallengeProtocol(Protocol):
 
     def slot_schema(self, state: DebateState, slot: Slot, schema: dict[str, Any]) -> dict[str, Any]:
         """Exactly the challenge ids this turn must assess or answer, as an enum."""
-        reports = slot.kind == TurnKind.CHALLENGE_REPORT
+        reports = slot.kind == CHALLENGE_REPORT
         key = "assessments" if reports else "responses"
         ids = self.awaiting_assessment() if reports else self.unresolved()
         out = inline_refs(schema)
@@ -386,7 +472,7 @@ class ChallengeProtocol(Protocol):
 
     # ----------------------------------------------------------- validation
     def check_state(self, state: DebateState, slot: Slot, content: Any) -> None:
-        if slot.kind == TurnKind.CHALLENGE_REPORT:
+        if slot.kind == CHALLENGE_REPORT:
             known = set(self.challenges)
             seen = {a.challenge_id for a in content.assessments}
             unknown = sorted(seen - known)
@@ -397,7 +483,7 @@ class ChallengeProtocol(Protocol):
                 raise TurnParseError(
                     f"assess every earlier challenge; missing {', '.join(missing)}"
                 )
-        elif slot.kind == TurnKind.DEFENSE:
+        elif slot.kind == DEFENSE:
             seen = {r.challenge_id for r in content.responses}
             unknown = sorted(seen - set(self.challenges))
             if unknown:
@@ -407,7 +493,7 @@ class ChallengeProtocol(Protocol):
                 raise TurnParseError(f"answer every challenge; missing {', '.join(missing)}")
 
     def annotate(self, state: DebateState, slot: Slot, turn: Turn) -> None:
-        if slot.kind == TurnKind.CHALLENGE_REPORT:
+        if slot.kind == CHALLENGE_REPORT:
             n = len(turn.content.get("challenges", []))
             turn.derived["challenge_ids"] = [f"C{slot.round}.{i + 1}" for i in range(n)]
             judged = _lookup_evidence(turn)
@@ -453,7 +539,7 @@ class ChallengeProtocol(Protocol):
         self.convergence = content.get("convergence", "continue")
         self.round_verdicts.append(content.get("verdict", ""))
         if self.convergence == "deadlock":
-            return Decision(ESCALATE, DecisionRule.ADVERSARY_DEADLOCK, extra=self._open_extra())
+            return Decision(ESCALATE, ADVERSARY_DEADLOCK, extra=self._open_extra())
         rubric = turn.derived.get("rubric")
         if content.get("verdict") == "no_objections" and rubric is not None and not rubric["pass"]:
             return Decision(
@@ -465,10 +551,10 @@ class ChallengeProtocol(Protocol):
             if self.spec.debate.mode == "advisory":
                 return Decision(
                     ESCALATE,
-                    DecisionRule.ADVISORY_REVIEW,
+                    ADVISORY_REVIEW,
                     extra={"adversary_recommendation": "release"},
                 )
-            return Decision("release", DecisionRule.NO_OBJECTIONS)
+            return Decision("release", NO_OBJECTIONS)
         return None
 
     def _open_extra(self) -> dict[str, Any]:
@@ -476,7 +562,7 @@ class ChallengeProtocol(Protocol):
 
     def exhausted(self, state: DebateState) -> Decision:
         """No round left: a last ``no_objections`` the gate refused is named as such."""
-        last = next((t for t in reversed(state.turns) if t.kind == TurnKind.CHALLENGE_REPORT), None)
+        last = next((t for t in reversed(state.turns) if t.kind == CHALLENGE_REPORT), None)
         refused = (
             last is not None
             and not last.invalid
@@ -527,7 +613,7 @@ class ChallengeProtocol(Protocol):
         by_sev = {s: 0 for s in ("critical", "significant", "minor")}
         for c in self.challenges.values():
             by_sev[c["severity"]] = by_sev.get(c["severity"], 0) + 1
-        last = next((t for t in reversed(state.turns) if t.kind == TurnKind.CHALLENGE_REPORT), None)
+        last = next((t for t in reversed(state.turns) if t.kind == CHALLENGE_REPORT), None)
         out: dict[str, Any] = {
             "defender_id": self.defender,
             "adversary_id": self.adversary,

@@ -17,9 +17,11 @@ import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tui.engine.basics.vocab import ESCALATE, DecisionRule, TurnKind
+from pydantic import ConfigDict, Field
+
+from tui.engine.basics.vocab import ESCALATE, DecisionRule
 from tui.engine.core.parsing import TurnParseError
-from tui.engine.core.records import Turn
+from tui.engine.core.records import Turn, TurnContent
 from tui.engine.core.schedule import Slot
 from tui.engine.core.state import DebateState, Decision
 from tui.engine.core.substance import StatementRules
@@ -64,6 +66,19 @@ max_tokens = 120
 role = "A team lead who remembers how long the last three features took."
 """
 
+# The turn kind this protocol adds, and the rule only it decides by (session files hold them).
+ESTIMATE = "estimate"  # a number with its rationale
+CONVERGED = "converged"  # the estimates' spread fell within the convergence bound
+
+
+class Estimate(TurnContent):
+    """A panelist's number and why; the estimate must be a finite number."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+    estimate: float = Field(description="Your estimate, a single number in the spec's unit.")
+    rationale: str = Field(min_length=1, description="Why this number, in one or two sentences.")
+
 
 def number_text(value: float) -> str:
     """A number as the decision records it: whole numbers without a decimal point."""
@@ -88,7 +103,7 @@ def round_estimates(turns: Sequence[Turn], round_no: int) -> list[float]:
     return [
         float(t.content["estimate"])
         for t in turns
-        if t.round == round_no and t.kind == TurnKind.ESTIMATE and not t.invalid
+        if t.round == round_no and t.kind == ESTIMATE and not t.invalid
     ]
 
 
@@ -128,9 +143,14 @@ class DelphiProtocol(Protocol):
     default_rounds = 3
     role_keys = frozenset({"unit", "minimum", "convergence"})
     views = ("distribution",)
-    rule_reasons = {DecisionRule.CONVERGED: "the panel's estimates converged on the median"}
-    statement_rules = {
-        TurnKind.ESTIMATE: StatementRules(answers=("estimate",), reasons=("rationale",))
+    rule_reasons = {CONVERGED: "the panel's estimates converged on the median"}
+    turn_kinds = {ESTIMATE: Estimate}
+    statement_rules = {ESTIMATE: StatementRules(answers=("estimate",), reasons=("rationale",))}
+    examples = {
+        ESTIMATE: {
+            "estimate": 10,
+            "rationale": "Similar work took about this long, and the main risk is already counted.",
+        }
     }
     shows_votes = False
     votes_decide = False
@@ -183,7 +203,7 @@ class DelphiProtocol(Protocol):
     @classmethod
     def position(cls, spec: Spec, turn: Turn) -> str | None:
         """An estimate, in the unit: the decision is one of them, or the median between."""
-        if turn.kind != TurnKind.ESTIMATE:
+        if turn.kind != ESTIMATE:
             return None
         return f"{number_text(turn.content['estimate'])} {spec.debate.unit}".rstrip()
 
@@ -222,10 +242,7 @@ class DelphiProtocol(Protocol):
         return [PHASE]
 
     def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]:
-        return [
-            Slot(start + i, round_no, phase, s, TurnKind.ESTIMATE)
-            for i, s in enumerate(self.spec.ids)
-        ]
+        return [Slot(start + i, round_no, phase, s, ESTIMATE) for i, s in enumerate(self.spec.ids)]
 
     def context(self, state: DebateState, slot: Slot) -> list[ContextItem]:
         d = self.spec.debate
@@ -256,7 +273,7 @@ class DelphiProtocol(Protocol):
         """The round anonymised: statistics and rationales, sorted by estimate, no ids."""
         unit = self.spec.debate.unit
         made = sorted(
-            (t for t in turns if t.round == round_no and t.kind == TurnKind.ESTIMATE),
+            (t for t in turns if t.round == round_no and t.kind == ESTIMATE),
             key=lambda t: (t.invalid, t.content.get("estimate", 0.0), t.content.get("rationale")),
         )
         estimates = round_estimates(turns, round_no)
@@ -296,7 +313,7 @@ class DelphiProtocol(Protocol):
         if stats["converged"]:
             return Decision(
                 number_text(stats["median"]),
-                DecisionRule.CONVERGED,
+                CONVERGED,
                 extra={"median": stats["median"], "quartiles": stats["quartiles"]},
             )
         return None
@@ -305,7 +322,7 @@ class DelphiProtocol(Protocol):
         """The distribution panel: each round's estimates and statistics, the bound; a round
         that converged is marked so."""
         rounds = []
-        for round_no in sorted({t.round for t in turns if t.kind == TurnKind.ESTIMATE}):
+        for round_no in sorted({t.round for t in turns if t.kind == ESTIMATE}):
             estimates = round_estimates(list(turns), round_no)
             stats = round_stats(estimates, convergence_of(self.spec)) if len(estimates) >= 2 else {}
             mark = "converged" if stats.get("converged") else ""
@@ -319,7 +336,7 @@ class DelphiProtocol(Protocol):
 
     def report(self, state: DebateState) -> dict[str, Any]:
         rounds = []
-        for round_no in sorted({t.round for t in state.turns if t.kind == TurnKind.ESTIMATE}):
+        for round_no in sorted({t.round for t in state.turns if t.kind == ESTIMATE}):
             estimates = round_estimates(state.turns, round_no)
             if len(estimates) >= 2:
                 rounds.append(
@@ -335,7 +352,7 @@ class DelphiProtocol(Protocol):
 
     def turn_claims(self, data: SessionData, out: Verification, turn: Turn) -> None:
         """Anonymity: an estimate's ``saw`` never names another panelist."""
-        if turn.kind != TurnKind.ESTIMATE:
+        if turn.kind != ESTIMATE:
             return
         others = set(data.spec.ids) - {turn.speaker}
         named = sorted({p for label in turn.saw for p in label.split(":") if p in others})
@@ -351,7 +368,7 @@ class DelphiProtocol(Protocol):
         convergence = convergence_of(data.spec)
         recorded = {row.get("round"): row for row in result.get(ROUNDS_KEY) or []}
         last: dict[str, Any] | None = None
-        for round_no in sorted({t.round for t in data.turns if t.kind == TurnKind.ESTIMATE}):
+        for round_no in sorted({t.round for t in data.turns if t.kind == ESTIMATE}):
             estimates = round_estimates(data.turns, round_no)
             if len(estimates) < 2:
                 continue
@@ -360,7 +377,7 @@ class DelphiProtocol(Protocol):
             where = f"result.{ROUNDS_KEY} (round {round_no})"
             for key in ("median", "quartiles", "spread", "converged"):
                 out.same(where, key, row.get(key), last[key], "the round's estimates")
-        if result.get("decision_rule") == DecisionRule.CONVERGED:
+        if result.get("decision_rule") == CONVERGED:
             ok = last is not None and last["converged"]
             out.check(
                 "result",

@@ -12,10 +12,12 @@ import re
 import secrets
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from tui.engine.basics.vocab import ESCALATE, DecisionRule, TurnKind
-from tui.engine.core.records import Candidate, CandidateCritique, Judgment, Turn
+from pydantic import Field, field_validator
+
+from tui.engine.basics.vocab import ESCALATE, DecisionRule
+from tui.engine.core.records import NegativeChannel, Turn, TurnContent, required_text
 from tui.engine.core.schedule import Slot
 from tui.engine.core.sections import Emphasis, Fact, Section, Tone, critique_sections, facts, text
 from tui.engine.core.state import DebateState, Decision
@@ -36,9 +38,42 @@ if TYPE_CHECKING:
     from tui.engine.record.verify import Verification
     from tui.engine.specs.spec import RubricRole, Script, Spec
 
+# The turn kinds this protocol adds, and the rule only it decides by (session files hold them).
+CANDIDATE = "candidate"
+CANDIDATE_CRITIQUE = "candidate_critique"
+JUDGMENT = "judgment"
+JUDGE_CONVERGENCE = "judge_convergence"
+
+
+class Candidate(TurnContent):
+    """A candidate answer to the motion (refine's authors and synthesizer)."""
+
+    candidate: str = Field(min_length=1, description="The full candidate answer.")
+    rationale: str = Field(default="", description="Why this candidate is strong.")
+
+    @field_validator("candidate")
+    @classmethod
+    def _has_text(cls, value: str) -> str:
+        return required_text(value)
+
+
+class CandidateCritique(NegativeChannel):
+    """The negative channel: weaknesses, or the explicit verdict no_defect_found.
+
+    As is, it is refine's critic, which attacks a candidate and casts no vote.
+    """
+
+
+class Judgment(TurnContent):
+    """A blind judge's pick between two unlabelled candidates."""
+
+    pick: Literal["X", "Y"] = Field(description="The better candidate: X or Y.")
+    reason: str = Field(min_length=1, description="The decisive reason, one or two sentences.")
+
+
 _RUBRIC_ROLES: dict[str, RubricRole] = {
-    TurnKind.CANDIDATE_CRITIQUE: "critic",
-    TurnKind.JUDGMENT: "judges",
+    CANDIDATE_CRITIQUE: "critic",
+    JUDGMENT: "judges",
 }
 INCUMBENT_FIRST, CHALLENGER_FIRST = "incumbent-first", "challenger-first"
 
@@ -96,7 +131,7 @@ def _unblinded_reasons(result: dict[str, Any], turns: Sequence[Turn]) -> dict[st
     challenger = named("challenger", last.get("challenger_turn"))
     reasons: dict[str, list[str]] = {}
     for t in turns:
-        if t.kind == TurnKind.JUDGMENT and t.round == last.get("round") and not t.invalid:
+        if t.kind == JUDGMENT and t.round == last.get("round") and not t.invalid:
             text = unblinded(
                 str(t.content.get("reason", "")), t.variant or "", incumbent, challenger
             )
@@ -200,32 +235,31 @@ class RefineProtocol(Protocol):
     )
     debater_keys = frozenset({"authors", "critic", "synthesizer", "judges"})
     shows_votes = False
-    rule_reasons = {
-        DecisionRule.JUDGE_CONVERGENCE: "the judges preferred it in enough rounds in a row"
-    }
-    negative_channels = {TurnKind.CANDIDATE_CRITIQUE: ("weaknesses", "no_defect_found")}
+    rule_reasons = {JUDGE_CONVERGENCE: "the judges preferred it in enough rounds in a row"}
+    negative_channels = {CANDIDATE_CRITIQUE: ("weaknesses", "no_defect_found")}
+    verifier_kinds = Protocol.verifier_kinds | {CANDIDATE_CRITIQUE, JUDGMENT}
     statement_rules = {
-        TurnKind.CANDIDATE: StatementRules(
+        CANDIDATE: StatementRules(
             worded=("candidate", "rationale"), answers=("candidate",), reasons=("rationale",)
         ),
-        TurnKind.CANDIDATE_CRITIQUE: CRITIQUE_STATEMENTS,
-        TurnKind.JUDGMENT: StatementRules(channel=(("reason", ""),), answers=("pick",)),
+        CANDIDATE_CRITIQUE: CRITIQUE_STATEMENTS,
+        JUDGMENT: StatementRules(channel=(("reason", ""),), answers=("pick",)),
     }
     examples = {
-        TurnKind.CANDIDATE: {
+        CANDIDATE: {
             "candidate": "Do it in two steps, and check the result after the first.",
             "rationale": "A first step that is checked limits the damage of a mistake.",
         },
-        TurnKind.CANDIDATE_CRITIQUE: {
+        CANDIDATE_CRITIQUE: {
             "weaknesses": ["The candidate does not say how success is measured."],
             "suggestions": ["Name one number that shows whether it worked."],
         },
-        TurnKind.JUDGMENT: {"reason": "X gives a reason that can be checked; Y does not."},
+        JUDGMENT: {"reason": "X gives a reason that can be checked; Y does not."},
     }
     turn_kinds = {
-        TurnKind.CANDIDATE: Candidate,
-        TurnKind.CANDIDATE_CRITIQUE: CandidateCritique,
-        TurnKind.JUDGMENT: Judgment,
+        CANDIDATE: Candidate,
+        CANDIDATE_CRITIQUE: CandidateCritique,
+        JUDGMENT: Judgment,
     }
 
     @classmethod
@@ -233,14 +267,14 @@ class RefineProtocol(Protocol):
         cls, kind: str, content: dict[str, Any], derived: dict[str, Any], variant: str | None
     ) -> Sequence[Section] | None:
         """A candidate leads with its text; a critique as any; a pick with what it picked."""
-        if kind == TurnKind.CANDIDATE:
+        if kind == CANDIDATE:
             return [
                 Section("candidate", Emphasis.LEAD, str(content.get("candidate", "")), Tone.STRONG),
                 *text("rationale", content.get("rationale")),
             ]
-        if kind == TurnKind.CANDIDATE_CRITIQUE:
+        if kind == CANDIDATE_CRITIQUE:
             return critique_sections(content)
-        if kind != TurnKind.JUDGMENT:
+        if kind != JUDGMENT:
             return None
         pick, picked = str(content.get("pick", "")), derived.get("picked")
         return [
@@ -252,7 +286,7 @@ class RefineProtocol(Protocol):
     @classmethod
     def position(cls, spec: Spec, turn: Turn) -> str | None:
         """A candidate puts forward its text."""
-        if turn.kind == TurnKind.CANDIDATE:
+        if turn.kind == CANDIDATE:
             return str(turn.content.get("candidate", ""))
         return super().position(spec, turn)
 
@@ -264,12 +298,12 @@ class RefineProtocol(Protocol):
     def scripted(cls, request: TurnRequest, script: Script) -> dict[str, Any]:
         """A candidate from the stances, a pick of X, or a critique that casts no vote."""
         who, n, kind = request.debater.id, request.speaker_turn, request.slot.kind
-        if kind == TurnKind.CANDIDATE:
+        if kind == CANDIDATE:
             return {
                 "candidate": cycled(script.stances, n, f"{who}: candidate {n}."),
                 "rationale": cycled(script.rationales, n, f"{who} explains candidate {n}."),
             }
-        if kind == TurnKind.JUDGMENT:
+        if kind == JUDGMENT:
             return {"pick": "X", "reason": cycled(script.rationales, n, f"{who} prefers X.")}
         content = scripted_critique(request, script)
         del content["vote"]
@@ -396,7 +430,7 @@ class RefineProtocol(Protocol):
 
     def slots(self, state: DebateState, round_no: int, phase: str, start: int) -> list[Slot]:
         if phase == "author_a":
-            return [Slot(start, round_no, phase, self.author_a, TurnKind.CANDIDATE)]
+            return [Slot(start, round_no, phase, self.author_a, CANDIDATE)]
         if phase == "critique":
             return [
                 Slot(
@@ -404,17 +438,17 @@ class RefineProtocol(Protocol):
                     round_no,
                     phase,
                     self.critic,
-                    TurnKind.CANDIDATE_CRITIQUE,
+                    CANDIDATE_CRITIQUE,
                     self._inc_author(),
                 )
             ]
         if phase == "author_b":
-            return [Slot(start, round_no, phase, self.author_b, TurnKind.CANDIDATE)]
+            return [Slot(start, round_no, phase, self.author_b, CANDIDATE)]
         if phase == "synthesis":
-            return [Slot(start, round_no, phase, self.synthesizer, TurnKind.CANDIDATE)]
+            return [Slot(start, round_no, phase, self.synthesizer, CANDIDATE)]
         pairs = judge_orders(self.seed, round_no, self.judges, self.spec.debate.position_swap)
         return [
-            Slot(start + i, round_no, phase, judge, TurnKind.JUDGMENT, variant=order)
+            Slot(start + i, round_no, phase, judge, JUDGMENT, variant=order)
             for i, (judge, order) in enumerate(pairs)
         ]
 
@@ -451,14 +485,14 @@ class RefineProtocol(Protocol):
         return items + self.note_items(state)
 
     def cross_family_against(self, slot: Slot) -> list[str]:
-        if slot.kind == TurnKind.JUDGMENT:
+        if slot.kind == JUDGMENT:
             return [self.author_a, self.author_b, self.synthesizer]
-        if slot.kind == TurnKind.CANDIDATE_CRITIQUE:
+        if slot.kind == CANDIDATE_CRITIQUE:
             return [self._inc_author()]
         return []
 
     def annotate(self, state: DebateState, slot: Slot, turn: Turn) -> None:
-        if slot.kind == TurnKind.JUDGMENT:
+        if slot.kind == JUDGMENT:
             turn.derived["picked"] = resolve_pick(turn.content["pick"], slot.variant or "")
 
     # ------------------------------------------------------------ decisions
@@ -524,7 +558,7 @@ class RefineProtocol(Protocol):
         )
         self.candidates = {}
         if self.streak >= wins_needed(self.spec):
-            return Decision("release", DecisionRule.JUDGE_CONVERGENCE)
+            return Decision("release", JUDGE_CONVERGENCE)
         return None
 
     def view_data(self, view: str, turns: Sequence[Turn]) -> dict[str, Any]:
@@ -540,7 +574,7 @@ class RefineProtocol(Protocol):
                 "orders": [t.variant or ""],
             }
             for t in turns
-            if t.kind == TurnKind.JUDGMENT and t.round not in judged
+            if t.kind == JUDGMENT and t.round not in judged
         ]
         incumbent = self.incumbent
         return {
@@ -589,11 +623,7 @@ class RefineProtocol(Protocol):
             ]
         converged = self.streak >= wins_needed(self.spec)
         out["convergence_round"] = self.rounds[-1]["round"] if converged and self.rounds else None
-        judged = [
-            t
-            for t in state.turns
-            if t.kind == TurnKind.JUDGMENT and t.cross_family_held is not None
-        ]
+        judged = [t for t in state.turns if t.kind == JUDGMENT and t.cross_family_held is not None]
         if judged:
             out["cross_family_held"] = all(t.cross_family_held for t in judged)
             out["weak_adversarial_pass"] = not out["cross_family_held"]
@@ -626,9 +656,7 @@ class RefineProtocol(Protocol):
                 made = [
                     t
                     for t in data.turns
-                    if t.round == row.get("round")
-                    and t.speaker == judge
-                    and t.kind == TurnKind.JUDGMENT
+                    if t.round == row.get("round") and t.speaker == judge and t.kind == JUDGMENT
                 ]
                 valid = [t for t in made if not t.invalid]
                 resolved = {t.derived.get("picked") for t in valid}
@@ -639,10 +667,10 @@ class RefineProtocol(Protocol):
                 ok = number == -1 or (
                     isinstance(number, int)
                     and number in by_index
-                    and by_index[number].kind == TurnKind.CANDIDATE
+                    and by_index[number].kind == CANDIDATE
                 )
                 out.check(where, key, ok, f"turn {number} is a candidate" if ok else "no candidate")
-        if result.get("decision_rule") == DecisionRule.JUDGE_CONVERGENCE:
+        if result.get("decision_rule") == JUDGE_CONVERGENCE:
             needed = wins_needed(data.spec)
             out.check(
                 "result",

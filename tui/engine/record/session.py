@@ -82,7 +82,7 @@ def record_room(turns: int) -> int:
 
 
 _TURN = TypeAdapter(Turn)
-_SHARED_KINDS = frozenset(TurnKind)  # a kind beyond these is one an installed protocol adds
+_SHARED_KINDS = frozenset(TurnKind)  # a kind beyond these is one a protocol adds
 
 
 class _ActionRecord(BaseModel):

@@ -27,7 +27,6 @@ from tui.engine.basics.clients import clients_for
 from tui.engine.basics.errors import SessionError
 from tui.engine.basics.redact import REDACTED, SECRET_SHAPES
 from tui.engine.basics.vocab import (
-    VERIFIER_KINDS,
     DecidedBy,
     DecisionChannel,
     DecisionRule,
@@ -591,7 +590,7 @@ def _slot_claims(
     where = f"turn {turn.index}"
     against = protocol.cross_family_against(slot)
     actions.model_claim(out, turn, against)
-    if turn.kind in VERIFIER_KINDS:
+    if turn.kind in protocol.verifier_kinds:
         own = turn.speaker in against if against else turn.speaker == slot.target
         out.check(
             where,
@@ -640,9 +639,9 @@ def content_models(spec: Spec, protocol: Protocol) -> dict[str, type[BaseModel]]
     """The model the engine validates each kind with (a rubric adds its answers)."""
     models: dict[str, type[BaseModel]] = {**CONTENT_MODELS, **protocol.turn_kinds}
     if spec.rubric is not None:
-        for kind in VERIFIER_KINDS:
+        for kind in protocol.verifier_kinds:
             if protocol.rubric_role(Slot(0, 1, "", "", kind)) in spec.rubric.applies_to:
-                models[kind] = with_rubric(CONTENT_MODELS[kind], spec.rubric)
+                models[kind] = with_rubric(models[kind], spec.rubric)
     return models
 
 

@@ -26,10 +26,6 @@ _EXAMPLES: dict[str, dict[str, Any]] = {
         "weaknesses": ["The position gives no evidence for its main claim."],
         "suggestions": ["Add one measured fact that supports the claim."],
     },
-    TurnKind.ESTIMATE: {
-        "estimate": 10,
-        "rationale": "Similar work took about this long, and the main risk is already counted.",
-    },
 }
 
 

@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from tui.engine.basics.redact import Redactor
-from tui.engine.basics.vocab import ESCALATE, VERIFIER_KINDS, DecisionRule, OperatorAction
+from tui.engine.basics.vocab import ESCALATE, DecisionRule, OperatorAction
 from tui.engine.core.events import (
     EventBus,
     LedgerChanged,
@@ -189,10 +189,10 @@ class TurnPlayer:
         self._rubric_kinds: set[str] = set()
         if spec.rubric is not None:
             applies = set(spec.rubric.applies_to)
-            for kind in VERIFIER_KINDS:
+            for kind in protocol.verifier_kinds:
                 probe = Slot(0, 1, "", "", kind)
                 if protocol.rubric_role(probe) in applies:
-                    self._models[kind] = with_rubric(CONTENT_MODELS[kind], spec.rubric)
+                    self._models[kind] = with_rubric(self._models[kind], spec.rubric)
                     self._rubric_kinds.add(kind)
         votes = spec.debate.vote_options
         self._partial: dict[int, list[str]] = {}  # text streamed so far, per slot
@@ -212,7 +212,7 @@ class TurnPlayer:
         """A verifier slot judging its own speaker's work is refused on record."""
         against = self.protocol.cross_family_against(slot)
         own = slot.speaker in against if against else slot.speaker == slot.target
-        if slot.kind in VERIFIER_KINDS and own:
+        if slot.kind in self.protocol.verifier_kinds and own:
             return Decision(
                 ESCALATE,
                 DecisionRule.SELF_CRITIQUE_REFUSED,
