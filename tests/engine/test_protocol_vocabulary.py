@@ -19,6 +19,7 @@ from tui.engine.protocols import PROTOCOLS
 TUI = Path(__file__).resolve().parents[2] / "tui"
 REGISTRY = "tui/engine/protocols/__init__.py"  # lists every built-in protocol by class
 
+
 def own_words() -> dict[str, re.Pattern[str]]:
     """Per protocol module, a pattern for the words it declares and no other protocol does."""
     declared: dict[str, set[str]] = {}
