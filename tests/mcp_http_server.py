@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from tests.fake_openai import free_port
+from tests.signals import sigint_default
 
 STARTED = re.compile(r"(http://127\.0\.0\.1:\d+/mcp)\?token=([\w-]+)")
 
@@ -25,7 +26,12 @@ class HttpServer:
         command = [sys.executable, "-m", "tui", "mcp", "--http", "--port", str(self.port)]
         command += ["--sessions-dir", str(self.folder), "--allow-read", str(tmp_path), *args]
         self.proc = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            preexec_fn=sigint_default,
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.said: list[str] = []

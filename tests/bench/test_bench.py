@@ -146,12 +146,15 @@ def test_an_interrupted_json_bench_prints_its_one_object_saying_so(
     monkeypatch.setattr(Oracle, "complete", interrupted)
     unhandled: list[int] = []  # the test process outlives a bench that leaves SIGTERM be
     previous = signal.signal(signal.SIGTERM, lambda *_: unhandled.append(1))
+    # As a run in the foreground starts (a test run in the background starts with it ignored).
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         out = tmp_path / "cut"
         args = ["--model", "oracle:0.7", "--items", "12", "--concurrency", "2"]
         code = main(["bench", *args, "--out", str(out), "--json"])
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     printed = capsys.readouterr()
     assert not unhandled, "SIGTERM did not stop the bench"
     assert code == ExitCode.INTERRUPTED

@@ -13,6 +13,7 @@ from pathlib import Path
 from tests.batch_specs import decided, unresolved, write
 from tests.fake_openai import free_port
 from tests.helpers import with_script
+from tests.signals import sigint_default
 from tui.commands.batch import Status, collect, exit_code, run_items
 from tui.engine.record.session import load_session
 from tui.engine.record.verify import verify_file
@@ -141,7 +142,7 @@ def test_an_interrupted_batch_names_each_unfinished_session(tmp_path: Path) -> N
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=sigint_default,
     )
     end = time.monotonic() + 60
     while len(list(out.glob("*.toml"))) < 2:  # both debates started

@@ -32,6 +32,7 @@ from aiohttp import web
 from tests.batch_specs import unresolved
 from tests.commands.test_inbox import run_specs
 from tests.engine.test_delphi import spread_out
+from tests.signals import sigint_default
 from tui.cli import main
 from tui.commands.decide import decide_session
 from tui.commands.decide_links import decide_url, mint_token
@@ -368,6 +369,7 @@ def served(tmp_path: Path) -> Iterator[int]:
             stdout=out,
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preexec_fn=sigint_default,
         )
     try:
         deadline = time.monotonic() + 60

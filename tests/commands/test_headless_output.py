@@ -12,13 +12,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
 
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.signals import sigint_default, sigint_ignored
 from tui.engine.record.session import load_session
 from tui.exitcodes import ExitCode
 
@@ -195,7 +196,9 @@ def held() -> Iterator[FakeOpenAI]:
         server.stop()
 
 
-def start_blocked_run(tmp_path: Path, server: FakeOpenAI, *flags: str) -> subprocess.Popen[str]:
+def start_blocked_run(
+    tmp_path: Path, server: FakeOpenAI, *flags: str, preexec: Callable[[], None] = sigint_default
+) -> subprocess.Popen[str]:
     """A headless run whose second turn waits on the model server until the signal: the
     scripted turn is on record, and nothing can end the run before the test signals it.
 
@@ -213,6 +216,7 @@ def start_blocked_run(tmp_path: Path, server: FakeOpenAI, *flags: str) -> subpro
         text=True,
         cwd=ROOT,
         env={**os.environ, **KEY},
+        preexec_fn=preexec,
     )
     deadline = time.monotonic() + 120
     while not server.calls:
@@ -239,6 +243,18 @@ def test_an_interrupted_run_names_the_session_and_the_resume_line(
     resumed = moot("resume", str(out), "--headless", env=KEY)
     assert resumed.returncode == ExitCode.UNRESOLVED, resumed.stderr
     assert load_session(out).result is not None
+
+
+def test_sigterm_stops_a_run_started_with_sigint_ignored(tmp_path: Path, held: FakeOpenAI) -> None:
+    """A job a shell puts in the background ignores SIGINT; ``kill`` (SIGTERM) must still
+    stop it as Ctrl+C would, saving what finished (it had gone unheard)."""
+    out = tmp_path / "background.toml"
+    proc = start_blocked_run(tmp_path, held, "--out", str(out), preexec=sigint_ignored)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == ExitCode.INTERRUPTED, stdout + stderr
+    assert f"moot resume {out}" in stderr and "Traceback" not in stderr
+    assert [t.speaker for t in load_session(out).turns] == [LONG_ID]
 
 
 def test_json_on_sigterm_prints_the_object_with_status_interrupted(

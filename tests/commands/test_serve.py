@@ -23,6 +23,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from tests.signals import sigint_default
 from tui.cli import main
 from tui.commands.serve import MISSING, command, log_line, server
 from tui.httpguard import Guard
@@ -68,6 +69,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, int]]:
             stdout=out,
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "40"},
+            preexec_fn=sigint_default,
         )
     try:
         deadline = time.monotonic() + 60

@@ -24,6 +24,7 @@ import pytest
 from aiohttp import web
 
 from tests.fake_openai import FakeOpenAI, _chunk, _sse, _sse_start
+from tests.signals import sigint_default
 from tui.engine.basics.vocab import TurnKind
 from tui.engine.core.ports import TurnRequest
 from tui.engine.core.schedule import Slot
@@ -100,6 +101,7 @@ def stalled_run(tmp_path: Path, model: str, api_base: str) -> tuple[subprocess.P
         text=True,
         cwd=ROOT,
         env={**os.environ, **KEY},
+        preexec_fn=sigint_default,
     )
     return proc, out
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.signals import sigint_default
 from tui.engine.record.session import load_session
 
 pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama")]
@@ -93,6 +94,7 @@ def running_headless(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], 
         [sys.executable, "-m", "tui", "run", str(DEMO), "--headless", "--out", str(out)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        preexec_fn=sigint_default,
     )
     try:
         yield proc, out
@@ -129,6 +131,7 @@ class _Terminal:
             stderr=slave,
             env=env,
             start_new_session=True,
+            preexec_fn=sigint_default,
         )
         os.close(slave)
         self.master = master
