@@ -366,7 +366,8 @@ challenges = [{ category = "data", concern = "Loses a day of writes.", evidence 
         (
             "scripted-challenge.toml",
             [
-                "| C1.1 | critical |",
+                "- **C1.1** addressed — Restoring a backup loses every write since last night.\n"
+                "  - severity: critical\n  - history: r1:raised → r2:addressed",
                 "- **C1.1** critical — reliability:",
                 "  - recommendation: Make the migration reversible.",
                 "- **C1.1** addressed — ",
@@ -375,7 +376,13 @@ challenges = [{ category = "data", concern = "Loses a day of writes.", evidence 
         ),
         (
             "scripted-refine.toml",
-            ["Winning candidate:", "round 1:", "Pick: **X = challenger**", "> **Reason:** "],
+            [
+                "> **Winning candidate:** ",
+                "- **round 1** — challenger (agreement ",
+                "Key arguments:",
+                "Pick: **X = challenger**",
+                "> **Reason:** ",
+            ],
         ),
         (
             "scripted-rubric.toml",

@@ -67,3 +67,56 @@ def test_an_installed_protocol_keeps_its_words_to_itself() -> None:
     assert plugins  # the tests install examples/protocols/ranked
     hits = spread()
     assert all(p.__module__ not in hits.get(f, set()) for p in plugins for f in hits)
+
+
+# Files that still read some of a protocol's [result] fields by name; to be emptied.
+RESULT_FIELDS_READ: dict[str, str] = {
+    # The ADR's chosen option (refine's winning candidate) and its Good/Bad lines and
+    # quotes from challenge's challenges.
+    "tui/render/adr.py": "winning_candidate, key_arguments, unresolved_challenges",
+    # Renumbers a 0.1.0 file's turn references, refine's winning_turn among them: the
+    # format of a past version, which no protocol of today writes.
+    "tui/engine/record/upgrade.py": "winning_turn, incumbent_turn, challenger_turn",
+}
+
+
+def own_result_fields() -> dict[str, set[str]]:
+    """Per built-in protocol, the ``[result]`` keys its shipped scripted example writes
+    beyond the shared ones (``ResultRecord``): its ``report`` and its decisions' extras.
+    Only compound names (``judge_rounds``) are looked for: a single word (``verdict``,
+    ``seed``) is also a content field or a spec key elsewhere."""
+    from tests.helpers import run_engine
+    from tui.engine.run.report import ResultRecord
+    from tui.engine.specs.spec import read_spec_file
+
+    shared = set(ResultRecord.__annotations__)
+    examples = TUI.parent / "sessions" / "examples"
+    out: dict[str, set[str]] = {}
+    for path in sorted(examples.glob("scripted-*.toml")):
+        spec, raw = read_spec_file(path)
+        if spec.tools:
+            continue
+        engine, _events = run_engine(raw)
+        module = spec.protocol_class.__module__
+        out.setdefault(module, set()).update(set(engine.result()) - shared)
+    return {
+        m: keys - set().union(*(k for n, k in out.items() if n != m)) for m, keys in out.items()
+    }
+
+
+def test_no_shared_reader_names_a_protocols_result_fields() -> None:
+    """The report, the exports, the console's panels and verify read a protocol's own
+    result fields only through its hooks (``result_sections``, ``result_summary``, ...)."""
+    fields = own_result_fields()
+    assert {"tui.engine.protocols.challenge", "tui.engine.protocols.refine"} <= set(fields)
+    found: dict[str, set[str]] = {}
+    for path in sorted(TUI.rglob("*.py")):
+        name = str(path.relative_to(TUI.parent))
+        source = path.read_text("utf-8")
+        for module, keys in fields.items():
+            if name == module.replace(".", "/") + ".py":
+                continue
+            hits = {k for k in keys if "_" in k and re.search(rf"[\"']{k}[\"']", source)}
+            if hits:
+                found.setdefault(name, set()).update(hits)
+    assert sorted(found) == sorted(RESULT_FIELDS_READ), found

@@ -131,56 +131,24 @@ def _turn_md(t: Turn) -> list[str]:
     return [*lines, meta, ""]
 
 
-def _protocol_md(r: dict[str, Any]) -> list[str]:
-    lines: list[str] = []
-    for key in (
-        "proposal_id",
-        "weakness_count",
-        "critique_score",
-        "verdict",
-        "routing_decision",
-        "mode",
-        "convergence_status",
-        "cross_family_held",
-        "weak_adversarial_pass",
-        "judge_agreement",
-        "incumbent_streak",
-        "convergence_round",
-        "rubric_pass",
-        "rubric_missing_evidence",
-    ):
-        if key in r:
-            lines.append(f"- {key}: {md_inline(r[key])}")
-    if r.get("challenges"):
-        lines += [
-            "",
-            "| id | severity | concern | status | history |",
-            "| --- | --- | --- | --- | --- |",
-        ]
-        lines += [
-            f"| {md_inline(c['id'])} | {md_inline(c['severity'])} | {md_inline(c['concern'])} | "
-            f"{md_inline(c['status'])} | {' → '.join(map(md_inline, c.get('history', [])))} |"
-            for c in r["challenges"]
-        ]
-    for rd in r.get("judge_rounds", []):
-        picks = ", ".join(f"{md_inline(j)} {md_inline(p['pick'])}" for j, p in rd["judges"].items())
-        lines.append(
-            f"- round {rd['round']}: {md_inline(rd['winner'])} (agreement {rd['agreement']}, "
-            f"streak {rd['streak']}): {picks}"
+def _shared_md(r: dict[str, Any]) -> list[str]:
+    """The result fields every protocol may have: the cross-family policy and the rubric."""
+    lines = [
+        f"- {key}: {md_inline(r[key])}"
+        for key in (
+            "cross_family_held",
+            "weak_adversarial_pass",
+            "rubric_pass",
+            "rubric_missing_evidence",
         )
-    if r.get("winning_candidate"):
-        lines += ["", "Winning candidate:", "", f"> {_md(r['winning_candidate'])}"]
-    if r.get("key_arguments"):
-        lines += ["", "Key arguments:", ""] + [f"- {md_inline(k)}" for k in r["key_arguments"]]
-    if r.get("minority_dissent"):
-        lines += ["", "Minority dissent:", ""]
-        lines += [f"- {md_inline(k)}" for k in r["minority_dissent"]]
+        if key in r
+    ]
     if r.get("rubric"):
         lines += ["", "Rubric (last assessed turn):", "", *map(_item_md, rubric_items(r["rubric"]))]
     return lines
 
 
-def _result_md(r: dict[str, Any], said: list[str]) -> list[str]:
+def _result_md(r: dict[str, Any], said: list[str], own: list[Section]) -> list[str]:
     lines = [
         f"- decision: **{md_inline(r.get('decision'))}** by rule "
         f"{md_code(r.get('decision_rule'))} ({md_inline(r.get('decided_by'))}"
@@ -196,7 +164,13 @@ def _result_md(r: dict[str, Any], said: list[str]) -> list[str]:
         lines.append("- tally: " + tally)
     lines.append(f"- rounds run: {r.get('rounds_run')} of {r.get('max_rounds')}")
     lines += [f"- {md_inline(line)}" for line in said]  # the protocol's own outcome
-    return lines + _protocol_md(r)
+    lines += _shared_md(r)
+    if own:  # the protocol's own fields, as it presents them
+        lines.append("")
+        for section in own:
+            lines += _section_md(section)
+        lines.pop()  # the last section's blank line: the next heading brings its own
+    return lines
 
 
 def outcome_lines(outcomes: list[dict[str, Any]]) -> list[str]:
@@ -255,12 +229,10 @@ def to_markdown(data: SessionData) -> str:
         lines.append("")
     lines += ["## Result", ""]
     if r:
-        try:  # the handoff's arguments name what a judge saw as X or Y
-            handoff = _handoff(data) or {}
-            lines += _result_md(
-                r | {k: handoff[k] for k in ("key_arguments", "minority_dissent") if k in handoff},
-                data.spec.protocol_class.result_lines(r),
-            )
+        try:
+            protocol = data.spec.protocol_class
+            own = protocol.result_sections(r, data.turns)
+            lines += _result_md(r, protocol.result_lines(r), own)
         except SHAPE_ERRORS:  # a damaged file: say so, and show the table as stored
             lines += [
                 "_The stored result does not have its shape (`moot verify` says where); "

@@ -91,6 +91,13 @@ def facts(label: str, *given: Fact, full_only: bool = False) -> Section:
     return Section(label, Emphasis.FACTS, facts=given, full_only=full_only)
 
 
+def recorded(label: str, result: dict[str, Any], names: dict[str, str]) -> list[Section]:
+    """The fields of ``result`` that ``names`` maps to labels, as one line of facts
+    (none when the result holds none of them)."""
+    found = [Fact(name, str(result[key])) for key, name in names.items() if key in result]
+    return [facts(label, *found)] if found else []
+
+
 def listed(label: str, items: list[Item], tone: Tone = Tone.PLAIN) -> list[Section]:
     """A labelled list, or none when it is empty."""
     return [Section(label, Emphasis.LIST, tone=tone, items=tuple(items))] if items else []

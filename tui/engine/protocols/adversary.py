@@ -16,7 +16,7 @@ from pydantic import Field
 from tui.engine.basics.vocab import ESCALATE, DecisionRule, TurnKind
 from tui.engine.core.records import Critique, Turn
 from tui.engine.core.schedule import Slot
-from tui.engine.core.sections import Fact, Section, Tone, critique_sections
+from tui.engine.core.sections import Fact, Section, Tone, critique_sections, recorded
 from tui.engine.core.state import DebateState, Decision
 from tui.engine.core.substance import StatementRules
 from tui.engine.protocols.base import (
@@ -145,6 +145,17 @@ class AdversaryProtocol(Protocol):
         ),
         CRITIC_ESCALATION: "the critic escalated it",
     }
+
+    @classmethod
+    def result_sections(cls, result: dict[str, Any], turns: Sequence[Turn]) -> list[Section]:
+        """The proposal the last critique judged, and how it scored and routed it."""
+        names = {
+            "proposal_id": "proposal",
+            "weakness_count": "weaknesses",
+            "critique_score": "score",
+            "routing_decision": "routing",
+        }
+        return recorded("last critique", result, names)
 
     @classmethod
     def present(

@@ -173,6 +173,12 @@ class Protocol(ABC):
         return []
 
     @classmethod
+    def result_sections(cls, result: dict[str, Any], turns: Sequence[Turn]) -> list[Section]:
+        """Its own ``[result]`` fields as sections, which the Markdown export shows after
+        the shared ones (the decision, the tally, the rubric)."""
+        return []
+
+    @classmethod
     def rules_for(cls, kind: str) -> StatementRules:
         """A kind's statement rules: this protocol's own, else the shared kinds', else none."""
         return cls.statement_rules.get(kind) or SHARED_STATEMENTS.get(kind, NO_RULES)

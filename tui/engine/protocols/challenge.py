@@ -34,6 +34,7 @@ from tui.engine.core.sections import (
     each,
     facts,
     listed,
+    recorded,
     text,
     words,
 )
@@ -580,6 +581,25 @@ class ChallengeProtocol(Protocol):
                 f"({', '.join(critical)})"
             )
         return None
+
+    @classmethod
+    def result_sections(cls, result: dict[str, Any], turns: Sequence[Turn]) -> list[Section]:
+        """The last verdict, the mode, and every challenge with its history."""
+        rows = [
+            Item(
+                str(c.get("concern", "")),
+                tag=str(c.get("id", "")),
+                status=str(c.get("status", "")),
+                tone=STATUS_TONE.get(str(c.get("status")), Tone.PLAIN),
+                details=(
+                    Fact("severity", str(c.get("severity", ""))),
+                    Fact("history", " → ".join(map(str, each(c.get("history"))))),
+                ),
+            )
+            for c in each(result.get("challenges"))
+        ]
+        names = {"verdict": "verdict", "mode": "mode", "convergence_status": "convergence"}
+        return recorded("review", result, names) + listed("challenges", rows)
 
     @classmethod
     def result_summary(cls, key: str, value: Any) -> str | None:

@@ -19,7 +19,19 @@ from pydantic import Field, field_validator
 from tui.engine.basics.vocab import ESCALATE, DecisionRule
 from tui.engine.core.records import NegativeChannel, Turn, TurnContent, required_text
 from tui.engine.core.schedule import Slot
-from tui.engine.core.sections import Emphasis, Fact, Section, Tone, critique_sections, facts, text
+from tui.engine.core.sections import (
+    Emphasis,
+    Fact,
+    Item,
+    Section,
+    Tone,
+    critique_sections,
+    each,
+    facts,
+    listed,
+    recorded,
+    text,
+)
 from tui.engine.core.state import DebateState, Decision
 from tui.engine.core.substance import StatementRules
 from tui.engine.protocols.base import (
@@ -585,6 +597,34 @@ class RefineProtocol(Protocol):
             "rounds": self.rounds,
             "pending": pending,
         }
+
+    @classmethod
+    def result_sections(cls, result: dict[str, Any], turns: Sequence[Turn]) -> list[Section]:
+        """The judges' agreement and streak, each round's picks, the winning candidate, and
+        the judges' arguments naming candidates (the handoff's), not X and Y."""
+        names = {
+            "judge_agreement": "agreement",
+            "incumbent_streak": "streak",
+            "convergence_round": "converged in round",
+        }
+        rounds = [
+            Item(
+                f"{r['winner']} (agreement {r['agreement']}, streak {r['streak']}): "
+                + ", ".join(f"{j} {p['pick']}" for j, p in r["judges"].items()),
+                tag=f"round {r['round']}",
+            )
+            for r in each(result.get("judge_rounds"))
+        ]
+        handoff = cls.handoff(result, turns) or {}
+        return [
+            *recorded("judges", result, names),
+            *listed("judge rounds", rounds),
+            *text("winning candidate", result.get("winning_candidate"), Tone.STRONG),
+            *listed("key arguments", [Item(str(a)) for a in each(handoff.get("key_arguments"))]),
+            *listed(
+                "minority dissent", [Item(str(d)) for d in each(handoff.get("minority_dissent"))]
+            ),
+        ]
 
     @classmethod
     def result_summary(cls, key: str, value: Any) -> str | None:
