@@ -69,11 +69,8 @@ def test_an_installed_protocol_keeps_its_words_to_itself() -> None:
     assert all(p.__module__ not in hits.get(f, set()) for p in plugins for f in hits)
 
 
-# Files that still read some of a protocol's [result] fields by name; to be emptied.
+# Files that read some of a protocol's [result] fields by name, and why they must.
 RESULT_FIELDS_READ: dict[str, str] = {
-    # The ADR's chosen option (refine's winning candidate) and its Good/Bad lines and
-    # quotes from challenge's challenges.
-    "tui/render/adr.py": "winning_candidate, key_arguments, unresolved_challenges",
     # Renumbers a 0.1.0 file's turn references, refine's winning_turn among them: the
     # format of a past version, which no protocol of today writes.
     "tui/engine/record/upgrade.py": "winning_turn, incumbent_turn, challenger_turn",

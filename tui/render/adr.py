@@ -19,18 +19,22 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tui.engine.basics.redact import redacted_session
 from tui.engine.basics.vocab import ESCALATE, DecidedBy, TurnKind
 from tui.engine.core.records import Turn
+from tui.engine.core.sections import Quoted
 from tui.engine.record.session import SessionData
 from tui.engine.record.signing import check as check_signatures
 from tui.plural import counted, do_not_hold
 from tui.render.export import outcome_lines, verification
+from tui.render.present import SHAPE_ERRORS
 from tui.render.textsafe import md_code, md_inline, md_text
+
+T = TypeVar("T")
 
 _TITLE_LENGTH = 80
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -47,6 +51,15 @@ _BECAUSE = {
     "provider_failure": "a provider failed",
     "session_full": "the session file had no room for another turn",
 }
+
+
+def _said(ask: Callable[..., list[T]], *about: Any) -> list[T]:
+    """A protocol hook's lines about the record; a damaged field (verify names it) says
+    nothing here, as a damaged field the ADR reads itself does."""
+    try:
+        return ask(*about)
+    except SHAPE_ERRORS:
+        return []
 
 
 def _listed(value: object) -> list[Any]:
@@ -174,8 +187,11 @@ def chosen(data: SessionData) -> str | None:
     options = data.spec.debate.vote_options  # empty when votes are open answers
     if not r or decision == ESCALATE or (options and decision not in options):
         return None
-    if isinstance(r.get("winning_candidate"), str):
-        return str(r["winning_candidate"])
+    try:
+        if (text := data.spec.protocol_class.chosen_text(r)) is not None:
+            return text
+    except SHAPE_ERRORS:
+        return None  # a damaged field names no option
     latest: dict[str, str] = {}
     for turn in data.turns:
         if (text := _position(data, turn)) is not None:
@@ -282,9 +298,8 @@ def _good(data: SessionData) -> list[str]:
     lines: list[str] = []
     if r.get("decided_by") == DecidedBy.OPERATOR and r.get("rationale"):
         lines.append(f"- Good, because {md_inline(r['rationale'])} (the operator's rationale)")
-    handoff = data.spec.protocol_class.handoff(r, data.turns) if r else None
-    for argument in _listed((handoff or {}).get("key_arguments")):
-        lines.append(f"- Good, because {md_inline(argument)} (a judge's reason)")
+    said = _said(lambda: data.spec.protocol_class.arguments(r, data.turns)[0])
+    lines += [f"- Good, because {md_inline(argument)}" for argument in said]
     reasons: dict[str, Turn] = {}
     for turn in data.turns:
         if turn.kind == TurnKind.POSITION and not turn.invalid:
@@ -296,17 +311,12 @@ def _good(data: SessionData) -> list[str]:
                 f"- Good, because {md_inline(latest.content['rationale'])} "
                 f"({md_code(who)}, voting {md_code(vote)} in turn {latest.index})"
             )
-    for c in _listed(r.get("challenges")):
-        if isinstance(c, dict) and c.get("status") == "addressed":
-            lines.append(
-                f"- Good, because {md_inline(c.get('id'))} ({md_inline(c.get('severity'))}) "
-                f"was addressed: {md_inline(c.get('answer') or c.get('concern'))}"
-            )
     return lines
 
 
 def _bad(data: SessionData) -> list[str]:
-    """The weaknesses and challenges raised, and whether each was answered."""
+    """The weaknesses raised and whether each was answered, and what the protocol's result
+    holds against the decision (a challenge left open)."""
     lines: list[str] = []
     for turn in data.turns:
         if turn.invalid:  # the weaknesses of any critique, whatever its protocol calls it
@@ -317,15 +327,9 @@ def _bad(data: SessionData) -> list[str]:
                 f"- Bad, because {md_inline(weakness)} (raised by {md_code(turn.speaker)}"
                 f"{against} in turn {turn.index}; {answer(data, turn)})"
             )
-    for c in _listed((data.result or {}).get("challenges")):
-        if not isinstance(c, dict) or c.get("status") == "addressed":
-            continue
-        said = c.get("answer")
-        how = md_inline(c.get("status")) + (f": {md_inline(said)}" if said else "")
-        lines.append(
-            f"- Bad, because {md_inline(c.get('id'))} ({md_inline(c.get('severity'))}, "
-            f"{md_inline(c.get('category', ''))}): {md_inline(c.get('concern'))} ({how})"
-        )
+    r = data.result or {}
+    said = _said(lambda: data.spec.protocol_class.arguments(r, data.turns)[1])
+    lines += [f"- Bad, because {md_inline(argument)}" for argument in said]
     return lines
 
 
@@ -343,20 +347,17 @@ def dissent(data: SessionData) -> list[str]:
         for who, vote in _table(r.get("final_votes")).items()
         if decision not in (None, ESCALATE) and vote != decision
     ]
-    handoff = data.spec.protocol_class.handoff(r, data.turns) if r else None
-    stated = (handoff or {}).get("minority_dissent", r.get("minority_dissent"))
-    lines += [f"- {md_inline(d)}" for d in _listed(stated)]
-    lines += [
-        f"- {md_inline(cid)} is still unresolved" for cid in _listed(r.get("unresolved_challenges"))
-    ]
+    stated = _said(data.spec.protocol_class.dissent, r, data.turns)
+    lines += [f"- {md_inline(d)}" for d in stated]
     return lines or ["- None recorded."]
 
 
-def evidence(turns: Iterable[Turn]) -> list[str]:
+def evidence(data: SessionData) -> list[str]:
     """Every admitted rubric evidence item, with its source and lines where located; a
     tool_quote also names the lookup behind it (tool, call, args and the result's sha256)."""
     lines = []
-    for turn in turns:
+    protocol = data.spec.protocol_class
+    for turn in data.turns:
         lookups = {lk.get("id"): lk for lk in _listed(turn.lookups) if isinstance(lk, dict)}
         for prop in _listed(_table(turn.derived.get("rubric")).get("properties")):
             for e in _listed(_table(prop).get("evidence")):
@@ -375,35 +376,21 @@ def evidence(turns: Iterable[Turn]) -> list[str]:
                         lookups.get(e.get("source")) if e.get("kind") == "tool_quote" else None
                     )
                 )
-        lines += _challenge_quotes(turn, lookups)
+        quoted = _said(protocol.quoted, turn)
+        lines += [_quoted(turn, q, lookups.get(q.source)) for q in quoted]
     return lines or ["- No evidence was admitted (the spec has no rubric, or none held)."]
 
 
-def _challenge_quotes(turn: Turn, lookups: dict[Any, Any]) -> list[str]:
-    """Challenges whose evidence quotes a lookup, admitted by code, with the lookup behind."""
-    said = dict(
-        zip(
-            _listed(turn.derived.get("challenge_ids")),
-            _listed(turn.content.get("challenges")),
-            strict=False,
-        )
+def _quoted(turn: Turn, q: Quoted, lookup: dict[str, Any] | None) -> str:
+    """A quote a protocol's code admitted from a lookup's result, with the lookup behind."""
+    where = md_code(q.source)
+    if len(q.lines) == 2:
+        first, last = q.lines
+        where += f" line {first}" if first == last else f" lines {first}-{last}"
+    return (
+        f"- {md_inline(q.what)} {md_code(q.id)}, turn {turn.index} ({md_code(turn.speaker)}), "
+        f"quoted from {where}: “{md_inline(q.quote)}”" + _lookup_behind(lookup)
     )
-    lines = []
-    for e in _listed(turn.derived.get("challenge_evidence")):
-        if not isinstance(e, dict) or not e.get("admitted"):
-            continue
-        where = md_code(e.get("source"))
-        span = _listed(e.get("lines"))
-        if len(span) == 2:
-            first, last = span
-            where += f" line {first}" if first == last else f" lines {first}-{last}"
-        quote = _table(said.get(e.get("id"))).get("evidence")
-        lines.append(
-            f"- challenge {md_code(e.get('id'))}, turn {turn.index} ({md_code(turn.speaker)}), "
-            f"quoted from {where}: “{md_inline(quote)}”"
-            + _lookup_behind(lookups.get(e.get("source")))
-        )
-    return lines
 
 
 def _lookup_behind(lookup: dict[str, Any] | None) -> str:
@@ -468,7 +455,7 @@ def to_adr(data: SessionData) -> str:
     lines += ["### Confirmation", "", *_confirmation(data, checked), ""]
     lines += ["## More Information", "", *_more(data), ""]
     lines += ["### Dissent", "", *dissent(data), ""]
-    lines += ["### Evidence", "", *evidence(data.turns)]
+    lines += ["### Evidence", "", *evidence(data)]
     return "\n".join(lines)
 
 

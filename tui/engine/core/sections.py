@@ -67,6 +67,17 @@ class Section:
     full_only: bool = False  # detail the compact console card leaves to its panels
 
 
+@dataclass(frozen=True, slots=True)
+class Quoted:
+    """A quote code found verbatim in a lookup's result and admitted as evidence."""
+
+    what: str  # what the quote backs, e.g. "challenge"
+    id: str  # its id, e.g. C1.1
+    source: str  # the lookup's id, e.g. L1
+    lines: tuple[int, ...]  # (first, last) line of the result where it was found, or ()
+    quote: str
+
+
 def each(value: object) -> list[Any]:
     """A list field's items (none when absent); another type is a damaged field."""
     if value is None:

@@ -12,7 +12,7 @@ from tui.engine.basics.vocab import ESCALATE, DecisionRule, TurnKind
 from tui.engine.core.parsing import TurnParseError
 from tui.engine.core.records import Turn
 from tui.engine.core.schedule import Slot
-from tui.engine.core.sections import Section
+from tui.engine.core.sections import Quoted, Section
 from tui.engine.core.state import DebateState, Decision
 from tui.engine.core.substance import NO_RULES, StatementRules, content_problems
 from tui.engine.protocols.raw import Entry, RawSpec
@@ -170,6 +170,31 @@ class Protocol(ABC):
     @classmethod
     def result_lines(cls, result: dict[str, Any]) -> list[str]:
         """What the Markdown export and the ADR say about this protocol's result."""
+        return []
+
+    @classmethod
+    def chosen_text(cls, result: dict[str, Any]) -> str | None:
+        """The text of the option its decision chose, when its result holds it (the ADR's
+        chosen option); None: the ADR finds it among the positions."""
+        return None
+
+    @classmethod
+    def arguments(
+        cls, result: dict[str, Any], turns: Sequence[Turn]
+    ) -> tuple[list[str], list[str]]:
+        """What its result says for and against the decision, as sentences: the ADR's
+        ``Good, because`` and ``Bad, because`` items beyond the votes and weaknesses."""
+        return [], []
+
+    @classmethod
+    def dissent(cls, result: dict[str, Any], turns: Sequence[Turn]) -> list[str]:
+        """What still disagrees beyond the debaters who voted otherwise (the ADR)."""
+        return []
+
+    @classmethod
+    def quoted(cls, turn: Turn) -> list[Quoted]:
+        """The quotes of a lookup's result code admitted in a turn of its own kinds,
+        beyond the rubric's (the ADR's evidence)."""
         return []
 
     @classmethod

@@ -29,6 +29,7 @@ from tui.engine.core.sections import (
     STATUS_TONE,
     Fact,
     Item,
+    Quoted,
     Section,
     Tone,
     each,
@@ -581,6 +582,47 @@ class ChallengeProtocol(Protocol):
                 f"({', '.join(critical)})"
             )
         return None
+
+    @classmethod
+    def arguments(
+        cls, result: dict[str, Any], turns: Sequence[Turn]
+    ) -> tuple[list[str], list[str]]:
+        """Each challenge addressed speaks for the decision; each other one against it."""
+        good, bad = [], []
+        for c in each(result.get("challenges")):
+            if not isinstance(c, dict):
+                continue
+            cid, severity = c.get("id"), c.get("severity")
+            if c.get("status") == "addressed":
+                good.append(
+                    f"{cid} ({severity}) was addressed: {c.get('answer') or c.get('concern')}"
+                )
+                continue
+            said = c.get("answer")
+            how = str(c.get("status")) + (f": {said}" if said else "")
+            bad.append(f"{cid} ({severity}, {c.get('category', '')}): {c.get('concern')} ({how})")
+        return good, bad
+
+    @classmethod
+    def dissent(cls, result: dict[str, Any], turns: Sequence[Turn]) -> list[str]:
+        return [f"{cid} is still unresolved" for cid in each(result.get("unresolved_challenges"))]
+
+    @classmethod
+    def quoted(cls, turn: Turn) -> list[Quoted]:
+        """Challenges whose evidence quotes a lookup, admitted by code."""
+        ids = each(turn.derived.get("challenge_ids"))
+        said = dict(zip(ids, each(turn.content.get("challenges")), strict=False))
+        out = []
+        for e in each(turn.derived.get("challenge_evidence")):
+            if not isinstance(e, dict) or not e.get("admitted"):
+                continue
+            challenge = said.get(e.get("id"))
+            quote = challenge.get("evidence") if isinstance(challenge, dict) else None
+            span = tuple(each(e.get("lines")))
+            out.append(
+                Quoted("challenge", str(e.get("id")), str(e.get("source")), span, str(quote))
+            )
+        return out
 
     @classmethod
     def result_sections(cls, result: dict[str, Any], turns: Sequence[Turn]) -> list[Section]:

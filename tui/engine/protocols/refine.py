@@ -599,6 +599,25 @@ class RefineProtocol(Protocol):
         }
 
     @classmethod
+    def chosen_text(cls, result: dict[str, Any]) -> str | None:
+        """The winning candidate is the option chosen."""
+        text = result.get("winning_candidate")
+        return text if isinstance(text, str) else None
+
+    @classmethod
+    def arguments(
+        cls, result: dict[str, Any], turns: Sequence[Turn]
+    ) -> tuple[list[str], list[str]]:
+        """The majority judges' reasons, naming the candidates (the handoff's)."""
+        said = (cls.handoff(result, turns) or {}).get("key_arguments")
+        return [f"{a} (a judge's reason)" for a in each(said)], []
+
+    @classmethod
+    def dissent(cls, result: dict[str, Any], turns: Sequence[Turn]) -> list[str]:
+        """The judges who picked otherwise, with their reasons."""
+        return [str(d) for d in each((cls.handoff(result, turns) or {}).get("minority_dissent"))]
+
+    @classmethod
     def result_sections(cls, result: dict[str, Any], turns: Sequence[Turn]) -> list[Section]:
         """The judges' agreement and streak, each round's picks, the winning candidate, and
         the judges' arguments naming candidates (the handoff's), not X and Y."""
