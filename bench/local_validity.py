@@ -1,7 +1,7 @@
 """How often the embedded 135M model's answers pass the engine's checks, per shipped example.
 
 Run: .venv/bin/python bench/local_validity.py [--runs 5] [--examples local-debate.toml,...]
-     .venv/bin/python bench/local_validity.py --templates   (the specs ``moot new`` writes)
+     .venv/bin/python bench/local_validity.py --templates [challenge,...]   (``moot new``'s specs)
 
 The tests on the local model check that every answer is judged (counted, or
 refused on record with its reason), never that it is valid: llama.cpp samples
@@ -92,13 +92,17 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--examples", default=",".join(DEFAULT))
     parser.add_argument(
-        "--templates", action="store_true", help="play the specs `moot new` writes instead"
+        "--templates",
+        nargs="?",
+        const=",".join(TEMPLATES),
+        help="play the specs `moot new` writes instead (all, or a comma list: challenge,refine)",
     )
     args = parser.parse_args()
     try:
         if args.templates:
             with tempfile.TemporaryDirectory() as folder:
-                for name, template in TEMPLATES.items():
+                for name in args.templates.split(","):
+                    template = TEMPLATES[name.strip()]
                     path = Path(folder) / f"new-{name}.toml"
                     path.write_text(template.format(name=path.name), encoding="utf-8")
                     await _play(path.name, args.runs, Path(folder))
