@@ -110,6 +110,7 @@ def _raw(api_base: str, rounds: int) -> dict[str, Any]:
             "max_rounds": rounds,
             "consensus_threshold": 4,  # the scripted abstainer keeps every round going
             "on_invalid": "continue",  # and so does a refused answer: every turn is played
+            "retries": 0,  # one call a turn, so the counts below are calls
         },
         "debaters": [
             {"id": "planner", "role": "Argues for shipping now.", **debater},
