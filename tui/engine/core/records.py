@@ -13,7 +13,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -66,6 +68,18 @@ class Critique(NegativeChannel):
     """A debate critique of another debater's latest position, with the critic's vote."""
 
     vote: str = Field(min_length=1, description="Your own vote after this critique.")
+
+
+class SourceWhenGiven(BaseModel):
+    """A model whose ``source`` is written only when it names one: older files have none,
+    and an empty one would change their bytes on a rewrite."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        if not out.get("source"):
+            out.pop("source", None)
+        return out
 
 
 def required_text(value: str) -> str:

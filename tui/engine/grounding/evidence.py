@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, create_model, model_serializer
+from pydantic import BaseModel, Field, create_model
 
-from tui.engine.core.records import inline_refs
+from tui.engine.core.records import SourceWhenGiven, inline_refs
 
 if TYPE_CHECKING:
     from tui.engine.specs.spec import Rubric
@@ -23,21 +23,13 @@ MIN_QUOTE_CHARS = 8
 _SPACE = re.compile(r"\s+")
 
 
-class EvidenceItem(BaseModel):
+class EvidenceItem(SourceWhenGiven):
     kind: str = Field(description="artifact_quote, context_quote, transcript_quote, ...")
     quote: str = Field(description="The exact words quoted, or the result cited.")
     source: str = Field(
         default="",
         description="For context_quote: the document's label; for tool_quote: the lookup's id.",
     )
-
-    @model_serializer(mode="wrap")
-    def _without_empty_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Only quotes that name a document carry ``source`` (older files have none)."""
-        out: dict[str, Any] = handler(self)
-        if not out.get("source"):
-            out.pop("source", None)
-        return out
 
 
 class RubricAnswer(BaseModel):

@@ -15,15 +15,19 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import (
     BaseModel,
     Field,
-    SerializerFunctionWrapHandler,
     field_validator,
-    model_serializer,
     model_validator,
 )
 
 from tui.engine.basics.vocab import ESCALATE, DecisionRule
 from tui.engine.core.parsing import TurnParseError
-from tui.engine.core.records import Turn, TurnContent, inline_refs, required_text
+from tui.engine.core.records import (
+    SourceWhenGiven,
+    Turn,
+    TurnContent,
+    inline_refs,
+    required_text,
+)
 from tui.engine.core.schedule import Slot
 from tui.engine.core.sections import (
     STATUS_TONE,
@@ -62,7 +66,7 @@ ADVERSARY_DEADLOCK = "adversary_deadlock"
 ADVISORY_REVIEW = "advisory_review"
 
 
-class Challenge(BaseModel):
+class Challenge(SourceWhenGiven):
     """One objection to the artifact; without evidence it is not a challenge."""
 
     category: str = Field(min_length=1, description="e.g. correctness, security, cost, scope.")
@@ -82,14 +86,6 @@ class Challenge(BaseModel):
     @classmethod
     def _not_blank(cls, value: str) -> str:
         return required_text(value)
-
-    @model_serializer(mode="wrap")
-    def _without_empty_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Only a challenge quoting a lookup carries ``source`` (older files have none)."""
-        out: dict[str, Any] = handler(self)
-        if not out.get("source"):
-            out.pop("source", None)
-        return out
 
 
 class Assessment(BaseModel):
