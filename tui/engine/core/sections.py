@@ -71,7 +71,7 @@ class Section:
 class Quoted:
     """A quote code found verbatim in a lookup's result and admitted as evidence."""
 
-    what: str  # what the quote backs, e.g. "challenge"
+    what: str  # what the quote backs, in its protocol's word
     id: str  # its id, e.g. C1.1
     source: str  # the lookup's id, e.g. L1
     lines: tuple[int, ...]  # (first, last) line of the result where it was found, or ()
