@@ -476,6 +476,44 @@ def test_a_required_tool_makes_the_first_call_ask_for_a_lookup(folder: Path) -> 
     assert verify_file(out).ok
 
 
+def test_a_reask_before_any_lookup_still_asks_for_the_required_one(folder: Path) -> None:
+    """A first answer refused (cut by max_tokens, or junk) is asked again under the same
+    requirement: a re-ask let off the lookup let a small model skip it."""
+    from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
+
+    schemas: list[dict[str, Any]] = []
+
+    class Recording:
+        async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+            if request.debater.id == "reviewer":
+                schemas.append(request.json_schema)
+            return await SCRIPTED.complete(request, on_token)
+
+        async def aclose(self) -> None:
+            return None
+
+    raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))
+    raw["tools"][0]["required"] = True
+    raw["debaters"][1]["script"]["invalid_once"] = [1]  # its first answer is junk
+    out = folder / "s.toml"
+    tools = RunTools(validate_spec(raw), folder)
+
+    async def go() -> None:
+        try:
+            await run_live(raw, lambda d: Recording(), out, tools=tools)
+        finally:
+            await tools.aclose()
+
+    asyncio.run(go())
+    junk, reask, *after = schemas
+    for schema in (junk, reask):
+        assert "lookups" in schema.get("anyOf", [schema])[0]["required"]
+    assert after and "lookups" not in after[0].get("anyOf", [after[0]])[0].get("required", [])
+    [review] = [t for t in turns_of(out) if t.speaker == "reviewer"]
+    assert [lk["ok"] for lk in review.lookups or []] == [True]
+    assert verify_file(out).ok
+
+
 def test_a_lookup_that_never_answers_is_refused_on_record_at_its_timeout(folder: Path) -> None:
     """The tool's deadline ends the call in the turn's own task; the debate goes on."""
     from tui.engine.grounding.lookups import run_lookups

@@ -133,8 +133,9 @@ class _Attempts:
 
     @property
     def first(self) -> bool:
-        """The first call before any lookup: the one a required lookup holds."""
-        return self.lookups is None and self.count == 1
+        """A call before any lookup ran: a required lookup holds it, the re-ask of an
+        answer that was cut or refused too (a re-ask let off would skip the lookup)."""
+        return self.lookups is None
 
     def took(self, reply: TurnReply) -> None:
         """Count a reply, its usage clamped first."""
