@@ -437,7 +437,8 @@ def test_moot_batch_runs_the_spec_tools(tmp_path: Path) -> None:
     assert verify_file(entry["session"]).ok
 
 
-def test_a_required_tool_makes_the_first_call_ask_for_a_lookup(folder: Path) -> None:
+def _reviewer_schemas(folder: Path, **script: Any) -> tuple[list[dict[str, Any]], Path]:
+    """Run the challenge with its files tool required; the schema of each reviewer call."""
     from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
 
     schemas: list[dict[str, Any]] = []
@@ -453,6 +454,7 @@ def test_a_required_tool_makes_the_first_call_ask_for_a_lookup(folder: Path) -> 
 
     raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))
     raw["tools"][0]["required"] = True
+    raw["debaters"][1]["script"].update(script)
     out = folder / "s.toml"
     tools = RunTools(validate_spec(raw), folder)
 
@@ -463,7 +465,11 @@ def test_a_required_tool_makes_the_first_call_ask_for_a_lookup(folder: Path) -> 
             await tools.aclose()
 
     asyncio.run(go())
-    first, second = schemas
+    return schemas, out
+
+
+def test_a_required_tool_makes_the_first_call_ask_for_a_lookup(folder: Path) -> None:
+    (first, second), out = _reviewer_schemas(folder)
     shape = first.get("anyOf", [first])[0]
     assert "lookups" in shape["required"] and shape["properties"]["lookups"]["minItems"] == 1
     assert shape["properties"]["lookups"]["items"]["properties"]["call"]["enum"] == [
@@ -479,33 +485,7 @@ def test_a_required_tool_makes_the_first_call_ask_for_a_lookup(folder: Path) -> 
 def test_a_reask_before_any_lookup_still_asks_for_the_required_one(folder: Path) -> None:
     """A first answer refused (cut by max_tokens, or junk) is asked again under the same
     requirement: a re-ask let off the lookup let a small model skip it."""
-    from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
-
-    schemas: list[dict[str, Any]] = []
-
-    class Recording:
-        async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
-            if request.debater.id == "reviewer":
-                schemas.append(request.json_schema)
-            return await SCRIPTED.complete(request, on_token)
-
-        async def aclose(self) -> None:
-            return None
-
-    raw = challenge_raw(reviewer_turn("Payments deduplicates on the event id"))
-    raw["tools"][0]["required"] = True
-    raw["debaters"][1]["script"]["invalid_once"] = [1]  # its first answer is junk
-    out = folder / "s.toml"
-    tools = RunTools(validate_spec(raw), folder)
-
-    async def go() -> None:
-        try:
-            await run_live(raw, lambda d: Recording(), out, tools=tools)
-        finally:
-            await tools.aclose()
-
-    asyncio.run(go())
-    junk, reask, *after = schemas
+    (junk, reask, *after), out = _reviewer_schemas(folder, invalid_once=[1])
     for schema in (junk, reask):
         assert "lookups" in schema.get("anyOf", [schema])[0]["required"]
     assert after and "lookups" not in after[0].get("anyOf", [after[0]])[0].get("required", [])
