@@ -16,9 +16,7 @@ from tui.engine.run.schemas import kind_schema
 VOTES = ["adopt", "reject"]
 
 
-@pytest.mark.parametrize(
-    "kind", [k for k in builtin_kinds() if k not in (CHALLENGE_REPORT, DEFENSE)]
-)
+@pytest.mark.parametrize("kind", [k for k in builtin_kinds() if k != DEFENSE])
 def test_each_example_validates_and_passes_the_substance_check(kind: str) -> None:
     schema = kind_schema(builtin_kinds()[kind], VOTES)
     example = example_for(kind, schema)
@@ -33,6 +31,14 @@ def test_each_example_validates_and_passes_the_substance_check(kind: str) -> Non
     )
 
 
-def test_kinds_whose_answers_name_engine_ids_get_no_example() -> None:
-    for kind in (CHALLENGE_REPORT, DEFENSE):
-        assert example_for(kind, kind_schema(builtin_kinds()[kind], VOTES)) is None
+def test_a_slot_that_must_name_engine_ids_gets_no_example() -> None:
+    """A first report names no earlier challenge, so it shows one; a later round's must
+    assess each open challenge by id (its schema asks for that many), and a defense always
+    answers ids, so neither is shown an example it could not follow."""
+    schema = kind_schema(builtin_kinds()[CHALLENGE_REPORT], VOTES)
+    first = example_for(CHALLENGE_REPORT, schema)
+    assert first is not None and json.loads(first)["assessments"] == []
+    later = json.loads(json.dumps(schema))
+    later["properties"]["assessments"] |= {"minItems": 2, "maxItems": 2}
+    assert example_for(CHALLENGE_REPORT, later) is None
+    assert example_for(DEFENSE, kind_schema(builtin_kinds()[DEFENSE], VOTES)) is None

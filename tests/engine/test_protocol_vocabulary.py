@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from tui.engine.basics.vocab import DecisionRule, TurnKind
 from tui.engine.protocols import PROTOCOLS
@@ -77,24 +78,30 @@ RESULT_FIELDS_READ: dict[str, str] = {
 }
 
 
+def scripted_engines() -> list[Any]:
+    """Each shipped scripted example without tools, played to its end."""
+    from tests.helpers import run_engine
+    from tui.engine.specs.spec import read_spec_file
+
+    engines = []
+    for path in sorted((TUI.parent / "sessions" / "examples").glob("scripted-*.toml")):
+        spec, raw = read_spec_file(path)
+        if not spec.tools:
+            engines.append(run_engine(raw)[0])
+    return engines
+
+
 def own_result_fields() -> dict[str, set[str]]:
     """Per built-in protocol, the ``[result]`` keys its shipped scripted example writes
     beyond the shared ones (``ResultRecord``): its ``report`` and its decisions' extras.
     Only compound names (``judge_rounds``) are looked for: a single word (``verdict``,
     ``seed``) is also a content field or a spec key elsewhere."""
-    from tests.helpers import run_engine
     from tui.engine.run.report import ResultRecord
-    from tui.engine.specs.spec import read_spec_file
 
     shared = set(ResultRecord.__annotations__)
-    examples = TUI.parent / "sessions" / "examples"
     out: dict[str, set[str]] = {}
-    for path in sorted(examples.glob("scripted-*.toml")):
-        spec, raw = read_spec_file(path)
-        if spec.tools:
-            continue
-        engine, _events = run_engine(raw)
-        module = spec.protocol_class.__module__
+    for engine in scripted_engines():
+        module = engine.protocol.__module__
         out.setdefault(module, set()).update(set(engine.result()) - shared)
     return {
         m: keys - set().union(*(k for n, k in out.items() if n != m)) for m, keys in out.items()
@@ -117,3 +124,25 @@ def test_no_shared_reader_names_a_protocols_result_fields() -> None:
             if hits:
                 found.setdefault(name, set()).update(hits)
     assert sorted(found) == sorted(RESULT_FIELDS_READ), found
+
+
+def test_the_panels_take_a_protocols_pick_words_from_its_view_data() -> None:
+    """The judges panel is generic: what a judge picks, what the standing candidate is
+    called and how each order is shortened come in the protocol's ``view_data``, so no
+    file but the protocol's own (and the 0.1.0 upgrade) quotes those words."""
+    words: dict[str, set[str]] = {}
+    for engine in scripted_engines():
+        for view in engine.protocol.views:
+            data = engine.protocol.view_data(view, engine.state.turns)
+            named = [*data.get("picks", []), *data.get("orders", {})]
+            named += [data["standing_label"]] if "standing_label" in data else []
+            words.setdefault(engine.protocol.__module__, set()).update(map(str, named))
+    assert {"incumbent", "challenger"} <= words["tui.engine.protocols.refine"]
+    found = set()
+    for path in sorted(TUI.rglob("*.py")):
+        name = str(path.relative_to(TUI.parent))
+        source = path.read_text("utf-8")
+        for module, named in words.items():
+            if name not in (module.replace(".", "/") + ".py", *RESULT_FIELDS_READ):
+                found |= {(name, w) for w in named if re.search(rf"[\"']{w}[\"']", source)}
+    assert found == set()

@@ -41,8 +41,9 @@ STATUS_STYLE = {
     "rejected": "$secondary",
     "raised": "$text-muted",
 }
-PICK_STYLE = {"incumbent": "bold $primary", "challenger": "bold $accent", "none": "$text-muted"}
-ORDER_LABEL = {"incumbent-first": "X=inc", "challenger-first": "X=chal"}
+# A judged pick's place in the protocol's ``picks`` list picks its colour; "none" is no pick.
+PICK_STYLES = ("bold $primary", "bold $accent", "bold $secondary")
+NO_PICK = "none"
 
 
 def latest_rubric(turns: Sequence[Turn]) -> Turn | None:
@@ -123,17 +124,21 @@ def challenge_parts(data: dict[str, Any], width: int = 52) -> Parts:
 
 # ------------------------------------------------------------------ refine
 def judge_parts(data: dict[str, Any], width: int = 52) -> Parts:
-    """Each judge's pick per round, the agreement, the incumbent and its streak; the picks of
-    the round being judged (``pending``) first."""
+    """Each judge's pick per round, the agreement, the standing candidate and its streak; the
+    picks of the round being judged (``pending``) first. The protocol names its own words:
+    ``standing_label`` for the candidate that stands, ``picks`` for what a judge may pick
+    (each its own colour) and ``orders`` for how each order it showed is shortened."""
     convergence = int(data.get("needed", 0))
     streak = int(data.get("streak", 0))
-    incumbent: Turn | None = data.get("incumbent")
-    parts: Parts = [("incumbent ", "$text-muted")]
-    if incumbent is None:
+    standing: Turn | None = data.get("standing")
+    styles = _pick_styles(data.get("picks", []))
+    orders_shown: dict[str, str] = dict(data.get("orders", {}))
+    parts: Parts = [(f"{clean_line(str(data.get('standing_label', 'standing')))} ", "$text-muted")]
+    if standing is None:
         parts.append(("none yet", "italic $text-muted"))
     else:
-        parts.append((f"#{incumbent.index} by {shorten(incumbent.speaker, 18)}", "bold"))
-        parts.append("\n  " + _quote(data.get("incumbent_text", ""), width * 2 - 4))
+        parts.append((f"#{standing.index} by {shorten(standing.speaker, 18)}", "bold"))
+        parts.append("\n  " + _quote(data.get("standing_text", ""), width * 2 - 4))
     parts.append(("\nstreak ", "$text-muted"))
     filled = min(streak, convergence)
     parts.append(("●" * filled, "bold $success"))
@@ -150,8 +155,8 @@ def judge_parts(data: dict[str, Any], width: int = 52) -> Parts:
                 str(p.get("judge", "")),
                 str(p.get("pick", "")),
                 str(p.get("reason", "")),
-                orders,
-                width,
+                [orders_shown.get(o, shorten(o, 8)) for o in orders],
+                (styles, width),
             )
     elif not rounds:
         parts.append(("\n\nno judgement yet", "italic $text-muted"))
@@ -160,7 +165,7 @@ def judge_parts(data: dict[str, Any], width: int = 52) -> Parts:
         agreement = float(r.get("agreement", 0.0) or 0.0)
         parts.append((f"\n\nround {r.get('round')}", "bold $secondary"))
         parts.append(("  winner ", "$text-muted"))
-        parts.append((shorten(winner, 12), PICK_STYLE.get(winner, "bold")))
+        parts.append((shorten(winner, 12), styles.get(winner, "bold")))
         parts.append(("  agreement ", "$text-muted"))
         parts.append((f"{agreement:.0%}", "bold"))
         parts.append((f"  streak {r.get('streak', 0)}", "$text-muted"))
@@ -169,8 +174,8 @@ def judge_parts(data: dict[str, Any], width: int = 52) -> Parts:
                 str(judge),
                 str(p.get("pick", "")),
                 str(p.get("reason", "")),
-                [str(o) for o in p.get("orders", []) if o],
-                width,
+                [orders_shown.get(str(o), shorten(str(o), 8)) for o in p.get("orders", []) if o],
+                (styles, width),
             )
     if len(rounds) > 4:
         parts.append(
@@ -250,11 +255,19 @@ def distribution_parts(data: dict[str, Any], width: int = 40) -> Parts:
     return parts
 
 
-def _judge_line(judge: str, pick: str, reason: str, orders: list[str], width: int) -> Parts:
-    label = " ".join(ORDER_LABEL.get(o, shorten(o, 8)) for o in orders if o)
+def _pick_styles(picks: Sequence[str]) -> dict[str, str]:
+    styles = {str(pick): PICK_STYLES[i % len(PICK_STYLES)] for i, pick in enumerate(picks)}
+    return styles | {NO_PICK: "$text-muted"}
+
+
+def _judge_line(
+    judge: str, pick: str, reason: str, orders: list[str], look: tuple[dict[str, str], int]
+) -> Parts:
+    styles, width = look
+    label = " ".join(o for o in orders if o)
     parts: Parts = [
         ("\n " + shorten(judge, 12).ljust(12), "bold"),
-        (" " + shorten(pick, 10).ljust(10), PICK_STYLE.get(pick, "bold")),
+        (" " + shorten(pick, 10).ljust(10), styles.get(pick, "bold")),
     ]
     if label:
         parts.append((f" {label}", "$text-muted"))
@@ -369,7 +382,7 @@ class ChallengePanel(ViewPanel):
 
 
 class JudgePanel(ViewPanel):
-    """``refine``: the judges' picks per round, agreement, incumbent and streak."""
+    """Judged rounds: the judges' picks per round, agreement, what stands and its streak."""
 
     TITLE = "judge panel"
     VIEW = "judges"

@@ -295,6 +295,24 @@ class ChallengeProtocol(Protocol):
     debater_keys = frozenset({"defender", "adversary"})
     shows_votes = False
     turn_kinds = {CHALLENGE_REPORT: ChallengeReport, DEFENSE: Defense}
+    # True of any artifact, so a small model's copy is still a fair point; the
+    # defense has none: no example can stand for the revised artifact itself.
+    examples = {
+        CHALLENGE_REPORT: {
+            "challenges": [
+                {
+                    "category": "correctness",
+                    "concern": "The plan does not say what happens when its main assumption fails.",
+                    "evidence": "The plan states its assumption and no fallback.",
+                    "severity": "significant",
+                    "recommendation": "Say what the plan does when the assumption fails.",
+                }
+            ],
+            "verdict": "objections",
+            "assessments": [],
+            "convergence": "continue",
+        }
+    }
     negative_channels = {CHALLENGE_REPORT: ("challenges", "no_objections")}
     verifier_kinds = Protocol.verifier_kinds | {CHALLENGE_REPORT}
     statement_rules = {

@@ -87,6 +87,7 @@ _RUBRIC_ROLES: dict[str, RubricRole] = {
     CANDIDATE_CRITIQUE: "critic",
     JUDGMENT: "judges",
 }
+INCUMBENT, CHALLENGER = "incumbent", "challenger"  # what a judge's pick resolves to
 INCUMBENT_FIRST, CHALLENGER_FIRST = "incumbent-first", "challenger-first"
 
 
@@ -590,8 +591,11 @@ class RefineProtocol(Protocol):
         ]
         incumbent = self.incumbent
         return {
-            "incumbent": incumbent,
-            "incumbent_text": incumbent.content.get("candidate", "") if incumbent else "",
+            "standing_label": "incumbent",
+            "standing": incumbent,
+            "standing_text": incumbent.content.get("candidate", "") if incumbent else "",
+            "picks": [INCUMBENT, CHALLENGER],
+            "orders": {INCUMBENT_FIRST: "X=inc", CHALLENGER_FIRST: "X=chal"},
             "streak": self.streak,
             "needed": wins_needed(self.spec),
             "rounds": self.rounds,

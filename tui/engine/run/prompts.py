@@ -59,12 +59,18 @@ def _example(sample: dict[str, Any] | None, schema: dict[str, Any]) -> str | Non
     for name, prop in props.items():
         choices = prop.get("enum") or ([prop["const"]] if "const" in prop else None)
         if name in sample:
+            if len(_list(sample[name])) < int(prop.get("minItems", 0)):
+                return None  # the slot asks for more (a round's ids to answer) than it shows
             out[name] = sample[name]
         elif choices:
             out[name] = choices[0]
         else:
             return None  # a field the example cannot fill: the field list alone is clearer
     return json.dumps(out, ensure_ascii=False)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 _HINTS: dict[tuple[int, tuple[str, ...]], tuple[dict[str, Any], str]] = {}
