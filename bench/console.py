@@ -263,7 +263,7 @@ async def under_load(seconds: float) -> dict[str, float]:
     from tui.app.app import MootApp
     from tui.app.messages import TokensArrived
     from tui.app.screens.live import LiveScreen
-    from tui.engine.core.events import Event, TokenReceived
+    from tui.engine.run.events import Event, TokenReceived
 
     words = " ".join(f"word{i}" for i in range(240))
     spec = {

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from tui.engine import Engine, Spec, validate_spec
-from tui.engine.core.events import Event
 from tui.engine.core.ports import Provider, ToolBox
 from tui.engine.core.records import CONTENT_MODELS, Turn
 from tui.engine.core.substance import NO_RULES, StatementRules
 from tui.engine.protocols import PROTOCOLS
 from tui.engine.record.live import LiveSession
+from tui.engine.run.events import Event
 from tui.engine.specs.spec import Debater
 from tui.providers.registry import close_all
 from tui.providers.scripted import ScriptedProvider

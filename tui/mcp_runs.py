@@ -28,13 +28,13 @@ from tui.engine.basics.bounded import SPEC_BYTES, TomlRefused, toml_document
 from tui.engine.basics.errors import MootInputError, SpecError
 from tui.engine.basics.safeio import FileRefused
 from tui.engine.basics.vocab import DecisionChannel
-from tui.engine.core.events import DecisionReached, Event, PhaseStarted, TurnCompleted
 from tui.engine.core.ports import Provider, ToolFailure
 from tui.engine.core.records import Turn
 from tui.engine.grounding.context import read_documents
 from tui.engine.grounding.readroots import ReadRoots, real
 from tui.engine.record.live import LiveSession
 from tui.engine.record.session import SessionData, load_session
+from tui.engine.run.events import DecisionReached, Event, PhaseStarted, TurnCompleted
 from tui.engine.specs.spec import Debater, Spec, read_spec_file, validate_spec
 from tui.filekind import refuse_wrong_kind
 from tui.notify import Notifier, notifier

@@ -14,8 +14,8 @@ from tests.app.app_support import (
     write_spec,
 )
 from tui.app.screens.modals import DecideModal
-from tui.engine.core.events import TurnStarted
 from tui.engine.record.session import load_session
+from tui.engine.run.events import TurnStarted
 
 
 def _watch_turns(screen) -> list[tuple[int, str]]:  # noqa: ANN001

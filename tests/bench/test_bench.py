@@ -293,18 +293,20 @@ def test_piped_output_has_plain_progress_lines_the_table_and_the_plot(
 def test_the_embedded_model_completes_a_one_item_bench(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``./dev.sh bench``'s arms on one item: 7 calls on the embedded model. The scripted and
-    oracle tests above cover the bench's logic over many items; this one that the real
-    model's answers flow through both arms, and one item shows that as well as three."""
+    """``./dev.sh bench``'s arms on one item, on the embedded model: a single answer and a
+    debate of two agents over two rounds (5 calls). The scripted and oracle tests above
+    cover the bench's logic over many items and the default 3 x 2; this one that the real
+    model's answers flow through both arms, which one item and two agents show as well as
+    the default three agents (7 calls took this test 101 s in a full run; 5 take 12 s alone)."""
     out = tmp_path / "local"
     result = bench(
         capsys,
         *("--model", "local", "--items", "1", "--arms", "single,debate"),
-        *("--concurrency", "1", "--out", str(out)),
+        *("--agents", "2", "--rounds", "2", "--concurrency", "1", "--out", str(out)),
     )
     single, debate = result["arms"]["single"], result["arms"]["debate"]
     assert (single["items"], debate["items"]) == (1, 1)
-    assert (single["calls"], debate["calls"]) == (1, 6) and result["new_calls"] == 7
+    assert (single["calls"], debate["calls"]) == (1, 4) and result["new_calls"] == 5
     assert single["failed_calls"] == debate["failed_calls"] == 0
     assert single["tokens"] > 0 and debate["tokens"] > 0  # the model was asked, and answered
     sessions = sorted((out / "sessions").glob("*.toml"))

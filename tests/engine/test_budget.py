@@ -12,10 +12,10 @@ from tests.helpers import SCRIPTED, debate_raw
 from tui.cli import main
 from tui.engine import validate_spec
 from tui.engine.basics.vocab import DecisionRule, OperatorAction
-from tui.engine.core.events import Event, LedgerChanged
 from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
 from tui.engine.record.live import LiveSession
 from tui.engine.record.session import load_session
+from tui.engine.run.events import Event, LedgerChanged
 from tui.exitcodes import ExitCode
 
 VOTES = {"a": ["release", "revise"], "b": ["revise", "release"]}  # never agree: 3 rounds

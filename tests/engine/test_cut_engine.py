@@ -15,9 +15,9 @@ from tests.helpers import SCRIPTED, debate_raw
 from tui.cli import main
 from tui.engine import validate_spec
 from tui.engine.basics.vocab import OperatorAction
-from tui.engine.core.events import Event, TokenReceived, TurnCompleted, TurnStarted
 from tui.engine.record.live import LiveSession
 from tui.engine.record.session import load_session
+from tui.engine.run.events import Event, TokenReceived, TurnCompleted, TurnStarted
 from tui.engine.run.runner import Engine
 from tui.engine.run.turns import CutAction, CutChoice
 from tui.exitcodes import ExitCode

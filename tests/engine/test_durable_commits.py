@@ -18,10 +18,10 @@ import pytest
 
 from tests.helpers import SCRIPTED, debate_raw, until
 from tui.engine.basics.errors import SessionError
-from tui.engine.core.events import Event, TurnCompleted
 from tui.engine.record.live import LiveSession
 from tui.engine.record.session import SessionStore, load_session
 from tui.engine.record.verify import verify_file
+from tui.engine.run.events import Event, TurnCompleted
 from tui.engine.specs.spec import validate_spec
 
 RAW = debate_raw({"a": ["release"], "b": ["revise"]}, max_rounds=2, phases=["proposal"])

@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers import SCRIPTED, adversary_raw, debate_raw, run_engine, with_script
 from tui.engine import Engine, validate_spec
-from tui.engine.core.events import DecisionReached, TallyChanged, TurnCompleted, TurnStarted
+from tui.engine.run.events import DecisionReached, TallyChanged, TurnCompleted, TurnStarted
 from tui.engine.specs.spec import Spec
 
 

@@ -14,9 +14,9 @@ from tests.conftest import EXAMPLES
 from tests.helpers import SCRIPTED
 from tui.cli import main
 from tui.engine.basics.vocab import OperatorAction
-from tui.engine.core.events import Event, TurnCompleted
 from tui.engine.record.live import LiveSession
 from tui.engine.record.session import load_session
+from tui.engine.run.events import Event, TurnCompleted
 from tui.engine.specs.spec import read_spec_file
 from tui.exitcodes import ExitCode
 

@@ -18,10 +18,10 @@ import pytest
 from tests.helpers import SCRIPTED, sequential_raw, until
 from tui.engine import Engine, validate_spec
 from tui.engine.basics.vocab import ESCALATE, DecidedBy, DecisionRule, OperatorAction, RunStatus
-from tui.engine.core.events import Event, TurnStarted
 from tui.engine.core.state import Decision
 from tui.engine.record.live import LiveSession
 from tui.engine.record.session import load_session
+from tui.engine.run.events import Event, TurnStarted
 
 sequential = partial(sequential_raw, consensus_threshold=3, turn_delay_ms=5)
 Steps = Callable[[Engine], Awaitable[None]]

@@ -14,11 +14,11 @@ import tomli_w
 
 from tests.helpers import SCRIPTED, run_live
 from tui.engine import validate_spec
-from tui.engine.core.events import Event, LookupsRan
 from tui.engine.core.records import Turn
 from tui.engine.grounding.lookups import digest
 from tui.engine.record.session import load_session
 from tui.engine.record.verify import verify_file
+from tui.engine.run.events import Event, LookupsRan
 from tui.tools.files import MAX_FILE_BYTES
 from tui.tools.toolbox import RunTools
 

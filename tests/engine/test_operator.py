@@ -10,9 +10,9 @@ import pytest
 
 from tests.helpers import SCRIPTED, sequential_raw, until, with_script
 from tui.engine import Engine, validate_spec
-from tui.engine.core.events import TurnCompleted, TurnStarted
 from tui.engine.core.ports import ProviderError, TurnReply, TurnRequest
 from tui.engine.core.schedule import Slot
+from tui.engine.run.events import TurnCompleted, TurnStarted
 from tui.engine.run.turns import FailureAction, FailureChoice
 
 

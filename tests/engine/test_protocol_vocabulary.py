@@ -142,7 +142,7 @@ def test_the_panels_take_a_protocols_pick_words_from_its_view_data() -> None:
     for path in sorted(TUI.rglob("*.py")):
         name = str(path.relative_to(TUI.parent))
         source = path.read_text("utf-8")
-        for module, named in words.items():
+        for module, own in words.items():
             if name not in (module.replace(".", "/") + ".py", *RESULT_FIELDS_READ):
-                found |= {(name, w) for w in named if re.search(rf"[\"']{w}[\"']", source)}
+                found |= {(name, w) for w in own if re.search(rf"[\"']{w}[\"']", source)}
     assert found == set()

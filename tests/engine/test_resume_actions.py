@@ -19,12 +19,12 @@ import pytest
 from tests.helpers import SCRIPTED, adversary_raw, sequential_raw, until, with_script
 from tui.cli import main
 from tui.engine import Engine, validate_spec
-from tui.engine.core.events import Event, TurnStarted
 from tui.engine.core.ports import ProviderError
 from tui.engine.core.schedule import Slot
 from tui.engine.core.tally import count
 from tui.engine.record.live import LiveSession
 from tui.engine.record.session import load_session
+from tui.engine.run.events import Event, TurnStarted
 from tui.engine.run.turns import FailureAction, FailureChoice
 from tui.engine.specs.spec import Spec
 from tui.exitcodes import ExitCode

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from tui.engine import Engine, validate_spec
-from tui.engine.core.events import TokenReceived
 from tui.engine.core.ports import ProviderError, TurnRequest
 from tui.engine.core.records import CONTENT_MODELS
 from tui.engine.core.schedule import Slot
+from tui.engine.run.events import TokenReceived
 from tui.engine.specs.spec import Debater
 from tui.providers.litellm_provider import LiteLLMProvider, _lib, classify
 

@@ -25,7 +25,7 @@ from tests.fake_openai import free_port
 from tests.helpers import assert_judged
 from tests.llama_server import ROOT, LlamaServer
 from tui.engine import Engine, validate_spec
-from tui.engine.core.events import Event, TurnCompleted
+from tui.engine.run.events import Event, TurnCompleted
 from tui.providers.registry import close_all, provider_for
 
 # ./dev.sh test: one worker runs every llama.cpp test, so two models never share the cores.

@@ -20,9 +20,9 @@ from tests.fake_openai import FakeOpenAI, Reply, free_port
 from tests.helpers import run_live
 from tui.engine import validate_spec
 from tui.engine.basics.errors import SpecError
-from tui.engine.core.events import Event, TurnCompleted
 from tui.engine.record.session import load_session
 from tui.engine.record.verify import verify_file
+from tui.engine.run.events import Event, TurnCompleted
 from tui.providers.litellm_provider import LiteLLMProvider
 
 KEY_ENV = "MOOT_FAKE_ROUTER_KEY"

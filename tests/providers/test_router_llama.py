@@ -17,10 +17,10 @@ import pytest
 from tests.helpers import assert_judged, run_live
 from tests.llama_server import LlamaServer
 from tests.providers.test_litellm_proxy import _raw
-from tui.engine.core.events import Event, TurnCompleted
 from tui.engine.record.live import LiveSession
 from tui.engine.record.session import load_session
 from tui.engine.record.verify import verify_file
+from tui.engine.run.events import Event, TurnCompleted
 from tui.providers.registry import provider_for
 
 # ./dev.sh test: one worker runs every llama.cpp test, so two models never share the cores.

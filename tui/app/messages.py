@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:  # the engine (and pydantic) load when a debate starts, not at start-up
-    from tui.engine.core.events import Event
     from tui.engine.core.schedule import Slot
+    from tui.engine.run.events import Event
     from tui.engine.run.turns import FailureChoice
 
 

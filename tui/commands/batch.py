@@ -37,11 +37,11 @@ from tui.engine.basics.errors import MootInputError
 from tui.engine.basics.redact import Redactor
 from tui.engine.basics.safeio import FileRefused, write_new
 from tui.engine.basics.vocab import ESCALATE
-from tui.engine.core.events import Event, TurnCompleted
 from tui.engine.core.ports import Provider, ToolFailure
 from tui.engine.core.records import Turn
 from tui.engine.record.live import LiveSession
 from tui.engine.record.trust import spec_tools_refusal
+from tui.engine.run.events import Event, TurnCompleted
 from tui.engine.specs.spec import Debater, Spec, read_spec_file
 from tui.exitcodes import ExitCode
 from tui.filekind import refuse_wrong_kind

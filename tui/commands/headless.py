@@ -15,7 +15,11 @@ from rich.text import Text
 
 from tui.engine.basics.errors import MootInputError
 from tui.engine.basics.vocab import ESCALATE, RunStatus
-from tui.engine.core.events import (
+from tui.engine.core.ports import ToolFailure
+from tui.engine.core.records import Turn
+from tui.engine.protocols import PROTOCOLS
+from tui.engine.record.live import LiveSession
+from tui.engine.run.events import (
     DecisionReached,
     Event,
     LookupsRan,
@@ -23,10 +27,6 @@ from tui.engine.core.events import (
     StatusChanged,
     TurnCompleted,
 )
-from tui.engine.core.ports import ToolFailure
-from tui.engine.core.records import Turn
-from tui.engine.protocols import PROTOCOLS
-from tui.engine.record.live import LiveSession
 from tui.engine.specs.spec import spec_warnings
 from tui.exitcodes import ExitCode
 from tui.notify import notify_session

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from tui.config import ConfigRefused, config_path, read_config
 from tui.engine.basics.vocab import ESCALATE
-from tui.engine.core.events import DecisionReached, Event
+from tui.engine.run.events import DecisionReached, Event
 from tui.notify.settings import NotifySettings, from_config
 
 if TYPE_CHECKING:

@@ -23,10 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tui.engine.basics.redact import redacted_session
 from tui.engine.basics.vocab import ESCALATE, DecidedBy, TurnKind
 from tui.engine.core.records import Turn
 from tui.engine.core.sections import Quoted
+from tui.engine.record.redacted import redacted_session
 from tui.engine.record.session import SessionData
 from tui.engine.record.signing import check as check_signatures
 from tui.plural import counted, do_not_hold

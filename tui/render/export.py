@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui.engine.basics.redact import Redactor, redacted_session
+from tui.engine.basics.redact import Redactor
 from tui.engine.basics.safeio import replace_file
 from tui.engine.basics.vocab import is_deferral
 from tui.engine.core.records import Turn
+from tui.engine.record.redacted import redacted_session
 from tui.engine.record.session import SessionData, load_session
 from tui.engine.record.verify import verify
 from tui.plural import all_hold

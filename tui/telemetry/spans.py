@@ -24,7 +24,9 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span, Status, StatusCode, Tracer, set_span_in_context
 
 from tui.engine.basics.redact import Redactor
-from tui.engine.core.events import (
+from tui.engine.core.records import Turn
+from tui.engine.record.live import LiveSession
+from tui.engine.run.events import (
     DecisionReached,
     Event,
     LedgerChanged,
@@ -34,8 +36,6 @@ from tui.engine.core.events import (
     TurnCompleted,
     TurnStarted,
 )
-from tui.engine.core.records import Turn
-from tui.engine.record.live import LiveSession
 
 OPERATION = "gen_ai.operation.name"
 CONVERSATION = "gen_ai.conversation.id"

@@ -32,7 +32,11 @@ from tui.app.screens.modals import (
 )
 from tui.engine.basics.errors import MootInputError, SessionError, SpecError
 from tui.engine.basics.vocab import ESCALATE, DecisionRule, OperatorAction, RunStatus, is_deferral
-from tui.engine.core.events import (
+from tui.engine.core.ports import Provider, ProviderError
+from tui.engine.core.schedule import Slot
+from tui.engine.record.live import LiveSession
+from tui.engine.run.budget import SESSION, parse_cap
+from tui.engine.run.events import (
     DecisionReached,
     Event,
     LedgerChanged,
@@ -47,10 +51,6 @@ from tui.engine.core.events import (
     TurnCompleted,
     TurnStarted,
 )
-from tui.engine.core.ports import Provider, ProviderError
-from tui.engine.core.schedule import Slot
-from tui.engine.record.live import LiveSession
-from tui.engine.run.budget import SESSION, parse_cap
 from tui.engine.run.report import ResultRecord
 from tui.engine.run.runner import Engine
 from tui.engine.run.turns import CutAction, FailureAction, FailureChoice

@@ -15,9 +15,9 @@ from tui.engine.basics.errors import SessionError, SessionExistsError
 from tui.engine.basics.redact import redact
 from tui.engine.basics.safeio import describe
 from tui.engine.basics.vocab import OperatorAction
-from tui.engine.core.events import DecisionReached, Event, OperatorActed
 from tui.engine.core.ports import Provider, ToolBox
 from tui.engine.record.session import SessionData, SessionStore, new_session_path, sessions_dir
+from tui.engine.run.events import DecisionReached, Event, OperatorActed
 from tui.engine.run.runner import Engine
 from tui.engine.run.turns import FailureHandler, escalate_on_failure
 from tui.engine.specs.spec import Debater, Spec

@@ -22,12 +22,12 @@ from tui.engine.basics.vocab import (
     OperatorAction,
     RunStatus,
 )
-from tui.engine.core.events import EventBus, OperatorActed, StatusChanged
 from tui.engine.core.records import Turn
 from tui.engine.core.state import DebateState, Decision
 from tui.engine.core.substance import rationale_problem
 from tui.engine.protocols.base import Protocol
 from tui.engine.run.budget import SESSION, Budget
+from tui.engine.run.events import EventBus, OperatorActed, StatusChanged
 from tui.engine.run.roster import Roster
 from tui.engine.specs.spec import Spec
 

@@ -14,7 +14,13 @@ from typing import Any
 
 from tui.engine.basics.errors import SessionError, SessionFullError
 from tui.engine.basics.vocab import ESCALATE, DecisionChannel, DecisionRule, RunStatus
-from tui.engine.core.events import (
+from tui.engine.core.ports import Provider, ToolBox
+from tui.engine.core.records import Turn
+from tui.engine.core.schedule import Slot
+from tui.engine.core.state import DebateState, Decision
+from tui.engine.protocols import protocol_for
+from tui.engine.run.budget import Budget
+from tui.engine.run.events import (
     DecisionReached,
     EventBus,
     Listener,
@@ -23,12 +29,6 @@ from tui.engine.core.events import (
     TallyChanged,
     TurnCompleted,
 )
-from tui.engine.core.ports import Provider, ToolBox
-from tui.engine.core.records import Turn
-from tui.engine.core.schedule import Slot
-from tui.engine.core.state import DebateState, Decision
-from tui.engine.protocols import protocol_for
-from tui.engine.run.budget import Budget
 from tui.engine.run.operator import OperatorLog, TurnSink
 from tui.engine.run.report import ResultRecord, result_record
 from tui.engine.run.roster import Roster

@@ -16,14 +16,6 @@ from typing import Any
 
 from tui.engine.basics.redact import Redactor
 from tui.engine.basics.vocab import ESCALATE, DecisionRule, OperatorAction
-from tui.engine.core.events import (
-    EventBus,
-    LedgerChanged,
-    LookupsRan,
-    ProviderFailed,
-    TokenReceived,
-    TurnStarted,
-)
 from tui.engine.core.parsing import TurnParseError, as_text, extract_json_object, parse_turn
 from tui.engine.core.ports import (
     Provider,
@@ -52,6 +44,14 @@ from tui.engine.grounding.lookups import (
     with_lookups,
 )
 from tui.engine.protocols.base import Protocol
+from tui.engine.run.events import (
+    EventBus,
+    LedgerChanged,
+    LookupsRan,
+    ProviderFailed,
+    TokenReceived,
+    TurnStarted,
+)
 from tui.engine.run.operator import OperatorLog, now
 from tui.engine.run.prompts import build_messages, reask_message
 from tui.engine.run.roster import Roster
