@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tui.engine.basics.redact import REDACTED, Redactor
 from tui.engine.basics.safeio import FileRefused, read_regular
@@ -29,8 +29,9 @@ from tui.engine.grounding.roles import allowed_roles, holds, role_problems
 if TYPE_CHECKING:
     from tui.engine.core.schedule import Slot
     from tui.engine.core.state import DebateState
-    from tui.engine.protocols.base import ContextItem, Protocol
     from tui.engine.specs.spec import Spec
+
+ContextItem = tuple[str, str, str]  # (saw-label, heading, text): one section of a prompt
 
 FILE_BYTES = 256 * 1024  # one document
 TOTAL_BYTES = 1024 * 1024  # every document of a spec, the artifact file included
@@ -262,8 +263,14 @@ def document_items(spec: Spec, speaker: str) -> list[ContextItem]:
     ]
 
 
+class ContextSource(Protocol):
+    """What a slot is shown beyond the documents: its protocol's part of the prompt."""
+
+    def context(self, state: DebateState, slot: Slot) -> list[ContextItem]: ...
+
+
 def slot_context(
-    spec: Spec, protocol: Protocol, state: DebateState, slot: Slot
+    spec: Spec, protocol: ContextSource, state: DebateState, slot: Slot
 ) -> list[ContextItem]:
     """Everything a slot sees: its documents, then what the protocol shows it."""
     return document_items(spec, slot.speaker) + protocol.context(state, slot)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tui.engine.basics.safeio import FileRefused
 from tui.engine.core.ports import ToolBox, ToolFailure
@@ -28,7 +28,6 @@ from tui.engine.grounding.readroots import ReadRoots
 from tui.engine.grounding.roles import allowed_roles, holds, role_problems
 
 if TYPE_CHECKING:
-    from tui.engine.run.budget import Budget
     from tui.engine.specs.spec import Spec, ToolEntry
 
 MAX_ASKED = 32  # lookups one reply may ask for that are recorded; the rest are not read
@@ -38,6 +37,15 @@ MAX_TOOL_TEXT = 4000  # characters describing one MCP tool's calls to the model
 MIN_CUT = 256  # a result cut to fewer bytes than this would be all mark: it is refused instead
 FILES_CALLS = ("list", "read", "grep")  # the built-in files tool's calls, every one a read
 WRITES_FLAG = "--allow-tool-writes"
+
+
+class LookupCaps(Protocol):
+    """The debate's lookup caps as a lookup asks them (the run's budget keeps them)."""
+
+    def lookup_refusal(self, speaker: str) -> str | None: ...
+    def lookup_room(self, speaker: str) -> tuple[int, str] | None: ...
+    def start_lookup(self, speaker: str) -> None: ...
+    def keep_lookup_bytes(self, speaker: str, kept: int) -> None: ...
 
 
 def tool_problems(raw: dict[str, Any], debater_keys: Iterable[str]) -> list[str]:
@@ -257,7 +265,7 @@ async def run_lookups(
     tools: ToolBox | None,
     redact: Callable[[str], str],
     first_id: int = 1,
-    budget: Budget | None = None,
+    budget: LookupCaps | None = None,
 ) -> list[dict[str, Any]]:
     """Each request checked, run when allowed, and recorded whatever happens to it.
 

@@ -21,8 +21,10 @@ from tui.engine.core.state import DebateState, Decision
 from tui.engine.core.substance import StatementRules
 from tui.engine.protocols.base import (
     CRITIQUE_STATEMENTS,
+    Claims,
     ContextItem,
     Protocol,
+    RecordedSession,
     cycled,
     scripted_critique,
 )
@@ -30,8 +32,6 @@ from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
     from tui.engine.core.ports import TurnRequest
-    from tui.engine.record.session import SessionData
-    from tui.engine.record.verify import Verification
     from tui.engine.specs.spec import RubricRole, Script, Spec
 
 # The turn kind this protocol adds, and the rules only it decides by (session files hold them).
@@ -278,7 +278,7 @@ class AdversaryProtocol(Protocol):
             return Decision(ESCALATE, DecisionRule.RELEASE_GATE, extra={"release_refused": refused})
         return None
 
-    def turn_claims(self, data: SessionData, out: Verification, turn: Turn) -> None:
+    def turn_claims(self, data: RecordedSession, out: Claims, turn: Turn) -> None:
         """A critic's routing is a request: a release stands only on request and through the gate."""
         decided = turn.derived.get("routing_decision")
         if turn.kind != ADVERSARY_CRITIQUE or decided is None:

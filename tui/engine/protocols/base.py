@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Protocol as Port
 
 from pydantic import BaseModel
 
@@ -15,15 +16,32 @@ from tui.engine.core.schedule import Slot
 from tui.engine.core.sections import Quoted, Section
 from tui.engine.core.state import DebateState, Decision
 from tui.engine.core.substance import NO_RULES, StatementRules, content_problems
+from tui.engine.grounding.context import ContextItem as ContextItem  # each protocol's prompt
 from tui.engine.protocols.raw import Entry, RawSpec
 
-if TYPE_CHECKING:  # spec.py and verify.py read the protocol registry: runtime imports would cycle
+if TYPE_CHECKING:  # spec.py reads the protocol registry: a runtime import would cycle
     from tui.engine.core.ports import TurnRequest
-    from tui.engine.record.session import SessionData
-    from tui.engine.record.verify import Verification
     from tui.engine.specs.spec import RubricRole, Script, Spec
 
-ContextItem = tuple[str, str, str]  # (saw-label, heading, text)
+
+class RecordedSession(Port):
+    """What a protocol's verify hooks read of a loaded session file (``moot verify`` passes
+    its ``SessionData``): the spec it was run with and the turns it recorded."""
+
+    @property
+    def spec(self) -> Spec: ...
+    @property
+    def turns(self) -> list[Turn]: ...
+
+
+class Claims(Port):
+    """Where a protocol's verify hooks put each claim they re-check (``moot verify``'s
+    ``Verification``): one that holds or not, or a recorded value against a recomputed one."""
+
+    def check(self, where: str, name: str, ok: bool, detail: str = "holds") -> bool: ...
+    def same(self, where: str, name: str, recorded: Any, recomputed: Any, how: str) -> bool: ...
+
+
 CRITIQUE_STATEMENTS = StatementRules(  # the shared critique's, and the kinds that extend it
     channel=(("weaknesses", ""), ("suggestions", "")), answers=("vote", "verdict")
 )
@@ -239,11 +257,11 @@ class Protocol(ABC):
 
     # ------------------------------------------------------------ verify
 
-    def turn_claims(self, data: SessionData, out: Verification, turn: Turn) -> None:
+    def turn_claims(self, data: RecordedSession, out: Claims, turn: Turn) -> None:
         """This protocol's claims about one recorded turn, re-checked from the file."""
         return None
 
-    def result_claims(self, data: SessionData, out: Verification, result: dict[str, Any]) -> None:
+    def result_claims(self, data: RecordedSession, out: Claims, result: dict[str, Any]) -> None:
         """This protocol's claims about ``[result]``, recomputed from the turns."""
         return None
 

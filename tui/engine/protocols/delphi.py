@@ -25,12 +25,10 @@ from tui.engine.core.records import Turn, TurnContent
 from tui.engine.core.schedule import Slot
 from tui.engine.core.state import DebateState, Decision
 from tui.engine.core.substance import StatementRules
-from tui.engine.protocols.base import ContextItem, Protocol
+from tui.engine.protocols.base import Claims, ContextItem, Protocol, RecordedSession
 from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
-    from tui.engine.record.session import SessionData
-    from tui.engine.record.verify import Verification
     from tui.engine.specs.spec import Spec
 
 PHASE = "estimate"
@@ -350,7 +348,7 @@ class DelphiProtocol(Protocol):
 
     # ------------------------------------------------------------ verify
 
-    def turn_claims(self, data: SessionData, out: Verification, turn: Turn) -> None:
+    def turn_claims(self, data: RecordedSession, out: Claims, turn: Turn) -> None:
         """Anonymity: an estimate's ``saw`` never names another panelist."""
         if turn.kind != ESTIMATE:
             return
@@ -363,7 +361,7 @@ class DelphiProtocol(Protocol):
             "saw names no other panelist" if not named else f"saw names {', '.join(named)}",
         )
 
-    def result_claims(self, data: SessionData, out: Verification, result: dict[str, Any]) -> None:
+    def result_claims(self, data: RecordedSession, out: Claims, result: dict[str, Any]) -> None:
         """Each round's median and quartiles from the estimates, and the rule from the last."""
         convergence = convergence_of(data.spec)
         recorded = {row.get("round"): row for row in result.get(ROUNDS_KEY) or []}

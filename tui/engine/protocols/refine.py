@@ -36,8 +36,10 @@ from tui.engine.core.state import DebateState, Decision
 from tui.engine.core.substance import StatementRules
 from tui.engine.protocols.base import (
     CRITIQUE_STATEMENTS,
+    Claims,
     ContextItem,
     Protocol,
+    RecordedSession,
     clipped,
     cycled,
     scripted_critique,
@@ -46,8 +48,6 @@ from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
     from tui.engine.core.ports import TurnRequest
-    from tui.engine.record.session import SessionData
-    from tui.engine.record.verify import Verification
     from tui.engine.specs.spec import RubricRole, Script, Spec
 
 # The turn kinds this protocol adds, and the rule only it decides by (session files hold them).
@@ -692,7 +692,7 @@ class RefineProtocol(Protocol):
             out["weak_adversarial_pass"] = not out["cross_family_held"]
         return out
 
-    def result_claims(self, data: SessionData, out: Verification, result: dict[str, Any]) -> None:
+    def result_claims(self, data: RecordedSession, out: Claims, result: dict[str, Any]) -> None:
         """Refine's judge rounds: each majority from the picks, the streak and convergence counts."""
         if result.get("judge_rounds") is None:
             return

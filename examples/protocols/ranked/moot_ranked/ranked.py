@@ -28,13 +28,11 @@ from tui.engine.core.schedule import Slot
 from tui.engine.core.sections import Emphasis, Item, Section, Tone
 from tui.engine.core.state import DebateState, Decision
 from tui.engine.core.substance import statement_problem
-from tui.engine.protocols.base import ContextItem, Protocol, cycled
+from tui.engine.protocols.base import Claims, ContextItem, Protocol, RecordedSession, cycled
 from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
     from tui.engine.core.ports import TurnRequest
-    from tui.engine.record.session import SessionData
-    from tui.engine.record.verify import Verification
     from tui.engine.specs.spec import Script, Spec
 
 RANKING = "ranking"  # the turn kind this protocol adds
@@ -331,7 +329,7 @@ class RankedProtocol(Protocol):
 
     # ------------------------------------------------------------ verify
 
-    def result_claims(self, data: SessionData, out: Verification, result: dict[str, Any]) -> None:
+    def result_claims(self, data: RecordedSession, out: Claims, result: dict[str, Any]) -> None:
         """The count from the rankings in the file, and the decision the tie rule gives."""
         recount = count(data.spec.debate.vote_options, data.turns)
         how = "a recount of the latest valid rankings"
