@@ -18,7 +18,7 @@ from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
-    from tui.engine.specs.spec import Spec
+    from tui.engine.terms.spec import Spec
 
 TEMPLATE = """# A moot monologue spec.
 [debate]

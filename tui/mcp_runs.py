@@ -32,6 +32,7 @@ from tui.engine.core.ports import Provider, ToolFailure
 from tui.engine.core.records import Turn
 from tui.engine.grounding.context import read_documents
 from tui.engine.grounding.readroots import ReadRoots, real
+from tui.engine.protocols import protocol_class
 from tui.engine.record.live import LiveSession
 from tui.engine.record.session import SessionData, load_session
 from tui.engine.run.events import DecisionReached, Event, PhaseStarted, TurnCompleted
@@ -247,7 +248,7 @@ def snapshot(data: SessionData, live: Running | None = None) -> SessionStatus:
     else:
         status = "decided"
     r = result or {}
-    value = data.spec.protocol_class.value_prompt(data.spec)
+    value = protocol_class(data.spec).value_prompt(data.spec)
     return SessionStatus(
         session=str(data.path),
         title=data.spec.debate.title,

@@ -14,6 +14,7 @@ from tests.engine.test_verify_session import Doc, failed, rewrite, verify
 from tests.export_schema import validate_export
 from tui.cli import main
 from tui.engine import SpecError, validate_spec
+from tui.engine.protocols import protocol_class
 from tui.engine.record.session import load_session
 from tui.exitcodes import ExitCode
 from tui.render.adr import status, to_adr
@@ -64,7 +65,7 @@ def test_from_round_two_a_panelist_sees_the_last_round_without_ids(converged: Pa
         if turn.round == 2:
             assert turn.saw == ["motion", "unit", f"estimate:r1:{turn.speaker}", "panel:r1"]
     spec = data.spec
-    protocol = spec.protocol_class(spec)
+    protocol = protocol_class(spec)(spec)
     from tui.engine.core.schedule import Slot
     from tui.engine.core.state import DebateState
     from tui.engine.protocols.delphi import ESTIMATE
@@ -322,11 +323,11 @@ def test_the_operator_is_told_the_least_estimate_before_typing_one() -> None:
     """The decide modal's prompt names the floor the engine will hold the value to."""
     raw = tomllib.loads(EXAMPLE.read_text("utf-8"))
     spec = validate_spec(raw)
-    assert spec.protocol_class.value_prompt(spec) == (
+    assert protocol_class(spec).value_prompt(spec) == (
         "the estimate: a number in engineer-days, at least 0"
     )
     del raw["debate"]["minimum"]
     unbounded = validate_spec(raw)
-    assert unbounded.protocol_class.value_prompt(unbounded) == (
+    assert protocol_class(unbounded).value_prompt(unbounded) == (
         "the estimate: a number in engineer-days"
     )

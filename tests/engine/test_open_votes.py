@@ -20,7 +20,7 @@ from tui.cli import main
 from tui.engine import validate_spec
 from tui.engine.basics.errors import SpecError
 from tui.engine.basics.vocab import ESCALATE, DecisionRule
-from tui.engine.core.openvotes import final_number, plain_text
+from tui.engine.terms.openvotes import final_number, plain_text
 from tui.exitcodes import ExitCode
 
 

@@ -12,7 +12,7 @@ import pytest
 from tests.example_protocol import MonologueProtocol
 from tests.helpers import run_engine
 from tui.engine import SpecError, validate_spec
-from tui.engine.protocols import ENTRY_POINT_GROUP, PROTOCOLS, protocol_for
+from tui.engine.protocols import ENTRY_POINT_GROUP, PROTOCOLS, protocol_class, protocol_for
 from tui.templates import TEMPLATES
 
 BUILT_IN = ["debate", "adversary", "challenge", "refine", "delphi"]
@@ -28,7 +28,7 @@ def test_registry_names_each_protocol_once_with_its_defaults() -> None:
         raw = tomllib.loads(protocol.template.format(name="x.toml"))
         raw["debate"].pop("max_rounds", None)
         spec = validate_spec(raw)
-        assert spec.protocol_class is protocol and type(protocol_for(spec)) is protocol
+        assert protocol_class(spec) is protocol and type(protocol_for(spec)) is protocol
         rounds[name] = spec.max_rounds
     built_in = {"debate": 2, "adversary": 3, "challenge": 3, "refine": 8, "delphi": 3}
     assert {name: rounds[name] for name in BUILT_IN} == built_in

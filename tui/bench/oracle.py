@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from tui.bench.tasks import Item, Task
 from tui.engine.basics.errors import MootInputError
-from tui.engine.core.openvotes import normalise
 from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
 from tui.engine.core.tally import consensus
 from tui.engine.specs.spec import MAX_DEBATERS
+from tui.engine.terms.openvotes import normalise
 
 PREFIX = "oracle:"
 SHOWN_VOTE = re.compile(r"^Vote: (.+)$", re.MULTILINE)  # how a prompt shows a position's vote

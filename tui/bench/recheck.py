@@ -18,10 +18,10 @@ from typing import Any
 from tui.bench.arms import ARMS, DEBATES, Setup, arm_spec, counted, record
 from tui.bench.tasks import Item
 from tui.engine.basics.errors import MootInputError
-from tui.engine.core.openvotes import normalise
 from tui.engine.record.keys import trusted_keys
 from tui.engine.record.session import load_session
 from tui.engine.record.trust import unvouched, who_vouches
+from tui.engine.terms.openvotes import normalise
 
 
 class Recheck:

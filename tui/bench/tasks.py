@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tui.engine.basics.errors import MootInputError
-from tui.engine.core.openvotes import Normaliser, final_number
+from tui.engine.terms.openvotes import Normaliser, final_number
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +21,7 @@ class Item:
 
 class Task(Protocol):
     name: str
-    normaliser: Normaliser  # how votes are compared (tui.engine.core.openvotes)
+    normaliser: Normaliser  # how votes are compared (tui.engine.terms.openvotes)
 
     def item(self, index: int) -> Item:
         """Item ``index`` of this task's seeded sequence (the same for any item count)."""

@@ -18,6 +18,7 @@ from tui.engine.basics.vocab import ESCALATE, DecisionChannel
 from tui.engine.core.ports import ProviderError, TokenSink, TurnReply, TurnRequest
 from tui.engine.core.state import DebateState
 from tui.engine.core.substance import rationale_problem
+from tui.engine.protocols import protocol_class
 from tui.engine.record.live import LiveSession
 from tui.engine.record.replay import protocol_at
 from tui.engine.record.session import SessionData, load_session
@@ -52,7 +53,7 @@ def not_awaiting(data: SessionData) -> str | None:
 
 def answer_flag(spec: Spec) -> str:
     """The command line's flag for the decision: ``--value`` where it is a number."""
-    return "--vote" if spec.protocol_class.value_prompt(spec) is None else "--value"
+    return "--vote" if protocol_class(spec).value_prompt(spec) is None else "--value"
 
 
 def flag_problem(spec: Spec, used: str) -> str | None:
@@ -61,7 +62,7 @@ def flag_problem(spec: Spec, used: str) -> str | None:
     wanted = answer_flag(spec)
     if used == wanted:
         return None
-    prompt = spec.protocol_class.value_prompt(spec)
+    prompt = protocol_class(spec).value_prompt(spec)
     what = prompt if prompt is not None else f"a vote ({', '.join(spec.debate.vote_options)})"
     return f"{used}: this session decides {what}; give {wanted}"
 
@@ -77,7 +78,7 @@ def refusal(data: SessionData, vote: str, rationale: str, flag: str = "--") -> s
         return why
     debate = data.spec.debate
     name = answer_flag(data.spec) if flag else "vote"
-    if problem := data.spec.protocol_class.decision_problem(data.spec, vote):
+    if problem := protocol_class(data.spec).decision_problem(data.spec, vote):
         return f"{name}: {problem}"
     problem = rationale_problem(rationale, votes=debate.vote_options, motion=debate.motion)
     if problem:

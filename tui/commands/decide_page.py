@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from tui.engine.basics.vocab import ESCALATE, is_deferral
 from tui.engine.core.records import Turn
 from tui.engine.core.state import DebateState
+from tui.engine.protocols import protocol_class
 from tui.engine.record.replay import protocol_at
 from tui.engine.record.session import SessionData
 from tui.render.present import Emphasis, Section, present
@@ -122,7 +123,7 @@ def _summary(data: SessionData) -> str:
         f"<h2>Motion</h2><p>{html_text(bound(debate.motion, TEXT_LIMIT))}</p>",
     ]
     tally = result.get("vote_tally")
-    if data.spec.protocol_class.shows_votes and isinstance(tally, dict) and tally:
+    if protocol_class(data.spec).shows_votes and isinstance(tally, dict) and tally:
         rows = "".join(
             f"<tr><th>{html_text(vote)}</th>\n<td>{html_text(count)}</td></tr>"
             for vote, count in tally.items()
@@ -151,7 +152,7 @@ def _vetoes(data: SessionData, votes: Iterable[str]) -> dict[str, str]:
 
 
 def _choices(data: SessionData, form: Form) -> str:
-    prompt = data.spec.protocol_class.value_prompt(data.spec)
+    prompt = protocol_class(data.spec).value_prompt(data.spec)
     if prompt is not None:
         return (
             f'<label for="value">{html_text(prompt)}</label>'

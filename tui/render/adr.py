@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from tui.engine.basics.vocab import ESCALATE, DecidedBy, TurnKind
 from tui.engine.core.records import Turn
 from tui.engine.core.sections import Quoted
+from tui.engine.protocols import protocol_class
 from tui.engine.record.redacted import redacted_session
 from tui.engine.record.session import SessionData
 from tui.engine.record.signing import check as check_signatures
@@ -86,7 +87,7 @@ def status(data: SessionData) -> str:
     options = data.spec.debate.vote_options
     if decision == ESCALATE:  # escalated, or deferred by the operator: still to decide
         return "proposed"
-    if not options or data.spec.protocol_class.value_prompt(data.spec) is not None:
+    if not options or protocol_class(data.spec).value_prompt(data.spec) is not None:
         return "accepted"  # open votes, or a decided value: the answer reached is the decision
     if decision not in options:
         return "proposed"
@@ -97,7 +98,7 @@ def decision_makers(data: SessionData) -> list[str]:
     """Who decided: the operator, or the debaters whose votes or verdicts the rules count."""
     if (data.result or {}).get("decided_by") == DecidedBy.OPERATOR:
         return ["operator"]
-    voters = [v for v in data.spec.protocol_class.voters(data.spec) if v]
+    voters = [v for v in protocol_class(data.spec).voters(data.spec) if v]
     return voters or list(data.spec.ids)
 
 
@@ -124,7 +125,7 @@ def _quote(text: Any, indent: str = "") -> list[str]:
 
 def _position(data: SessionData, turn: Turn) -> str | None:
     """The position a turn puts forward, if it puts one forward (the protocol says which)."""
-    return None if turn.invalid else data.spec.protocol_class.position(data.spec, turn)
+    return None if turn.invalid else protocol_class(data.spec).position(data.spec, turn)
 
 
 def _key(text: str) -> str:
@@ -188,7 +189,7 @@ def chosen(data: SessionData) -> str | None:
     if not r or decision == ESCALATE or (options and decision not in options):
         return None
     try:
-        if (text := data.spec.protocol_class.chosen_text(r)) is not None:
+        if (text := protocol_class(data.spec).chosen_text(r)) is not None:
             return text
     except SHAPE_ERRORS:
         return None  # a damaged field names no option
@@ -221,7 +222,7 @@ def outcome(data: SessionData) -> list[str]:
     text = chosen(data)
     named = {_key(t): name for name, t, _ in titled(data)}
     option = named.get(_key(text), title(text)) if text else str(decision)
-    reasons = _BECAUSE | data.spec.protocol_class.rule_reasons
+    reasons = _BECAUSE | protocol_class(data.spec).rule_reasons
     because = reasons.get(rule, f"the rule {rule} decided so")
     if text is None and status(data) == "proposed":  # "escalate" is no option: none is chosen
         option = "none yet"
@@ -233,7 +234,7 @@ def outcome(data: SessionData) -> list[str]:
         + (f", relayed via {md_code(r['decided_via'])}" if r.get("decided_via") else "")
         + ")."
     ]
-    said = data.spec.protocol_class.result_lines(r)  # the protocol's own outcome
+    said = protocol_class(data.spec).result_lines(r)  # the protocol's own outcome
     if said:
         lines += ["", *(f"- {md_inline(line)}" for line in said)]
     tally = {k: v for k, v in _table(r.get("vote_tally")).items() if v}
@@ -298,7 +299,7 @@ def _good(data: SessionData) -> list[str]:
     lines: list[str] = []
     if r.get("decided_by") == DecidedBy.OPERATOR and r.get("rationale"):
         lines.append(f"- Good, because {md_inline(r['rationale'])} (the operator's rationale)")
-    said = _said(lambda: data.spec.protocol_class.arguments(r, data.turns)[0])
+    said = _said(lambda: protocol_class(data.spec).arguments(r, data.turns)[0])
     lines += [f"- Good, because {md_inline(argument)}" for argument in said]
     reasons: dict[str, Turn] = {}
     for turn in data.turns:
@@ -328,7 +329,7 @@ def _bad(data: SessionData) -> list[str]:
                 f"{against} in turn {turn.index}; {answer(data, turn)})"
             )
     r = data.result or {}
-    said = _said(lambda: data.spec.protocol_class.arguments(r, data.turns)[1])
+    said = _said(lambda: protocol_class(data.spec).arguments(r, data.turns)[1])
     lines += [f"- Bad, because {md_inline(argument)}" for argument in said]
     return lines
 
@@ -347,7 +348,7 @@ def dissent(data: SessionData) -> list[str]:
         for who, vote in _table(r.get("final_votes")).items()
         if decision not in (None, ESCALATE) and vote != decision
     ]
-    stated = _said(data.spec.protocol_class.dissent, r, data.turns)
+    stated = _said(protocol_class(data.spec).dissent, r, data.turns)
     lines += [f"- {md_inline(d)}" for d in stated]
     return lines or ["- None recorded."]
 
@@ -356,7 +357,7 @@ def evidence(data: SessionData) -> list[str]:
     """Every admitted rubric evidence item, with its source and lines where located; a
     tool_quote also names the lookup behind it (tool, call, args and the result's sha256)."""
     lines = []
-    protocol = data.spec.protocol_class
+    protocol = protocol_class(data.spec)
     for turn in data.turns:
         lookups = {lk.get("id"): lk for lk in _listed(turn.lookups) if isinstance(lk, dict)}
         for prop in _listed(_table(turn.derived.get("rubric")).get("properties")):

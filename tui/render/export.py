@@ -9,6 +9,7 @@ from tui.engine.basics.redact import Redactor
 from tui.engine.basics.safeio import replace_file
 from tui.engine.basics.vocab import is_deferral
 from tui.engine.core.records import Turn
+from tui.engine.protocols import protocol_class
 from tui.engine.record.redacted import redacted_session
 from tui.engine.record.session import SessionData, load_session
 from tui.engine.record.verify import verify
@@ -74,7 +75,7 @@ def _handoff(data: SessionData) -> dict[str, Any] | None:
     """The protocol's handoff document, if it has one and the session has ended."""
     if not data.result:
         return None
-    return data.spec.protocol_class.handoff(data.result, data.turns)
+    return protocol_class(data.spec).handoff(data.result, data.turns)
 
 
 def _md(text: Any) -> str:
@@ -231,7 +232,7 @@ def to_markdown(data: SessionData) -> str:
     lines += ["## Result", ""]
     if r:
         try:
-            protocol = data.spec.protocol_class
+            protocol = protocol_class(data.spec)
             own = protocol.result_sections(r, data.turns)
             lines += _result_md(r, protocol.result_lines(r), own)
         except SHAPE_ERRORS:  # a damaged file: say so, and show the table as stored

@@ -83,8 +83,13 @@ class DebateScreen(Screen[None]):
     status: var[str] = var(str(RunStatus.READY), init=False)
 
     def __init__(self, spec: Spec) -> None:
+        # Deferred for start-up: the home screen imports this module and loads no protocol
+        # until a debate opens (a validated spec has loaded the registry by then).
+        from tui.engine.protocols import protocol_class
+
         super().__init__()
         self.spec = spec
+        self.protocol_class = protocol_class(spec)
         self.turns: list[Turn] = []
         self.actions: list[dict[str, Any]] = []
         self.picked: str | None = None  # narrow layout: the pane the operator chose
@@ -114,7 +119,7 @@ class DebateScreen(Screen[None]):
             with Vertical(id="side"):
                 yield Static(id="compact", markup=False)
                 yield Timeline(id="timeline")
-                for view in self.spec.protocol_class.views:
+                for view in self.protocol_class.views:
                     if view in VIEW_PANELS:
                         yield VIEW_PANELS[view](id=view)
                 if self.spec.rubric is not None:
@@ -124,15 +129,15 @@ class DebateScreen(Screen[None]):
                     len(self.spec.voters),
                     self.spec.threshold,
                     id="tally",
-                    bars=self.spec.protocol_class.shows_votes,
-                    decide=self.spec.protocol_class.votes_decide,
+                    bars=self.protocol_class.shows_votes,
+                    decide=self.protocol_class.votes_decide,
                 )
         yield Footer()
 
     @property
     def verifying(self) -> bool:
         """Whether this debate has verification views (challenge, refine or a rubric)."""
-        return not self.spec.protocol_class.shows_votes or self.spec.rubric is not None
+        return not self.protocol_class.shows_votes or self.spec.rubric is not None
 
     @on(Mount)
     def _lay_out(self) -> None:

@@ -476,7 +476,7 @@ class LiveScreen(DebateScreen):
         if unresolved:
             summary = f"The debate ended unresolved ({rule or 'escalate'})."
             tally = self.tally_panel.tally
-            if tally and self.spec.protocol_class.shows_votes:
+            if tally and self.protocol_class.shows_votes:
                 summary += " Tally: " + ", ".join(f"{k} {v}" for k, v in tally.items())
         open_modal = self._decide_modal
         if open_modal is not None:  # one modal at a time; an escalation updates it in place
@@ -490,7 +490,7 @@ class LiveScreen(DebateScreen):
             summary=summary,
             vetoes=self._vetoes(),
             apply=self._apply_decision,
-            value_prompt=self.spec.protocol_class.value_prompt(self.spec),
+            value_prompt=self.protocol_class.value_prompt(self.spec),
         )
         self._decide_modal = modal
         self.app.push_screen(modal, self._decided)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from tui.engine.core.schedule import Slot
-    from tui.engine.specs.spec import Debater
+    from tui.engine.terms.spec import Debater
 
 TokenSink = Callable[[str], None]
 

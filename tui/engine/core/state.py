@@ -10,8 +10,8 @@ from tui.engine.basics.vocab import DecidedBy, TurnKind
 from tui.engine.core import tally as tally_rules
 from tui.engine.core.records import Turn
 
-if TYPE_CHECKING:  # spec.py reads the protocol registry, which imports this module
-    from tui.engine.specs.spec import Spec
+if TYPE_CHECKING:  # a type in signatures only
+    from tui.engine.terms.spec import Spec
 
 MAX_NOTES_SHOWN = 5
 

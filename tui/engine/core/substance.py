@@ -22,8 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tui.engine.core.records import CONTENT_MODELS, inline_refs
-
-DEFAULT_MIN_WORDS = 3
+from tui.engine.terms.spec import DEFAULT_MIN_WORDS
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,64 +24,20 @@ from tui.engine.basics.redact import REDACTED, Redactor
 from tui.engine.basics.safeio import FileRefused, read_regular
 from tui.engine.grounding.readroots import ReadRoots
 from tui.engine.grounding.roles import allowed_roles, holds, role_problems
+from tui.engine.terms.documents import ARTIFACT as ARTIFACT
+from tui.engine.terms.documents import Document as Document
 
 if TYPE_CHECKING:
     from tui.engine.core.schedule import Slot
     from tui.engine.core.state import DebateState
-    from tui.engine.specs.spec import Spec
+    from tui.engine.terms.spec import Spec
 
 ContextItem = tuple[str, str, str]  # (saw-label, heading, text): one section of a prompt
 
 FILE_BYTES = 256 * 1024  # one document
 TOTAL_BYTES = 1024 * 1024  # every document of a spec, the artifact file included
 GLOB_FILES = 64  # files one glob may match
-ARTIFACT = "artifact"  # the label of the document read from [debate].artifact_file
 SAW_PREFIX = "context:"  # how a prompt's document items are named in ``saw``
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    """One document as the session stores it."""
-
-    label: str
-    path: str
-    size: int
-    sha256: str
-    text: str
-    roles: tuple[str, ...] | None = None  # None: every role may see it
-    redacted: int = 0  # secrets replaced in ``text`` when it was read
-
-    def record(self) -> dict[str, Any]:
-        """The session file's ``[[documents]]`` entry."""
-        out: dict[str, Any] = {
-            "label": self.label,
-            "path": self.path,
-            "size": self.size,
-            "sha256": self.sha256,
-            "text": self.text,
-        }
-        if self.roles is not None:
-            out["roles"] = list(self.roles)
-        if self.redacted:
-            out["redacted"] = self.redacted
-        return out
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Document:
-        """A stored entry; KeyError/TypeError/ValueError when it is not one."""
-        roles = record.get("roles")
-        doc = cls(
-            label=str(record["label"]),
-            path=str(record["path"]),
-            size=int(record["size"]),
-            sha256=str(record["sha256"]),
-            text=str(record["text"]),
-            roles=None if roles is None else tuple(str(r) for r in roles),
-            redacted=int(record.get("redacted", 0)),
-        )
-        if not isinstance(record["text"], str) or not isinstance(roles, list | None):
-            raise TypeError("text must be a string and roles a list")
-        return doc
 
 
 def digest(text: str) -> str:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, create_model
 from tui.engine.core.records import SourceWhenGiven, inline_refs
 
 if TYPE_CHECKING:
-    from tui.engine.specs.spec import Rubric
+    from tui.engine.terms.spec import Rubric
 
 MIN_QUOTE_CHARS = 8
 _SPACE = re.compile(r"\s+")

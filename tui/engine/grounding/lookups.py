@@ -28,7 +28,7 @@ from tui.engine.grounding.readroots import ReadRoots
 from tui.engine.grounding.roles import allowed_roles, holds, role_problems
 
 if TYPE_CHECKING:
-    from tui.engine.specs.spec import Spec, ToolEntry
+    from tui.engine.terms.spec import Spec, ToolEntry
 
 MAX_ASKED = 32  # lookups one reply may ask for that are recorded; the rest are not read
 CUT_MARK = "\n[… cut by moot at {kept} of {full} bytes]"

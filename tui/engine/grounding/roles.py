@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tui.engine.specs.spec import Spec
+    from tui.engine.terms.spec import Spec
 
 
 def allowed_roles(raw: Mapping[str, Any], debater_keys: Iterable[str]) -> set[Any]:
@@ -39,5 +39,5 @@ def holds(spec: Spec, role: str, speaker: str) -> bool:
     """Whether ``role`` names ``speaker``: its id, or a [debate] role key it holds."""
     if role == speaker:
         return True
-    held = getattr(spec.debate, role, None) if role in spec.protocol_class.debater_keys else None
+    held = getattr(spec.debate, role, None) if role in spec.terms.debater_keys else None
     return held == speaker or (isinstance(held, list) and speaker in held)

@@ -20,9 +20,10 @@ from tui.engine.protocols.challenge import ChallengeProtocol
 from tui.engine.protocols.debate import DebateProtocol
 from tui.engine.protocols.delphi import DelphiProtocol
 from tui.engine.protocols.refine import RefineProtocol
+from tui.engine.terms.spec import name_protocols
 
 if TYPE_CHECKING:
-    from tui.engine.specs.spec import Spec
+    from tui.engine.terms.spec import Spec
 
 ENTRY_POINT_GROUP = "moot.protocols"
 KIND_NAME = re.compile(r"[a-z][a-z0-9_]*")  # as session files and the JSON export's schema hold it
@@ -74,11 +75,17 @@ def _installed() -> None:
 
 _installed()
 add_labels(model for p in PROTOCOLS.values() for model in p.turn_kinds.values())
+name_protocols(PROTOCOLS)  # a spec's default rounds and voters are its protocol's
 
 
 def kind_owner(kind: str) -> type[Protocol] | None:
     """The protocol that adds a turn kind, if one does (the shared kinds are records.py's)."""
     return next((p for p in PROTOCOLS.values() if kind in p.turn_kinds), None)
+
+
+def protocol_class(spec: Spec) -> type[Protocol]:
+    """The registered protocol a validated spec names (validation refuses any other)."""
+    return PROTOCOLS[spec.debate.protocol]
 
 
 def protocol_for(spec: Spec) -> Protocol:

@@ -19,9 +19,9 @@ from tui.engine.core.substance import NO_RULES, StatementRules, content_problems
 from tui.engine.grounding.context import ContextItem as ContextItem  # each protocol's prompt
 from tui.engine.protocols.raw import Entry, RawSpec
 
-if TYPE_CHECKING:  # spec.py reads the protocol registry: a runtime import would cycle
+if TYPE_CHECKING:  # types in signatures only
     from tui.engine.core.ports import TurnRequest
-    from tui.engine.specs.spec import RubricRole, Script, Spec
+    from tui.engine.terms.spec import RubricRole, Script, Spec
 
 
 class RecordedSession(Port):

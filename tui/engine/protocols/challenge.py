@@ -53,7 +53,7 @@ from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
     from tui.engine.core.ports import TurnRequest
-    from tui.engine.specs.spec import RubricRole, Script, Spec
+    from tui.engine.terms.spec import RubricRole, Script, Spec
 
 UNRESOLVED = ("open", "unaddressed")
 

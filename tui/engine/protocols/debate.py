@@ -13,7 +13,7 @@ from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
-    from tui.engine.specs.spec import Spec
+    from tui.engine.terms.spec import Spec
 
 PHASES = ("proposal", "critique", "revision", "consensus")
 

@@ -29,7 +29,7 @@ from tui.engine.protocols.base import Claims, ContextItem, Protocol, RecordedSes
 from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
-    from tui.engine.specs.spec import Spec
+    from tui.engine.terms.spec import Spec
 
 PHASE = "estimate"
 DEFAULT_CONVERGENCE = 0.25  # (Q3 − Q1) / |median|: the middle half within a quarter of it

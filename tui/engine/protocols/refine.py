@@ -48,7 +48,7 @@ from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
     from tui.engine.core.ports import TurnRequest
-    from tui.engine.specs.spec import RubricRole, Script, Spec
+    from tui.engine.terms.spec import RubricRole, Script, Spec
 
 # The turn kinds this protocol adds, and the rule only it decides by (session files hold them).
 CANDIDATE = "candidate"

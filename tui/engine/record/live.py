@@ -16,6 +16,7 @@ from tui.engine.basics.redact import redact
 from tui.engine.basics.safeio import describe
 from tui.engine.basics.vocab import OperatorAction
 from tui.engine.core.ports import Provider, ToolBox
+from tui.engine.protocols import protocol_class
 from tui.engine.record.session import SessionData, SessionStore, new_session_path, sessions_dir
 from tui.engine.run.events import DecisionReached, Event, OperatorActed
 from tui.engine.run.runner import Engine
@@ -127,7 +128,7 @@ class LiveSession:
         on_failure: FailureHandler = escalate_on_failure,
         tools: ToolBox | None = None,
     ) -> LiveSession:
-        drawn = spec.protocol_class.drawn_at_start(spec)  # recorded, so a replay draws alike
+        drawn = protocol_class(spec).drawn_at_start(spec)  # recorded, so a replay draws alike
         if drawn:
             spec_raw = {**spec_raw, "debate": {**spec_raw["debate"], **drawn}}
             spec = spec.model_copy(update={"debate": spec.debate.model_copy(update=drawn)})

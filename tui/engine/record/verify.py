@@ -44,7 +44,7 @@ from tui.engine.grounding.context import ARTIFACT, digest, seen_documents, slot_
 from tui.engine.grounding.evidence import assess, with_rubric
 from tui.engine.grounding.lookups import lookup_problems
 from tui.engine.grounding.lookups import results as lookup_results
-from tui.engine.protocols import protocol_for
+from tui.engine.protocols import protocol_class, protocol_for
 from tui.engine.protocols.base import ContextItem, Protocol
 from tui.engine.record.outcomes import claims as outcome_claims
 from tui.engine.record.session import SessionData, load_session, record_room
@@ -718,7 +718,7 @@ def _action_claims(data: SessionData, out: Verification) -> None:
             )
         if action.get("action") == OperatorAction.DECIDE:
             vote, rationale = action.get("vote"), str(action.get("rationale", ""))
-            problem = data.spec.protocol_class.decision_problem(data.spec, str(vote))
+            problem = protocol_class(data.spec).decision_problem(data.spec, str(vote))
             if not rationale.strip():
                 problem = (problem + "; " if problem else "") + "no rationale"
             out.check(

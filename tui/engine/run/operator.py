@@ -25,6 +25,7 @@ from tui.engine.basics.vocab import (
 from tui.engine.core.records import Turn
 from tui.engine.core.state import DebateState, Decision
 from tui.engine.core.substance import rationale_problem
+from tui.engine.protocols import protocol_class
 from tui.engine.protocols.base import Protocol
 from tui.engine.run.budget import SESSION, Budget
 from tui.engine.run.events import EventBus, OperatorActed, StatusChanged
@@ -231,7 +232,7 @@ class OperatorLog:
         console or command line (an MCP client); it is recorded with the decision.
         """
         d = self.spec.debate
-        if problem := self.spec.protocol_class.decision_problem(self.spec, vote):
+        if problem := protocol_class(self.spec).decision_problem(self.spec, vote):
             raise ValueError(problem)
         problem = rationale_problem(rationale, votes=d.vote_options, motion=d.motion)
         if problem:

@@ -6,12 +6,12 @@ import json
 from typing import Any
 
 from tui.engine.basics.vocab import TurnKind
-from tui.engine.core.openvotes import DESCRIPTIONS
 from tui.engine.core.schedule import Slot
 from tui.engine.core.substance import rule_text
-from tui.engine.protocols import kind_owner
+from tui.engine.protocols import kind_owner, protocol_class
 from tui.engine.protocols.base import ContextItem
 from tui.engine.specs.spec import Debater, Spec
+from tui.engine.terms.openvotes import DESCRIPTIONS
 
 # One short answer per shared turn kind (a protocol gives its own kinds'). A small model copies a form far better than it
 # follows a description of one, and it may copy the words too: so the examples say
@@ -163,14 +163,14 @@ def build_messages(
         who += f" Persona: {debater.persona}"
     has_vote = "vote" in schema.get("properties", {})  # a critique routing its vote has none
     system = f"{who}\n\nPhase: {slot.phase} (round {slot.round}).\n"
-    system += f"Task: {spec.protocol_class.task(slot)}\n\n"
+    system += f"Task: {protocol_class(spec).task(slot)}\n\n"
     if has_vote and spec.debate.open_votes:
         system += f"Your vote is your own answer: {DESCRIPTIONS[spec.debate.normaliser]}.\n"
     elif has_vote:
         system += f"Allowed votes: {', '.join(votes)}.\n"
     if "rubric" in schema.get("properties", {}):
         system += rubric_text(spec) + "\n\n"
-    rules = spec.protocol_class.rules_for(slot.kind)
+    rules = protocol_class(spec).rules_for(slot.kind)
     if statement_rule := rule_text(rules, spec.debate.min_words):
         system += statement_rule + "\n\n"
     system += (

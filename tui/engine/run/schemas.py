@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tui.engine.core.openvotes import MAX_VOTE_CHARS
 from tui.engine.core.records import inline_refs
 from tui.engine.grounding.evidence import rubric_schema
 from tui.engine.specs.spec import Rubric
+from tui.engine.terms.openvotes import MAX_VOTE_CHARS
 
 STRING_MAX_LENGTH = 2000  # no single field of a turn needs more
 LIST_MAX_ITEMS = 3  # a few distinct points; a model that pads a list repeats itself

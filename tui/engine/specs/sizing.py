@@ -17,7 +17,7 @@ from tui.engine.basics.bounded import SESSION_BYTES
 from tui.engine.protocols import protocol_for
 
 if TYPE_CHECKING:
-    from tui.engine.specs.spec import Debater, Spec
+    from tui.engine.terms.spec import Debater, Spec
 
 TURN_BYTES = 2_000  # a turn's record besides its answer: ids, timings, saw, hash
 ANSWER_BYTES = 16_000  # a model's answer when nothing bounds it (about 4,000 tokens)

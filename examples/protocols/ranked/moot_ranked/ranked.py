@@ -33,7 +33,7 @@ from tui.engine.protocols.raw import Entry, RawSpec
 
 if TYPE_CHECKING:
     from tui.engine.core.ports import TurnRequest
-    from tui.engine.specs.spec import Script, Spec
+    from tui.engine.terms.spec import Script, Spec
 
 RANKING = "ranking"  # the turn kind this protocol adds
 PHASE = "rank"
