@@ -17,7 +17,7 @@ from tests.app.app_support import (
     wait_until,
     write_spec,
 )
-from tui.app.components.verify import ChallengePanel, RubricPanel
+from tui.app.components.verify import FindingsPanel, RubricPanel
 from tui.app.screens.debate import CHECKS
 from tui.app.screens.modals import DecideModal
 from tui.app.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
@@ -59,7 +59,7 @@ async def test_80x24_shows_one_wide_pane_and_every_debater_is_reachable(tmp_path
 @pytest.mark.parametrize(
     ("spec", "panel"),
     [
-        (challenge_spec(max_rounds=1, token_delay_ms=20), ChallengePanel),
+        (challenge_spec(max_rounds=1, token_delay_ms=20), FindingsPanel),
         (rubric_spec(), RubricPanel),
     ],
     ids=["challenges", "rubric"],

@@ -26,7 +26,7 @@ from tests.app.app_support import (
     write_spec,
 )
 from tui.app.components.verify import (
-    ChallengePanel,
+    FindingsPanel,
     JudgePanel,
     RubricPanel,
     distribution_parts,
@@ -44,7 +44,7 @@ async def test_challenge_list_tracks_status_across_rounds(tmp_path, moot_dirs):
     async with app.run_test(size=SIZE) as pilot:
         screen = await wait_until(pilot, lambda: app.debate_screen())
         await wait_until(pilot, lambda: screen.decision is not None)
-        panel = screen.query_one(ChallengePanel)
+        panel = screen.query_one(FindingsPanel)
         text = panel.text
         assert decided(screen) == ("release", "no_objections", "rule")
         assert "mode blocking" in text and "convergence converging" in text
@@ -65,7 +65,7 @@ async def test_unresolved_critical_blocks_release_in_the_modal(tmp_path, moot_di
     async with app.run_test(size=SIZE) as pilot:
         modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
         screen = live_screen(app)
-        panel = screen.query_one(ChallengePanel)
+        panel = screen.query_one(FindingsPanel)
         assert "⛔ release blocked: C1.1" in panel.text and panel.has_class("-blocked")
         assert "1 critical" in panel.text
         assert "blocking mode" in modal.vetoes["release"]  # said before the operator picks
@@ -100,8 +100,8 @@ async def test_advisory_mode_lets_the_operator_release(tmp_path, moot_dirs):
     async with app.run_test(size=SIZE) as pilot:
         modal = await wait_until(pilot, lambda: isinstance(app.screen, DecideModal) and app.screen)
         screen = live_screen(app)
-        assert "mode advisory" in screen.query_one(ChallengePanel).text
-        assert "release blocked" not in screen.query_one(ChallengePanel).text
+        assert "mode advisory" in screen.query_one(FindingsPanel).text
+        assert "release blocked" not in screen.query_one(FindingsPanel).text
         await pilot.click("#vote-0")
         await fill(pilot, "#rationale", "accepted risk, owner on call")
         await tap(pilot, "enter")
@@ -120,22 +120,22 @@ async def test_challenge_replay_shows_the_list_at_the_cursor(tmp_path, moot_dirs
         screen = await wait_until(
             pilot, lambda: getattr(app.screen, "cursor", None) == 1 and app.screen
         )
-        text = screen.query_one(ChallengePanel).text
+        text = screen.query_one(FindingsPanel).text
         assert "2 raised · 2 unresolved" in text and "now open" in text
         assert "defender: no answer yet" in text
         assert "release blocked: C1.1" in text
         await pilot.press("right")
         await wait_until(pilot, lambda: screen.cursor == 2)
-        text = screen.query_one(ChallengePanel).text
+        text = screen.query_one(FindingsPanel).text
         assert "defender addressed: Moved to Tuesday morning." in text
         assert "r2 addressed" not in text
         await pilot.press("end")
         await wait_until(pilot, lambda: screen.cursor == 3)
-        text = screen.query_one(ChallengePanel).text
+        text = screen.query_one(FindingsPanel).text
         assert "r1 raised → r2 addressed" in text and "0 unresolved" in text
         await pilot.press("home")
         await wait_until(pilot, lambda: screen.cursor == 0)
-        assert "no challenges yet" in screen.query_one(ChallengePanel).text
+        assert "no challenges yet" in screen.query_one(FindingsPanel).text
         await pilot.press("q")
 
 

@@ -126,18 +126,20 @@ def test_no_shared_reader_names_a_protocols_result_fields() -> None:
     assert sorted(found) == sorted(RESULT_FIELDS_READ), found
 
 
-def test_the_panels_take_a_protocols_pick_words_from_its_view_data() -> None:
-    """The judges panel is generic: what a judge picks, what the standing candidate is
-    called and how each order is shortened come in the protocol's ``view_data``, so no
-    file but the protocol's own (and the 0.1.0 upgrade) quotes those words."""
+def test_the_panels_take_a_protocols_words_from_its_view_data() -> None:
+    """The panels are generic: what a judge picks, what the standing candidate is called,
+    how each order is shortened, a findings panel's title and its words and tones come in
+    the protocol's ``view_data``, so no file but the protocol's own (and the 0.1.0
+    upgrade) quotes those words."""
     words: dict[str, set[str]] = {}
     for engine in scripted_engines():
         for view in engine.protocol.views:
             data = engine.protocol.view_data(view, engine.state.turns)
             named = [*data.get("picks", []), *data.get("orders", {})]
-            named += [data["standing_label"]] if "standing_label" in data else []
+            named += [data[k] for k in ("standing_label", "title", "unanswered") if k in data]
             words.setdefault(engine.protocol.__module__, set()).update(map(str, named))
     assert {"incumbent", "challenger"} <= words["tui.engine.protocols.refine"]
+    assert {"challenges", "defender: no answer yet"} <= words["tui.engine.protocols.challenge"]
     found = set()
     for path in sorted(TUI.rglob("*.py")):
         name = str(path.relative_to(TUI.parent))

@@ -1,4 +1,4 @@
-"""Generic side panels a protocol chooses as its views: challenges, judges, distribution,
+"""Generic side panels a protocol chooses as its views: findings, judges, distribution,
 and the rubric table.
 
 Each view draws from engine-owned facts only: the plain data the protocol's
@@ -28,18 +28,15 @@ if TYPE_CHECKING:
 
 Parts = list[tuple[str, str] | str]
 
-SEVERITY_STYLE = {
-    "critical": "bold $error",
-    "significant": "bold $warning",
-    "minor": "$text-muted",
-}
-SEVERITY_ORDER = {"critical": 0, "significant": 1, "minor": 2}
-STATUS_STYLE = {
-    "open": "bold $warning",
-    "unaddressed": "bold $error",
-    "addressed": "$success",
-    "rejected": "$secondary",
-    "raised": "$text-muted",
+# How each tone a protocol names shows (``tui.engine.core.sections.Tone``'s words).
+TONE_STYLE = {
+    "plain": "",
+    "strong": "bold",
+    "muted": "$text-muted",
+    "good": "$success",
+    "warn": "bold $warning",
+    "bad": "bold $error",
+    "accent": "bold $secondary",
 }
 # A judged pick's place in the protocol's ``picks`` list picks its colour; "none" is no pick.
 PICK_STYLES = ("bold $primary", "bold $accent", "bold $secondary")
@@ -58,67 +55,64 @@ def _quote(text: object, width: int) -> str:
     return "“" + shorten(str(text), width) + "”"
 
 
-# --------------------------------------------------------------- challenge
-def challenge_parts(data: dict[str, Any], width: int = 52) -> Parts:
-    """The challenge list: id, severity, category/concern, history, the defender's answer."""
-    challenges: dict[str, dict[str, Any]] = data.get("challenges", {})
-    unresolved = set(data.get("unresolved", []))
-    critical = [cid for cid in unresolved if challenges[cid].get("severity") == "critical"]
-    convergence = str(data.get("convergence", ""))
-    mode = str(data.get("mode", ""))
-    parts: Parts = [
-        ("mode ", "$text-muted"),
-        (clean_line(mode), "bold $warning" if mode == "blocking" else "bold $secondary"),
-        ("  convergence ", "$text-muted"),
-        (clean_line(convergence), "bold $error" if convergence == "deadlock" else "bold"),
-        (f"\n{len(challenges)} raised · {len(unresolved)} unresolved", "$text-muted"),
-    ]
-    if critical:
-        parts.append((f" · {len(critical)} critical", "bold $error"))
-    if mode == "blocking" and critical:
-        parts.append(("\n⛔ release blocked: ", "bold $error"))
-        parts.append((", ".join(clean_line(c) for c in sorted(critical)), "bold $error"))
-    if not challenges:
-        parts.append(("\nno challenges yet", "italic $text-muted"))
+# ---------------------------------------------------------------- findings
+def _toned(pairs: Any) -> Parts:
+    """``[text, tone]`` pairs as parts: the protocol's words, in its tones."""
+    return [(clean_line(str(t)), TONE_STYLE.get(str(tone), "")) for t, tone in pairs or []]
+
+
+def findings_parts(data: dict[str, Any], width: int = 52) -> Parts:
+    """A protocol's findings (challenges, objections): a header of facts and notes, then
+    each finding with its level, group, state, text, steps and answer. Every word and
+    tone is the protocol's (``view_data``); ``tones`` maps a level or state to its tone."""
+    tones: dict[str, str] = dict(data.get("tones", {}))
+
+    def style(word: str, default: str = "") -> str:
+        return TONE_STYLE.get(tones.get(word, ""), default)
+
+    parts: Parts = []
+    for i, (label, value) in enumerate(data.get("facts", [])):
+        parts.append((("  " if i else "") + f"{clean_line(str(label))} ", "$text-muted"))
+        parts.append((clean_line(str(value)), style(str(value), "bold")))
+    for line in data.get("notes", []):
+        parts.append("\n")
+        parts += _toned(line)
+    items: list[dict[str, Any]] = data.get("items", [])
+    if not items:
+        parts.append((f"\n{clean_line(str(data.get('empty', 'none yet')))}", "italic $text-muted"))
         return parts
-    rows = sorted(
-        challenges.values(),
-        key=lambda c: (
-            c.get("id") not in unresolved,
-            SEVERITY_ORDER.get(str(c.get("severity")), 3),
-            str(c.get("id")),
-        ),
-    )
-    for c in rows:
-        cid = str(c.get("id", ""))
-        severity = str(c.get("severity", ""))
-        status = str(c.get("status", ""))
-        hot = cid in critical
+    for item in items:
+        hot = bool(item.get("hot"))
+        level, state = str(item.get("level", "")), str(item.get("state", ""))
         parts.append("\n")
         parts.append(("\n▌" if hot else "\n ", "bold $error" if hot else ""))
-        parts.append((f"{clean_line(cid)} ", "bold reverse $error" if hot else "bold"))
-        parts.append((f"{shorten(severity.upper(), 12)} ", SEVERITY_STYLE.get(severity, "")))
-        parts.append((shorten(str(c.get("category", "")), 18), "italic"))
-        parts.append(("  now ", "$text-muted"))
-        parts.append((shorten(status, 12), STATUS_STYLE.get(status, "")))
-        parts.append(("\n  " + shorten(str(c.get("concern", "")), width * 2), ""))
-        history = [str(h) for h in c.get("history", [])]
-        if history:
+        parts.append(
+            (f"{clean_line(str(item.get('id', '')))} ", "bold reverse $error" if hot else "bold")
+        )
+        parts.append((f"{shorten(level.upper(), 12)} ", style(level)))
+        parts.append((shorten(str(item.get("group", "")), 18), "italic"))
+        parts.append((f"  {clean_line(str(data.get('state_label', 'now')))} ", "$text-muted"))
+        parts.append((shorten(state, 12), style(state)))
+        parts.append(("\n  " + shorten(str(item.get("text", "")), width * 2), ""))
+        steps = [(str(r), str(w)) for r, w in item.get("steps", [])]
+        if steps:
             parts.append(("\n  ", ""))
-            for i, step in enumerate(history[-6:]):
-                rnd, _, what = step.partition(":")
+            for i, (rnd, what) in enumerate(steps[-6:]):
                 if i:
                     parts.append((" → ", "$text-muted"))
                 parts.append((f"{shorten(rnd, 4)} ", "$text-muted"))
-                parts.append((shorten(what, 12), STATUS_STYLE.get(what, "")))
-        defense = c.get("defense_status")
-        if defense:
-            parts.append(("\n  defender ", "$text-muted"))
-            parts.append((shorten(str(defense), 10), STATUS_STYLE.get(str(defense), "bold")))
+                parts.append((shorten(what, 12), style(what)))
+        answer = item.get("answer")
+        if answer:
+            who, status, said = (str(a) for a in answer)
+            parts.append((f"\n  {clean_line(who)} ", "$text-muted"))
+            parts.append((shorten(status, 10), style(status, "bold")))
             parts.append((": ", "$text-muted"))
-            parts.append(shorten(str(c.get("answer", "")), width * 2))
+            parts.append(shorten(said, width * 2))
         else:
-            parts.append(("\n  defender: no answer yet", "italic $text-muted"))
+            parts.append(
+                (f"\n  {clean_line(str(data.get('unanswered', '')))}", "italic $text-muted")
+            )
     return parts
 
 
@@ -366,19 +360,16 @@ class ViewPanel(_Panel):
         raise NotImplementedError
 
 
-class ChallengePanel(ViewPanel):
-    """``challenge``: every challenge, its severity, its status across rounds, the answer."""
+class FindingsPanel(ViewPanel):
+    """Findings a protocol keeps (the challenge protocol's challenges): each with its level,
+    state across rounds and answer; ``alarm`` marks the panel (a release it blocks)."""
 
-    TITLE = VIEW = "challenges"
+    TITLE = VIEW = "findings"
 
     def update_from(self, data: dict[str, Any], turns: Sequence[Turn]) -> None:
-        challenges = data.get("challenges", {})
-        critical = [
-            cid for cid in data.get("unresolved", []) if challenges[cid]["severity"] == "critical"
-        ]
-        mode = str(data.get("mode", ""))
-        self.set_class(mode == "blocking" and bool(critical), "-blocked")
-        self.show(challenge_parts(data), mode)
+        self.border_title = clean_line(str(data.get("title", self.TITLE)))
+        self.set_class(bool(data.get("alarm")), "-blocked")
+        self.show(findings_parts(data), clean_line(str(data.get("subtitle", ""))) or None)
 
 
 class JudgePanel(ViewPanel):

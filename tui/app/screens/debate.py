@@ -19,8 +19,8 @@ from tui.app.components.pane import DebaterPane
 from tui.app.components.tally import TallyPanel
 from tui.app.components.timeline import Timeline
 from tui.app.components.verify import (
-    ChallengePanel,
     DistributionPanel,
+    FindingsPanel,
     JudgePanel,
     RubricPanel,
     ViewPanel,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 # The generic panels a protocol names in its ``views``, beside the tally and the rubric.
 VIEW_PANELS: dict[str, type[ViewPanel]] = {
-    p.VIEW: p for p in (ChallengePanel, JudgePanel, DistributionPanel)
+    p.VIEW: p for p in (FindingsPanel, JudgePanel, DistributionPanel)
 }
 
 
@@ -64,7 +64,7 @@ class DebateScreen(Screen[None]):
     Below ``NARROW_BELOW`` columns (class ``-narrow``) the timeline and tally fold
     into a few lines and one pane shows at full width: the speaker's, or the one
     picked with ``[`` / ``]`` (``.`` follows the speaker again). A debate with
-    verification views (challenges, judges, a rubric) has one more stop in that
+    verification views (findings, judges, a rubric) has one more stop in that
     cycle, ``CHECKS``: those views at full width in place of the panes.
     """
 

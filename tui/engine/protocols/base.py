@@ -93,7 +93,7 @@ class Protocol(ABC):
     # The instruction per (phase, round): round 1 or 2 (= later rounds), or 0 for every round.
     tasks: ClassVar[dict[tuple[str, int], str]] = {}
     # The console's panels for this protocol beside the tally (and the rubric, when the
-    # spec has one), chosen from the generic ones: "challenges", "judges", "distribution".
+    # spec has one), chosen from the generic ones: "findings", "judges", "distribution".
     # ``view_data`` fills each from engine-owned state.
     views: ClassVar[tuple[str, ...]] = ()
     template: ClassVar[str]  # the commented spec ``moot new`` writes ({name}: the file name)

@@ -64,6 +64,7 @@ DEFENSE = "defense"
 NO_OBJECTIONS = "no_objections"
 ADVERSARY_DEADLOCK = "adversary_deadlock"
 ADVISORY_REVIEW = "advisory_review"
+SEVERITY_ORDER = {"critical": 0, "significant": 1, "minor": 2}
 
 
 class Challenge(SourceWhenGiven):
@@ -182,6 +183,18 @@ role = "Challenges the plan with evidence quoted from it."
 
 
 SEVERITY_TONE = {"critical": Tone.BAD, "significant": Tone.WARN, "minor": Tone.MUTED}
+# How the findings panel tones this protocol's words: severities, statuses, mode, convergence.
+FINDING_TONES = {
+    **SEVERITY_TONE,
+    "open": Tone.WARN,
+    "unaddressed": Tone.BAD,
+    "addressed": Tone.GOOD,
+    "rejected": Tone.ACCENT,
+    "raised": Tone.MUTED,
+    "blocking": Tone.WARN,
+    "advisory": Tone.ACCENT,
+    "deadlock": Tone.BAD,
+}
 
 
 def _challenge_evidence(ch: dict[str, Any], judged: dict[str, Any] | None) -> Fact:
@@ -289,7 +302,7 @@ class ChallengeProtocol(Protocol):
         ),
     }
     template = TEMPLATE
-    views = ("challenges",)
+    views = ("findings",)
     default_rounds = 3
     role_keys = frozenset({"defender", "adversary", "mode"})
     debater_keys = frozenset({"defender", "adversary"})
@@ -413,12 +426,52 @@ class ChallengeProtocol(Protocol):
         return self.spec.debate.defender or ""
 
     def view_data(self, view: str, turns: Sequence[Turn]) -> dict[str, Any]:
-        """The challenges panel: every challenge, which are unresolved, mode and convergence."""
+        """The findings panel, in this protocol's words: mode and convergence, how many
+        challenges are raised and unresolved, a release that critical ones block, and each
+        challenge (the unresolved first, the gravest first) with its history and answer."""
+        mode = str(self.spec.debate.mode)
+        unresolved = set(self.unresolved())
+        critical = sorted(c for c in unresolved if self.challenges[c]["severity"] == "critical")
+        counts = [[f"{len(self.challenges)} raised · {len(unresolved)} unresolved", "muted"]]
+        notes = [counts + ([[f" · {len(critical)} critical", "bad"]] if critical else [])]
+        blocked = mode == "blocking" and bool(critical)
+        if blocked:
+            notes.append([["⛔ release blocked: ", "bad"], [", ".join(critical), "bad"]])
+        rows = sorted(
+            self.challenges.values(),
+            key=lambda c: (
+                c["id"] not in unresolved,
+                SEVERITY_ORDER.get(c["severity"], 3),
+                c["id"],
+            ),
+        )
         return {
-            "mode": self.spec.debate.mode,
-            "convergence": self.convergence,
-            "challenges": self.challenges,
-            "unresolved": self.unresolved(),
+            "title": "challenges",
+            "subtitle": mode,
+            "alarm": blocked,
+            "facts": [["mode", mode], ["convergence", self.convergence]],
+            "notes": notes,
+            "empty": "no challenges yet",
+            "state_label": "now",
+            "unanswered": "defender: no answer yet",
+            "tones": FINDING_TONES,
+            "items": [
+                {
+                    "id": c["id"],
+                    "hot": c["id"] in critical,
+                    "level": c["severity"],
+                    "group": c.get("category", ""),
+                    "state": c["status"],
+                    "text": c.get("concern", ""),
+                    "steps": [list(str(h).partition(":")[::2]) for h in c.get("history", [])],
+                    "answer": (
+                        ["defender", c["defense_status"], c.get("answer", "")]
+                        if c.get("defense_status")
+                        else None
+                    ),
+                }
+                for c in rows
+            ],
         }
 
     def unresolved(self, severity: str | None = None) -> list[str]:
