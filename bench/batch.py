@@ -109,9 +109,9 @@ def one_size(n: int, base: str | None, root: str | None, litellm: bool = False) 
     import tui.providers.registry  # noqa: F401
 
     if base:
-        import tui.providers.litellm_provider as lp
+        from tui.providers.litellm_lib import litellm_lib
 
-        lp._lib()  # LiteLLM's import is a one-off, not a cost of the debates
+        litellm_lib()  # LiteLLM's import is a one-off, not a cost of the debates
         import openai  # noqa: F401  (so is the SDK's)
     raws = [served_spec(i, base) if base else scripted_spec(i) for i in range(n)]
     baseline = _rss_kb("VmRSS")

@@ -189,7 +189,7 @@ def test_torn_backup_never_written_through_a_link(tmp_path: Path) -> None:
 
 
 def test_outputs_never_follow_a_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tui.render.export import write_beside
+    from tui.render.beside import write_beside
 
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")

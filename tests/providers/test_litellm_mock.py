@@ -13,7 +13,8 @@ from tui.engine.core.records import CONTENT_MODELS
 from tui.engine.core.schedule import Slot
 from tui.engine.run.events import TokenReceived
 from tui.engine.specs.spec import Debater
-from tui.providers.litellm_provider import LiteLLMProvider, _lib, classify
+from tui.providers.litellm_lib import litellm_lib
+from tui.providers.litellm_provider import LiteLLMProvider, classify
 
 TEXT = json.dumps(
     {
@@ -53,7 +54,7 @@ async def test_tokens_and_cost_of_a_known_model() -> None:
     reply = await _mock().complete(_request("gpt-4o-mini"), None)
     assert reply.tokens_in > 0
     assert reply.tokens_out > 0
-    in_cost, out_cost = _lib().cost_per_token(
+    in_cost, out_cost = litellm_lib().cost_per_token(
         model="gpt-4o-mini", prompt_tokens=reply.tokens_in, completion_tokens=reply.tokens_out
     )
     assert reply.cost > 0
@@ -71,7 +72,7 @@ async def test_unknown_model_costs_zero_and_never_raises() -> None:
 async def test_cost_map_is_local() -> None:
     import os
 
-    _lib()
+    litellm_lib()
     assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
 
 
@@ -112,7 +113,7 @@ async def test_missing_key_variable_is_an_auth_error_naming_it(
 
 
 async def test_mocked_rate_limit_is_retried_then_reported() -> None:
-    litellm = _lib()
+    litellm = litellm_lib()
     err = litellm.RateLimitError("too many requests", llm_provider="openai", model="gpt-4o-mini")
     assert classify(err) == "rate_limit"
     calls = 0
@@ -136,7 +137,7 @@ async def test_mocked_rate_limit_is_retried_then_reported() -> None:
 
 
 def test_classify_common_errors() -> None:
-    litellm = _lib()
+    litellm = litellm_lib()
     auth = litellm.AuthenticationError("bad key", llm_provider="openai", model="m")
     nf = litellm.NotFoundError("no model", llm_provider="openai", model="m")
     bad = litellm.BadRequestError("bad", model="m", llm_provider="openai")

@@ -66,10 +66,12 @@ def test_an_openai_sdk_call_is_priced_without_importing_litellm(
     (turn,) = load_session(out).turns
     assert turn.client == "openai" and (turn.tokens_in, turn.tokens_out) == (1200, 300)
 
-    from tui.providers.litellm_provider import _lib  # here, in the test's process only
+    from tui.providers.litellm_lib import litellm_lib  # here, in the test's process only
 
     try:
-        cin, cout = _lib().cost_per_token(model=model, prompt_tokens=1200, completion_tokens=300)
+        cin, cout = litellm_lib().cost_per_token(
+            model=model, prompt_tokens=1200, completion_tokens=300
+        )
         expected = float(cin) + float(cout)
     except Exception:  # LiteLLM cannot price it: nor does moot
         expected = 0.0

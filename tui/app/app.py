@@ -429,7 +429,7 @@ class MootApp(App[int]):
         """In a thread: the export re-runs ``moot verify``, which runs the rules on an event
         loop of its own (on the app's loop it failed, and every export said "tampered")."""
         from tui.engine.basics.errors import SessionError
-        from tui.render.export import write_beside
+        from tui.render.beside import write_beside
 
         try:
             out = write_beside(path, fmt)

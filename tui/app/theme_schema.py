@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from tui.app.themes import COLOR_KEYS, FALLBACK_COLORS
+from tui.app.theme_keys import COLOR_KEYS, FALLBACK_COLORS
 
 
 def _color(value: str) -> str:

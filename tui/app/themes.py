@@ -14,12 +14,13 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from tui.app.theme_keys import COLOR_KEYS as COLOR_KEYS
+from tui.app.theme_keys import FALLBACK_COLORS as FALLBACK_COLORS
 from tui.engine.basics.bounded import SPEC_BYTES, TomlRefused, toml_document
 from tui.engine.basics.safeio import FileRefused, read_regular
 from tui.paths import config_dir, themes_dir
 
 DEFAULT_THEME = "moot-dark"
-FALLBACK_COLORS = ("#7aa2f7", "#9ece6a", "#ff9e64", "#bb9af7", "#7dcfff", "#f7768e")
 
 
 def user_themes_dir() -> Path:
@@ -35,20 +36,6 @@ class LoadedTheme:
     stem: str
 
 
-# The colour fields of a theme file: both loaders and the schema check these.
-COLOR_KEYS = (
-    "primary",
-    "secondary",
-    "accent",
-    "warning",
-    "error",
-    "success",
-    "foreground",
-    "background",
-    "surface",
-    "panel",
-    "boost",
-)
 _KEYS = {
     *COLOR_KEYS,
     "name",

@@ -14,6 +14,7 @@ from typing import Any
 
 from tui.engine.basics.clients import OPENAI_PREFIX
 from tui.engine.basics.redact import MIN_SECRET, SECRET_NAME
+from tui.providers.litellm_lib import litellm_lib
 
 
 def short_key_problem(
@@ -57,11 +58,9 @@ def _provider(model: str, api_base: Any) -> str | None:
     """The provider LiteLLM routes ``model`` to (whose variables it reads), if it can tell."""
     if model.startswith(OPENAI_PREFIX):
         return "openai"  # known without importing LiteLLM, as the openai client needs
-    from tui.providers.litellm_provider import _lib
-
     base = api_base if isinstance(api_base, str) else None
     try:
-        _, provider, _, _ = _lib().get_llm_provider(model, api_base=base)
+        _, provider, _, _ = litellm_lib().get_llm_provider(model, api_base=base)
     except Exception:  # unroutable: preflight says so, and no call is made
         return None
     return str(provider)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 import random
 import re
@@ -25,6 +24,7 @@ from tui.engine.core.ports import ProviderError, TokenSink, TurnReply, TurnReque
 from tui.engine.core.usage import CALL_TOKENS, CLAMPED, held
 from tui.engine.specs.spec import Structured
 from tui.providers.keyvars import short_key_problem
+from tui.providers.litellm_lib import litellm_lib
 from tui.providers.router import completion
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -35,26 +35,6 @@ RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection"})
 FALLBACK: dict[Structured, Structured] = {"json_schema": "json_object", "json_object": "prompt"}
 NO_KEY = "moot-no-key"
 Base = str | tuple[str, ...] | None  # one server, or several behind the Router
-
-_litellm: Any = None
-
-
-def _lib() -> Any:
-    """Import LiteLLM once, quietly, with the local cost map and no retries of its own."""
-    global _litellm
-    if _litellm is None:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        os.environ.setdefault("LITELLM_LOG", "CRITICAL")
-        import litellm
-
-        litellm.suppress_debug_info = True
-        litellm.set_verbose = False  # type: ignore[attr-defined]  # set, though not exported
-        litellm.telemetry = False
-        litellm.num_retries = 0
-        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx"):
-            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-        _litellm = litellm
-    return _litellm
 
 
 def _status(err: BaseException) -> int | None:
@@ -306,7 +286,7 @@ class LiteLLMProvider:
             return self._refused[(model, api_base)]
         if api_base:
             return "json_schema"
-        lib = _lib()
+        lib = litellm_lib()
         try:
             if lib.supports_response_schema(model=model):
                 return "json_schema"
@@ -385,9 +365,9 @@ class LiteLLMProvider:
         text = "".join(parts)
         tokens_in, tokens_out, replaced = _usage_counts(usage)
         if not tokens_in:
-            tokens_in = _count(_lib(), s["model"], messages=request.messages)
+            tokens_in = _count(litellm_lib(), s["model"], messages=request.messages)
         if not tokens_out and text:
-            tokens_out = _count(_lib(), s["model"], text=text)
+            tokens_out = _count(litellm_lib(), s["model"], text=text)
         cost = self._price(s["model"], tokens_in, tokens_out)
         extra: dict[str, Any] = {"structured": mode, "client": self.client}
         if replaced:
@@ -405,7 +385,7 @@ class LiteLLMProvider:
 
         Loading the library happens here, before the call's deadline starts.
         """
-        litellm = _lib()
+        litellm = litellm_lib()
         kwargs = {**body, "num_retries": 0, "max_retries": 0, "drop_params": True}
         return cast(Awaitable[Any], completion(litellm, {**kwargs, **self._extra}))
 
@@ -472,7 +452,7 @@ def _mentions_schema(err: BaseException) -> bool:
 
 def _default_key_env(model: str) -> str | None:
     try:
-        env = _lib().validate_environment(model=model)
+        env = litellm_lib().validate_environment(model=model)
         missing = env.get("missing_keys") or []
         return str(missing[0]) if missing else None
     except Exception:
@@ -532,7 +512,7 @@ def _cost(model: str, tokens_in: int, tokens_out: int) -> float:
     if model in _UNPRICED:
         return 0.0
     try:
-        cin, cout = _lib().cost_per_token(
+        cin, cout = litellm_lib().cost_per_token(
             model=model, prompt_tokens=tokens_in, completion_tokens=tokens_out
         )
     except Exception:

@@ -29,6 +29,7 @@ from tui.engine.grounding.context import ARTIFACT, may_see
 from tui.engine.grounding.lookups import WRITES_FLAG
 from tui.engine.specs.spec import Debater, Spec
 from tui.providers.keyvars import short_key_problem
+from tui.providers.litellm_lib import litellm_lib
 from tui.providers.openai_client import KEY_ENV as OPENAI_KEY_ENV
 
 CONNECT_TIMEOUT_S = 2.0
@@ -99,7 +100,7 @@ def _servers(d: Debater) -> list[str]:
     if d.api_base is not None:
         return _bases(d)
     try:
-        _, provider, _, base = _litellm().get_llm_provider(d.model)
+        _, provider, _, base = litellm_lib().get_llm_provider(d.model)
     except Exception:
         return [f"the provider of {d.model} (LiteLLM's default endpoint)"]
     return [str(base)] if base else [f"{provider}'s API (LiteLLM's default endpoint)"]
@@ -121,7 +122,7 @@ def _default_server(d: Debater, env: Mapping[str, str]) -> list[tuple[str, str]]
     if d.model in ("scripted", "local"):
         return []
     try:
-        _, provider, _, base = _litellm().get_llm_provider(d.model)
+        _, provider, _, base = litellm_lib().get_llm_provider(d.model)
     except Exception:  # unroutable: already said
         return []
     if provider in OLLAMA_PROVIDERS:
@@ -175,15 +176,9 @@ def _debater_problems(d: Debater, env: Mapping[str, str]) -> list[str]:
     )
 
 
-def _litellm() -> Any:
-    from tui.providers.litellm_provider import _lib
-
-    return _lib()
-
-
 def _route_problem(d: Debater) -> str | None:
     """Why LiteLLM cannot tell which provider serves this model string, if it cannot."""
-    litellm = _litellm()
+    litellm = litellm_lib()
     base = d.api_base if isinstance(d.api_base, str) else None
     try:
         litellm.get_llm_provider(d.model, api_base=base)
@@ -208,7 +203,7 @@ def _unset_key_vars(model: str, env: Mapping[str, str]) -> str | None:
     if model.startswith(OPENAI_PREFIX):  # LiteLLM's answer, known without importing it
         provider, missing = "openai", [] if OPENAI_KEY_ENV in env else [OPENAI_KEY_ENV]
     else:
-        litellm = _litellm()
+        litellm = litellm_lib()
         try:
             found = litellm.validate_environment(model)
             _, provider, _, _ = litellm.get_llm_provider(model)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from tui.engine.basics.redact import Redactor
-from tui.engine.basics.safeio import replace_file
 from tui.engine.basics.vocab import is_deferral
 from tui.engine.core.records import Turn
 from tui.engine.protocols import protocol_class
 from tui.engine.record.redacted import redacted_session
-from tui.engine.record.session import SessionData, load_session
+from tui.engine.record.session import SessionData
 from tui.engine.record.verify import verify
 from tui.plural import all_hold
 from tui.render.present import SHAPE_ERRORS, Emphasis, Item, Section, present, rubric_items
@@ -261,21 +259,3 @@ def to_markdown(data: SessionData) -> str:
             lines.append(f"- {when}: **{md_inline(a['action'])}** {extra}")
         lines.append("")
     return "\n".join(lines).rstrip("\n")  # the writer ends the file with one newline
-
-
-BESIDE_SUFFIX = {"markdown": ".md", "json": ".json", "adr": ".adr.md"}
-
-
-def write_beside(session: str | Path, fmt: str) -> Path:
-    """Write ``<session>.md``, ``<session>.json`` or ``<session>.adr.md`` next to the session
-    file: the text ``moot export --format FMT`` prints for it."""
-    data = load_session(session)
-    out = Path(session).with_suffix(BESIDE_SUFFIX[fmt])
-    if fmt == "adr":
-        from tui.render.adr import to_adr  # the record builds on this module's verification
-
-        text = to_adr(data)
-    else:
-        text = to_markdown(data) if fmt == "markdown" else to_json(data)
-    replace_file(out, (text + "\n").encode("utf-8"))  # a planted link is replaced, not followed
-    return out
