@@ -70,16 +70,30 @@ class Tmux:
     def styled(self) -> str:
         return self.run("capture-pane", "-p", "-e", "-t", self.target, check=False)
 
-    def key_acted(self, key: str, timeout: float = 10.0) -> None:
-        """Send one key and poll until the screen (with its colours) shows its effect.
+    def dialog(self, on: str | None = None) -> str:
+        """The styled dialog, inside its frame (``█…█``), or only its line holding ``on``:
+        the screen under the dialog may still redraw, so only the dialog's part counts."""
+        inside = []
+        for line in self.styled().splitlines():
+            parts = line.split("█")
+            if len(parts) > 2 and (on is None or on in re.sub(r"\x1b\[[0-9;]*m", "", line)):
+                inside.append(parts[1])
+        return "\n".join(inside)
 
-        Keys sent back to back can reach the app as one burst of escape sequences;
-        one key at a time, each seen to act, keeps the dialogue deterministic.
+    def key_acted(self, key: str, on: str | None = None, timeout: float = 10.0) -> None:
+        """Send one key and poll until the dialog (or its line holding ``on``) shows its
+        effect: focus, a highlight or a choice changes its colours.
+
+        Keys sent back to back can reach the app as one burst of escape sequences, and
+        letters typed before a focus change has landed go to the widget it left; one key
+        at a time, each seen to act where it should, keeps the dialogue deterministic.
         """
-        before = self.styled()
+        before = self.dialog(on)
         self.keys(key)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.styled() == before:
+        while self.dialog(on) == before:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{key} did not act on the dialog:\n{self.screen()}")
             time.sleep(0.02)
 
     def wait_for(self, what: str | Callable[[str], bool], timeout: float = 60.0) -> str:
@@ -163,14 +177,15 @@ def test_decide_with_a_rationale_typed_in_two_visits_at_80x24(tmp_path: Path) ->
         tmux.wait_for("Decide the debate")
         tmux.wait_for("Rationale")
         # Focus starts on the votes, none chosen; first visit to the rationale.
-        tmux.key_acted("Tab")
+        tmux.key_acted("Tab", on="why this decision")  # the cursor is in the rationale
         tmux.keys("rehearse the rollback", literal=True)
         tmux.wait_for("rehearse the rollback")
         tmux.keys("Enter")  # no vote yet: said, nothing decided, the words kept
         tmux.wait_for("Still needed: a vote")
         # Back to the votes: the second one; then the rationale again, typed on.
-        for key in ("BTab", "Down", "Enter", "Tab"):
+        for key in ("BTab", "Down", "Enter"):
             tmux.key_acted(key)
+        tmux.key_acted("Tab", on="rehearse the rollback")  # the cursor back in the rationale
         tmux.keys(" first", literal=True)
         tmux.wait_for("rehearse the rollback first")
         tmux.keys("Enter")
