@@ -322,3 +322,45 @@ def test_tolerant_parsing_fences_prose_and_bounded_search() -> None:
     assert extract_json_object('{not json} then {"b": 2}') == {"b": 2}
     with pytest.raises(TurnParseError):
         extract_json_object("{" * 200_000)  # returns promptly: the search is bounded
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_a_turn_is_under_way_until_it_is_on_record(parallel: bool) -> None:
+    """What waits for a quiet moment (the console's E opens the editor then) must never see
+    a turn its call has returned but the run has not yet recorded: between the two the
+    loop runs other callbacks. Checked at every turn of the loop."""
+    raw = debate_raw(
+        {"a": ["release"], "b": ["revise"]},
+        consensus_threshold=2,
+        phases=["proposal", "critique"],
+        max_rounds=2,
+        parallel=parallel,
+    )
+    engine = Engine(validate_spec(raw), lambda d: SCRIPTED)
+    returned: list[int] = []
+    seen_quiet_but_unrecorded: list[int] = []
+    play = engine.player.play
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        played = await play(*args, **kwargs)
+        returned.append(1)
+        return played
+
+    engine.player.play = counted  # type: ignore[method-assign]
+
+    async def watch() -> None:
+        while True:
+            if not engine.turn_under_way and len(engine.state.turns) < len(returned):
+                seen_quiet_but_unrecorded.append(len(returned))
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        watcher = asyncio.ensure_future(watch())
+        try:
+            await engine.run()
+        finally:
+            watcher.cancel()
+
+    asyncio.run(main())
+    assert len(returned) == len(engine.state.turns) == 8
+    assert seen_quiet_but_unrecorded == []

@@ -86,6 +86,7 @@ class Engine:
         self._current_slots: list[Slot] | None = None
         self._phase_view: DebateState | None = None  # what a parallel phase's calls see
         self._phase_tasks: dict[int, asyncio.Task[Turn | Decision | None]] = {}
+        self._played = 0  # turns a call has returned that are not yet on file
 
     # ------------------------------------------------------------ public view
     def subscribe(self, listener: Listener) -> None:
@@ -109,8 +110,9 @@ class Engine:
 
     @property
     def turn_under_way(self) -> bool:
-        """A turn is being played (paused or not: a pause stops the next turn only)."""
-        return self.player.turns_under_way > 0
+        """A turn is being played, or was played and is not yet on file (paused or not: a
+        pause stops the next turn only)."""
+        return self.player.turns_under_way > 0 or self._played > 0
 
     def result(self) -> ResultRecord:
         """The ``[result]`` table, with the protocol's own report beside it."""
@@ -216,6 +218,7 @@ class Engine:
                     task.cancel()
             inflight.difference_update(tasks)
             self._phase_tasks = {}
+            self._played = 0  # a turn played after the one that ended the run is not kept
 
     async def _play_cancellable(self, slot: Slot) -> Turn | Decision | None:
         """A single call as a task, so decide/escalate can stop it mid-stream."""
@@ -246,7 +249,10 @@ class Engine:
             return None
         if self._sink is not None and self._sink.full is not None:
             return _session_full(self._sink.full)  # no call whose turn the file cannot take
-        return await self.player.play(slot, self._phase_view)
+        played = await self.player.play(slot, self._phase_view)
+        if isinstance(played, Turn):
+            self._played += 1  # still under way until _commit_live has it on file
+        return played
 
     async def _commit_live(self, turn: Turn) -> bool:
         """Record ``turn``, count it, and tell of it once it is on disk; False (the run
@@ -255,13 +261,16 @@ class Engine:
         The write is made here, on the loop, so records keep their order (an operator
         action after it is journalled after it); the fsync runs on a thread meanwhile.
         """
-        if self._sink is not None:
-            try:
-                self._sink.append_turn(turn)  # on file first: a refused turn is not counted
-            except SessionFullError as full:
-                self.operator.halt(_session_full(full.size))
-                return False
-        before = self._count(turn)
+        try:
+            if self._sink is not None:
+                try:
+                    self._sink.append_turn(turn)  # on file first: a refused turn is not counted
+                except SessionFullError as full:
+                    self.operator.halt(_session_full(full.size))
+                    return False
+            before = self._count(turn)
+        finally:
+            self._played -= 1
         if self._sink is not None:
             await self._sink.durable()
         self._tell(turn, before, replayed=False)
