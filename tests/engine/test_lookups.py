@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,11 @@ import tomli_w
 from tests.helpers import SCRIPTED, run_live
 from tui.engine import validate_spec
 from tui.engine.core.records import Turn
-from tui.engine.grounding.lookups import digest
+from tui.engine.grounding.lookups import FILES_CALLS, digest, lookup_schema
 from tui.engine.record.session import load_session
 from tui.engine.record.verify import verify_file
 from tui.engine.run.events import Event, LookupsRan
+from tui.tools import files as files_module
 from tui.tools.files import MAX_FILE_BYTES
 from tui.tools.toolbox import RunTools
 
@@ -515,3 +517,19 @@ def test_a_lookup_that_never_answers_is_refused_on_record_at_its_timeout(folder:
 
     [record] = asyncio.run(look())
     assert record["ok"] is False and record["reason"] == "timed out after 0.2 s", record
+
+
+def test_the_files_tools_arguments_are_named_and_closed() -> None:
+    """A grammar-bound 135M model wrote one open ``args`` object's keys over and over until
+    its tokens ran out, four asks in a row: the files tool's arguments are named, each once."""
+    raw = challenge_raw(reviewer_turn("x"))
+    args = lookup_schema(validate_spec(raw), "reviewer", lambda _: FILES_CALLS)["items"][
+        "properties"
+    ]["args"]
+    assert args["additionalProperties"] is False
+    source = (Path(files_module.__file__)).read_text()
+    read = set(re.findall(r'args\.get\("(\w+)"', source))
+    assert read and set(args["properties"]) == read  # every argument the tool reads, no other
+    raw["tools"].append({"name": "notes", "mcp": ["notes-server"], "roles": ["reviewer"]})
+    mixed = lookup_schema(validate_spec(raw), "reviewer", lambda _: FILES_CALLS)["items"]
+    assert mixed["properties"]["args"] == {"type": "object"}  # an MCP call's are its server's

@@ -36,6 +36,14 @@ MAX_REASON = 500
 MAX_TOOL_TEXT = 4000  # characters describing one MCP tool's calls to the model
 MIN_CUT = 256  # a result cut to fewer bytes than this would be all mark: it is refused instead
 FILES_CALLS = ("list", "read", "grep")  # the built-in files tool's calls, every one a read
+# Every argument those calls take. Named in the schema, each at most once and no other: a
+# grammar-bound small model otherwise repeats an open object's keys until its tokens run out.
+FILES_ARGS = {
+    "path": {"type": "string"},
+    "pattern": {"type": "string"},
+    "start_line": {"type": "integer"},
+    "end_line": {"type": "integer"},
+}
 WRITES_FLAG = "--allow-tool-writes"
 
 
@@ -176,11 +184,19 @@ def lookup_schema(
             "properties": {
                 "tool": {"type": "string", "enum": [t.name for t in tools]},
                 "call": {"type": "string", "enum": names},
-                "args": {"type": "object"},
+                "args": _args_schema(tools),
             },
             "required": ["tool", "call", "args"],
         },
     }
+
+
+def _args_schema(tools: Sequence[ToolEntry]) -> dict[str, Any]:
+    """The files tool's arguments, closed, when it is the only kind offered; an MCP call's
+    arguments are its server's to define, so a mix stays an open object."""
+    if tools and all(t.builtin == "files" for t in tools):
+        return {"type": "object", "properties": FILES_ARGS, "additionalProperties": False}
+    return {"type": "object"}
 
 
 def _described(tool: str, calls: Sequence[str], hints: Mapping[str, str]) -> str:
