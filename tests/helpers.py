@@ -86,22 +86,6 @@ def adversary_raw(routings: list[str], **script: Any) -> dict[str, Any]:
     }
 
 
-def small_model_challenge(title: str) -> dict[str, Any]:
-    """The ``[debate]`` of the challenge the 135M-model tests play (embedded or over HTTP):
-    ``owner`` defends a cache plan, ``reviewer`` challenges it."""
-    return {
-        "title": title,
-        "motion": "Plan to cache the product catalogue.",
-        "protocol": "challenge",
-        "defender": "owner",
-        "adversary": "reviewer",
-        "artifact": "Cache every catalogue response for 24 hours. Invalidate nothing.",
-        "max_rounds": 2,
-        "retries": 2,  # a 135M model may need the reason twice; the turn must still validate
-        "min_words": 1,  # a 135M model names concerns in a word ("staleness")
-    }
-
-
 def with_script(raw: dict[str, Any], debater: str, **script: Any) -> dict[str, Any]:
     out = copy.deepcopy(raw)
     for d in out["debaters"]:

@@ -88,7 +88,7 @@ async def test_replay_plays_at_a_chosen_speed(tmp_path):
 
 async def test_keys_while_playing_never_show_a_turn_twice(tmp_path):
     """Arrow keys and the play timer move the cursor from different tasks, one at a time."""
-    spec = debate_spec(debaters=3, max_rounds=4, threshold=3)
+    spec = debate_spec(debaters=3, max_rounds=2, threshold=3)
     path = await record_session(spec, tmp_path / "sessions" / "20250101-120000-keys.toml")
     data = load_session(path)
     app = make_app(tmp_path, replay_path=str(path), provider_for=_no_provider)

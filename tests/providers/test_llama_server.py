@@ -4,7 +4,8 @@ The server is its own process (tests/llama_server.py), reached only over HTTP
 through LiteLLM, as any self-hosted OpenAI-compatible server is. Every model
 turn must come back under the engine's schema and every counted vote be one of
 the spec's: the schema and the engine's checks hold a 135M model to them, not a
-provider written for it.
+provider written for it. One debate plays that path; the other protocols play on the
+same model in process (test_local_model.py), and their rules on scripted turns.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import assert_judged, small_model_challenge
+from tests.helpers import assert_judged
 from tests.llama_server import LlamaServer
 from tui.engine import Engine, validate_spec
 from tui.engine.core.records import Turn
@@ -85,43 +86,3 @@ async def test_debate_on_a_standalone_server(server: LlamaServer) -> None:
     engine = await _run(raw)
     valid = _judged(engine)
     assert all(t.vote in VOTES for t in valid if t.kind in ("position", "critique"))
-
-
-async def test_adversary_on_a_standalone_server(server: LlamaServer) -> None:
-    raw = {
-        "debate": {
-            "title": "Standalone adversary",
-            "motion": MOTION,
-            "protocol": "adversary",
-            "proposer": "author",
-            "critic": "critic",
-            "max_rounds": 1,
-        },
-        "debaters": [
-            _debater(server, "author", "Writes the rollout plan."),
-            {**_debater(server, "critic", "Finds the plan's flaws."), "family": "reviewers"},
-        ],
-    }
-    engine = await _run(raw)
-    valid = _judged(engine)
-    critiques = [t for t in valid if t.kind == "adversary_critique"]
-    assert all(t.vote in ("release", "revise", "escalate") for t in critiques)
-    if engine.decision is not None and engine.decision.rule != "invalid_turn":
-        assert critiques  # the author's plan was valid, so the critic was heard
-
-
-async def test_challenge_on_a_standalone_server(server: LlamaServer) -> None:
-    raw = {
-        "debate": small_model_challenge("Standalone challenge"),
-        "debaters": [
-            _debater(server, "owner", "Owns the cache plan."),
-            {**_debater(server, "reviewer", "Challenges the plan."), "family": "reviewers"},
-        ],
-    }
-    engine = await _run(raw)
-    valid = _judged(engine)
-    turns = engine.state.turns
-    assert turns[0].kind == "challenge_report"
-    if len(valid) >= 3:  # round 2 assessed exactly round 1's challenges, by id
-        assessed = {a["challenge_id"] for a in turns[2].content["assessments"]}
-        assert assessed == set(turns[0].derived.get("challenge_ids", []))

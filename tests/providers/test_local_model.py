@@ -143,7 +143,7 @@ async def test_adversary_on_the_local_model(server: LocalModelServer) -> None:
 
 async def test_challenge_on_the_local_model(server: LocalModelServer) -> None:
     """The shipped local-challenge.toml (one round: challenge, defence), on the shared model.
-    Round two's assessments by id are checked over HTTP, in test_llama_server.py."""
+    Round two's assessments by id are the engine's rules, played in tests/engine/test_challenge.py."""
     spec, _ = read_spec_file(EXAMPLES / "local-challenge.toml")
     engine = Engine(spec, _providers(LocalProvider(server)))
     decision = await engine.run()
