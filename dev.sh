@@ -106,6 +106,11 @@ case "${1:-}" in
                     || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq tmux >/dev/null; }
             fi
         fi
+        # One bytecode cache for the run, inside .venv: where PYTHONDONTWRITEBYTECODE is set,
+        # every process the tests start (each worker, each `moot` run) compiled LiteLLM,
+        # openai, Textual and moot from source again, about half of its start-up.
+        export PYTHONPYCACHEPREFIX="$PWD/$VENV/pycache"
+        unset PYTHONDONTWRITEBYTECODE
         # Lint, format, types, the import contracts and the docs site run beside the tests (each
         # to a log, shown if it fails); the tests use every core, and the heavy
         # modules (xdist_group: llama, tmux, mcp) each stay on one worker.
