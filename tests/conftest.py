@@ -45,6 +45,13 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
 
 
+# Under pytest-xdist another worker always holds a core, so a model spread over every core
+# waits at each step for the thread that worker holds: beside one busy core a debate on the
+# embedded model took 69-71 s and 85-86 s of CPU on two threads, 49-62 s and as much CPU on one.
+PARALLEL = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1
+LLAMA_THREADS = 1 if PARALLEL else max(1, len(os.sched_getaffinity(0)))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _no_real_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Module-scoped fixtures run before the per-test redirect below: they too must never
@@ -54,6 +61,8 @@ def _no_real_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MOOT_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
         patch.setenv("MOOT_SESSIONS_DIR", str(tmp_path_factory.mktemp("sessions")))
+        if PARALLEL:
+            patch.setenv("MOOT_LOCAL_THREADS", str(LLAMA_THREADS))  # runs it starts, too
         yield
 
 

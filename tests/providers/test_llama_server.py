@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import LLAMA_THREADS
 from tests.helpers import assert_judged
 from tests.llama_server import LlamaServer
 from tui.engine import Engine, validate_spec
@@ -30,7 +31,7 @@ VOTES = ["ship", "hold", "rethink"]
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LlamaServer]:
-    srv = LlamaServer(slots=3, threads=2)
+    srv = LlamaServer(slots=3, threads=LLAMA_THREADS)
     yield srv
     srv.stop()
 
