@@ -19,14 +19,17 @@ from tui.engine.run.events import TurnStarted
 
 
 def _watch_turns(screen) -> list[tuple[int, str]]:  # noqa: ANN001
-    """(turn, header status) as each live turn starts."""
+    """(turn, header status) as the screen shows each live turn start. Seen where the screen
+    shows it, not as the engine starts it: the screen takes the engine's events in order, a
+    moment later (under load a turn began while the status before it was still queued)."""
     seen: list[tuple[int, str]] = []
+    show = screen._turn_started
 
-    def listen(event) -> None:  # noqa: ANN001
-        if isinstance(event, TurnStarted):
-            seen.append((event.slot.index, screen.header.status))
+    async def showing(event: TurnStarted) -> None:
+        seen.append((event.slot.index, screen.header.status))
+        await show(event)
 
-    screen.engine.subscribe(listen)
+    screen._turn_started = showing
     return seen
 
 
