@@ -62,9 +62,10 @@ async def test_pause_escalate_add_a_round_quit_resume_shows_live(tmp_path, moot_
         screen = live_screen(again)
         seen = _watch_turns(screen)
         recorded = len(load_session(path).turns)
-        await wait_until(pilot, lambda: len(screen.engine.state.turns) > recorded)
+        # A turn played, and the screen has shown its start (it takes events a moment later).
+        await wait_until(pilot, lambda: len(screen.engine.state.turns) > recorded and seen)
         assert screen.header.status == "LIVE"
-        assert seen and all(status == "LIVE" for _, status in seen), seen
+        assert all(status == "LIVE" for _, status in seen), seen
         await tap(pilot, "p")  # p on a running debate pauses it
         await wait_until(pilot, lambda: screen.header.status == "PAUSED")
         await quit_confirmed(pilot)
