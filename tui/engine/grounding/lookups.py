@@ -195,7 +195,8 @@ def _args_schema(tools: Sequence[ToolEntry]) -> dict[str, Any]:
     """The files tool's arguments, closed, when it is the only kind offered; an MCP call's
     arguments are its server's to define, so a mix stays an open object."""
     if tools and all(t.builtin == "files" for t in tools):
-        return {"type": "object", "properties": FILES_ARGS, "additionalProperties": False}
+        named = {k: dict(v) for k, v in FILES_ARGS.items()}  # a copy: a provider may edit it
+        return {"type": "object", "properties": named, "additionalProperties": False}
     return {"type": "object"}
 
 
