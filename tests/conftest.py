@@ -16,6 +16,7 @@ import tui.render.export
 from tests.export_schema import checked
 from tests.fake_openai import FakeOpenAI
 from tests.llama_server import LlamaServer
+from tui.providers.local import usable_cpus
 
 # Every JSON export a test makes is validated against the published schema. Wrapped
 # here, before any test module imports the name, so direct imports get it too.
@@ -49,7 +50,7 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 # waits at each step for the thread that worker holds: beside one busy core a debate on the
 # embedded model took 69-71 s and 85-86 s of CPU on two threads, 49-62 s and as much CPU on one.
 PARALLEL = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1
-LLAMA_THREADS = 1 if PARALLEL else max(1, len(os.sched_getaffinity(0)))
+LLAMA_THREADS = 1 if PARALLEL else usable_cpus()
 
 
 @pytest.fixture(autouse=True, scope="session")

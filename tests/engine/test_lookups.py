@@ -527,7 +527,7 @@ def test_the_files_tools_arguments_are_named_and_closed() -> None:
         "properties"
     ]["args"]
     assert args["additionalProperties"] is False
-    source = (Path(files_module.__file__)).read_text()
+    source = Path(files_module.__file__).read_text()
     read = set(re.findall(r'args\.get\("(\w+)"', source))
     assert read and set(args["properties"]) == read  # every argument the tool reads, no other
     raw["tools"].append({"name": "notes", "mcp": ["notes-server"], "roles": ["reviewer"]})
