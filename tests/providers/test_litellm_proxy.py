@@ -5,7 +5,10 @@ The proxy is LiteLLM's own (``litellm --config``), installed by ./dev.sh into
 console's Textual cannot use, so it lives in its own environment, as a proxy
 does in production). Its config routes one model name to two llama.cpp servers
 on loopback; debaters point ``api_base`` at the proxy. Turns must be answered, both
-servers must serve some, and a server killed mid-debate must lose no turn.
+servers must serve some, and a server killed mid-debate must lose no turn: one debate
+shows all three, the server that served more of the first phase being the one killed.
+(The proxy's random spread when no server fails is LiteLLM's own; seeing it by chance
+took twelve real calls, 90 s a run.)
 """
 
 from __future__ import annotations
@@ -133,44 +136,34 @@ def _assert_played(engine: Engine, turns: int) -> None:
     assert all(t.vote in engine.spec.debate.votes for t in valid)
 
 
-async def test_turns_through_the_proxy_spread_over_both_servers(
-    llama_servers: list[LlamaServer], proxy: str
-) -> None:
-    """Earns its time (twelve calls on a real model): the spread is LiteLLM's proxy's own
-    choice over two real llama.cpp servers, seen in their token counters, so the calls
-    must be real; twelve keep a server left out by chance to one run in 2,048."""
-    before = [s.tokens_predicted() for s in llama_servers]
-    # The proxy shuffles: 12 calls leave a server out one run in 2,048 (6 calls: one in 32).
-    engine = Engine(validate_spec(_raw(proxy, rounds=2)), provider_for)
-    try:
-        await engine.run()
-    finally:
-        await close_all(stop_local_model=False)
-    _assert_played(engine, turns=12)
-    served = [s.tokens_predicted() - b for s, b in zip(llama_servers, before, strict=True)]
-    assert all(n > 0 for n in served), f"tokens generated per server: {served}"
-
-
 async def test_a_server_killed_mid_debate_loses_no_turn(
     llama_servers: list[LlamaServer], proxy: str
 ) -> None:
     """Earns its time (six calls on a real model): the failover under test is the proxy's,
     when a real server process dies mid-debate; a scripted model has no server to kill."""
     engine = Engine(validate_spec(_raw(proxy, rounds=1)), provider_for)
+    killed: list[LlamaServer] = []
+    killed_had: list[int] = []
     survivor_at_kill: list[int] = []
 
     def kill_after_the_first_phase(event: Event) -> None:
         """Killed as the third turn commits: the critique phase is still to play."""
-        if survivor_at_kill or not isinstance(event, TurnCompleted) or event.turn.index < 3:
+        if killed or not isinstance(event, TurnCompleted) or event.turn.index < 3:
             return
-        llama_servers[0].stop()
-        survivor_at_kill.append(llama_servers[1].tokens_predicted())
+        served = {id(s): s.tokens_predicted() for s in llama_servers}
+        busier, other = sorted(llama_servers, key=lambda s: served[id(s)], reverse=True)
+        busier.stop()
+        killed.append(busier)
+        killed_had.append(served[id(busier)])
+        survivor_at_kill.append(other.tokens_predicted())
 
     engine.subscribe(kill_after_the_first_phase)
     try:
         await engine.run()
     finally:
         await close_all(stop_local_model=False)
-    assert survivor_at_kill and not llama_servers[0].alive
+    assert killed and not killed[0].alive
+    assert killed_had[0] > 0  # the proxy sent it some of the first phase before it died
     _assert_played(engine, turns=6)
-    assert llama_servers[1].tokens_predicted() > survivor_at_kill[0]  # it played the rest
+    survivor = next(s for s in llama_servers if s is not killed[0])
+    assert survivor.tokens_predicted() > survivor_at_kill[0]  # it played the rest

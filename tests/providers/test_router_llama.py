@@ -3,7 +3,10 @@
 LiteLLM's Router inside moot (no proxy) spreads the debaters' calls over two
 standalone llama.cpp servers on loopback. Both must serve turns, and a server
 killed once the first turn commits must lose no turn: the session holds every
-scheduled turn and passes ``moot verify``.
+scheduled turn and passes ``moot verify``. One debate shows both: the server that
+served the first turn is the one killed, and the other serves the rest. (The
+Router's random spread when no server fails is its own logic, tested over fake
+servers in test_router.py; twelve real calls to see it cost 90 s a run.)
 """
 
 from __future__ import annotations
@@ -54,34 +57,24 @@ def _check(live: LiveSession, rounds: int) -> None:
     assert verify_file(live.path).ok
 
 
-def test_both_servers_serve_turns(llama_servers: list[LlamaServer], tmp_path: Path) -> None:
-    """Earns its time (twelve calls on a real model): the LiteLLM Router's spread over two
-    real llama.cpp servers is the behaviour, seen in their own token counters (the Router's
-    logic alone, over fake servers, is tested in test_router.py)."""
-    before = [s.tokens_predicted() for s in llama_servers]
-    # Twelve calls, each sent to either server at random: all on one has odds of 1 in 2048.
-    live = asyncio.run(
-        run_live(_spec(llama_servers, rounds=2), provider_for, tmp_path / "spread.toml")
-    )
-    _check(live, rounds=2)
-    served = [s.tokens_predicted() - b for s, b in zip(llama_servers, before, strict=True)]
-    assert all(n > 0 for n in served), f"tokens generated per server: {served}"
-
-
 def test_a_server_killed_after_the_first_turn_loses_no_turn(
     llama_servers: list[LlamaServer], tmp_path: Path
 ) -> None:
     """Earns its time (six calls on a real model): a real llama.cpp process killed while the
-    Router holds it; the fake servers of test_router.py cannot die mid-generation."""
+    Router holds it; the fake servers of test_router.py cannot die mid-generation. Both
+    servers serve: the killed one had served a turn, the survivor serves the rest."""
     killed: list[LlamaServer] = []
+    killed_had: list[int] = []
     survivor_at_kill: list[int] = []
 
     def kill_the_busier_server(event: Event) -> None:
         if killed or not isinstance(event, TurnCompleted) or event.turn.model == "scripted":
             return
-        busier, other = sorted(llama_servers, key=lambda s: s.tokens_predicted(), reverse=True)
+        served = {id(s): s.tokens_predicted() for s in llama_servers}
+        busier, other = sorted(llama_servers, key=lambda s: served[id(s)], reverse=True)
         busier.stop()  # its port now refuses connections; a request in flight is cut
         killed.append(busier)
+        killed_had.append(served[id(busier)])
         survivor_at_kill.append(other.tokens_predicted())
 
     raw = _spec(llama_servers, rounds=1)
@@ -89,6 +82,7 @@ def test_a_server_killed_after_the_first_turn_loses_no_turn(
         run_live(raw, provider_for, tmp_path / "killed.toml", kill_the_busier_server)
     )
     assert killed and not killed[0].alive
+    assert killed_had[0] > 0  # the Router sent it a turn before it died
     _check(live, rounds=1)
     survivor = next(s for s in llama_servers if s is not killed[0])
     assert survivor.tokens_predicted() > survivor_at_kill[0]  # the survivor played the rest
