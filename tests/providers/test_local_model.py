@@ -171,6 +171,9 @@ async def test_challenge_on_the_local_model(server: LocalModelServer) -> None:
 
 
 async def test_refine_on_the_local_model(server: LocalModelServer) -> None:
+    """Every refine path on the model once: two authors, the critic, the synthesis and a
+    judge. The panel must be three; two scripted judges make it so, since three model
+    judges played one path three times (16 s)."""
     judges = ["judge-1", "judge-2", "judge-3"]
     raw = {
         "debate": {
@@ -185,8 +188,9 @@ async def test_refine_on_the_local_model(server: LocalModelServer) -> None:
             "max_rounds": 1,
         },
         "debaters": [
-            {"id": d, "model": "local", **FAST}
-            for d in ["author-a", "author-b", "critic", "synth", *judges]
+            *({"id": d, "model": "local", **FAST} for d in ["author-a", "author-b", "critic"]),
+            *({"id": d, "model": "local", **FAST} for d in ["synth", judges[0]]),
+            *({"id": d, "model": "scripted"} for d in judges[1:]),
         ],
     }
     engine = Engine(validate_spec(raw), _providers(LocalProvider(server)))
@@ -202,6 +206,7 @@ async def test_refine_on_the_local_model(server: LocalModelServer) -> None:
     result: dict[str, Any] = dict(engine.result())
     rd = result["judge_rounds"][0]
     assert set(rd["judges"]) == set(judges)
+    assert next(t for t in turns if t.speaker == judges[0]).model == "local"
     for judge, picked in rd["judges"].items():
         refused = any(t.invalid for t in turns if t.speaker == judge)  # no preference, then
         assert picked["pick"] in (("none",) if refused else ("incumbent", "challenger"))
