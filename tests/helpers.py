@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
+import io
+import signal
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tui.engine import Engine, Spec, validate_spec
 from tui.engine.core.ports import Provider, ToolBox
@@ -164,3 +171,34 @@ def statement_rules(kind: str) -> StatementRules:
     """A kind's statement rules, from whichever protocol declares them (none: no rules)."""
     declared = (p.rules_for(kind) for p in PROTOCOLS.values())
     return next((rules for rules in declared if rules is not NO_RULES), NO_RULES)
+
+
+def moot_in_process(
+    *args: str, cwd: Path | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``moot ARGS`` run in this process, its exit code and both streams captured.
+
+    In process, not ``python -m tui``: a new interpreter cost 0.7-0.9 s of CPU a call,
+    and tests/cli/test_cli.py alone makes about seventy. Where the process is what is
+    under test (``-m tui``, signals, a closed pipe, bytes on a terminal, a library's
+    own logging), tests start it: tests/commands/test_headless_output.py,
+    tests/render/test_sanitisers.py, tests/engine/test_redaction.py and others.
+    """
+    from tui.cli import main as cli_main
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        if cwd is not None:
+            patch.chdir(cwd)
+        patch.setattr(sys, "stdin", io.StringIO(stdin or ""))
+        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    code = cli_main(list(args))
+                except SystemExit as leaving:  # argparse's usage errors leave this way
+                    code = leaving.code if isinstance(leaving.code, int) else 2
+        finally:
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+    return subprocess.CompletedProcess(["moot", *args], code, out.getvalue(), err.getvalue())

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,37 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES
+from tests.helpers import moot_in_process as moot
 from tui.cli import main
 from tui.engine.record.session import load_session
 from tui.exitcodes import ExitCode
-
-
-def moot(
-    *args: str, cwd: Path | None = None, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``moot ARGS`` run in this process, its exit code and both streams captured.
-
-    In process, not ``python -m tui``: a new interpreter cost 0.7-0.9 s of CPU a call, and
-    this module makes about seventy. The process itself (``-m tui``, signals, a closed
-    pipe) is tested where it is what is under test: the provider failure below,
-    tests/commands/test_headless_output.py and tests/cli/test_command_imports.py.
-    """
-    out, err = io.StringIO(), io.StringIO()
-    with pytest.MonkeyPatch.context() as patch:
-        if cwd is not None:
-            patch.chdir(cwd)
-        patch.setattr(sys, "stdin", io.StringIO(stdin or ""))
-        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                try:
-                    code = main(list(args))
-                except SystemExit as leaving:  # argparse's usage errors leave this way
-                    code = leaving.code if isinstance(leaving.code, int) else 2
-        finally:
-            for sig, handler in handlers.items():
-                signal.signal(sig, handler)
-    return subprocess.CompletedProcess(["moot", *args], code, out.getvalue(), err.getvalue())
 
 
 def test_validate_ok_and_bad(tmp_path: Path) -> None:

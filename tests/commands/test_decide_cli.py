@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.batch_specs import blocked, decided, unresolved, write
 from tests.commands.test_inbox import run_specs
+from tests.helpers import moot_in_process as moot
 from tests.helpers import run_engine, with_script
 from tui.commands.inbox import awaiting
 from tui.engine.record.session import load_session
 from tui.engine.record.verify import verify_file
-
-
-def moot(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tui", *args], capture_output=True, text=True, timeout=120
-    )
 
 
 def test_decide_then_the_inbox_no_longer_lists_it(tmp_path: Path) -> None:

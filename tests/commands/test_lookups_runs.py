@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,22 +10,11 @@ import pytest
 import tomli_w
 
 from tests.engine.test_lookups import DESIGN, challenge_raw, reviewer_turn, turns_of
+from tests.helpers import moot_in_process as moot
 from tui.engine.record.verify import verify_file
 
-ROOT = Path(__file__).resolve().parents[2]
 MARK = "# moot:commit\n"
 DONE = (0, 3)  # decided, or ended unresolved: this one-round challenge may end either way
-
-
-def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tui", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def keep_records(path: Path, records: int) -> None:
