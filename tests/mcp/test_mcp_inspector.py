@@ -3,7 +3,8 @@ not ours.
 
 The Inspector comes from the npm registry at the version locked in
 ``tests/mcp_inspector/package-lock.json``, installed there with ``npm ci``;
-without ``npx`` on the machine the test is skipped and says why.
+without ``node`` and ``npm`` on the machine the test is skipped and says why. Its CLI
+runs straight from ``node_modules/.bin`` (``npx`` cost another 0.6 s of CPU a call).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ INSTALLED = HERE / "node_modules" / ".package-lock.json"
 @pytest.fixture(scope="module")
 def inspector() -> Path:
     """The locked Inspector, installed with ``npm ci`` when the lock is newer than the install."""
-    if shutil.which("npx") is None or shutil.which("npm") is None:
-        pytest.skip("npx is not installed: the MCP Inspector's CLI is an npm package")
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are not installed: the MCP Inspector's CLI is an npm package")
     lock = HERE / "package-lock.json"
     if not INSTALLED.exists() or INSTALLED.stat().st_mtime < lock.stat().st_mtime:
         done = subprocess.run(
@@ -47,97 +48,101 @@ def inspector() -> Path:
     return CLI
 
 
-def call(inspector: Path, home: Path, folder: Path, *args: str) -> dict[str, Any]:
-    """One Inspector CLI call against a fresh ``moot mcp``; its JSON answer."""
-    allowed = ["--allow-read", str(folder.parent)]  # the spec lies beside the sessions folder
-    server = [sys.executable, "-m", "tui", "mcp", "--sessions-dir", str(folder), *allowed]
-    # The Inspector gives a server 15 s to answer by default; `moot mcp` starting on a busy
-    # machine took longer (CI: "Connection timed out after 15000 ms").
-    wait_ms = ["--connect-timeout", "120000"]
-    done = subprocess.run(
-        ["npx", "--no-install", "mcp-inspector", "--cli", *server, *wait_ms, *args],
+def inspect(
+    inspector: Path, home: Path, target: list[str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    """One Inspector CLI call (its own node process) against ``target``, a server command
+    (stdio) or a URL and its transport flags."""
+    return subprocess.run(
+        [str(inspector), "--cli", *target, *args],
         cwd=HERE,
         env={**os.environ, "HOME": str(home)},  # its catalog file goes here, not in ~
         capture_output=True,
         text=True,
         timeout=180,
     )
+
+
+def answer(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr[-2000:]
-    answer: dict[str, Any] = json.loads(done.stdout)
-    return answer
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
 
 
-def tool(inspector: Path, home: Path, folder: Path, name: str, **args: str) -> dict[str, Any]:
+def tool(inspector: Path, home: Path, target: list[str], name: str, **args: str) -> dict[str, Any]:
     pairs = [f"{key}={value}" for key, value in args.items()]
     given = ["--tool-arg", *pairs] if pairs else []
-    answer = call(inspector, home, folder, "--method", "tools/call", "--tool-name", name, *given)
-    assert not answer.get("isError"), answer
-    structured: dict[str, Any] = answer["structuredContent"]
+    called = answer(
+        inspect(inspector, home, target, "--method", "tools/call", "--tool-name", name, *given)
+    )
+    assert not called.get("isError"), called
+    structured: dict[str, Any] = called["structuredContent"]
     return structured
 
 
-def test_the_inspector_runs_an_unresolved_debate_to_a_decision(
-    inspector: Path, tmp_path: Path
-) -> None:
+TOOLS = {"run", "status", "inbox", "decide", "verify", "export"}
+
+
+def test_the_inspector_lists_the_tools_over_stdio(inspector: Path, tmp_path: Path) -> None:
+    """``moot mcp`` as a stdio server the Inspector starts itself: every tool with its input
+    and output schemas. (The calls below share one HTTP server: a stdio server is a new
+    Python per call, about 3 s of CPU each, so the whole cycle was played over it once.)"""
     home, folder = tmp_path / "home", tmp_path / "sessions"
     home.mkdir()
-    spec = write(tmp_path / "split.toml", unresolved("Split over MCP"))
-
-    listed = call(inspector, home, folder, "--method", "tools/list")
+    server = [sys.executable, "-m", "tui", "mcp", "--sessions-dir", str(folder)]
+    # The Inspector gives a server 15 s to answer by default; `moot mcp` starting on a busy
+    # machine took longer (CI: "Connection timed out after 15000 ms").
+    wait_ms = ["--connect-timeout", "120000"]
+    listed = answer(inspect(inspector, home, [*server, *wait_ms], "--method", "tools/list"))
     tools = {t["name"]: t for t in listed["tools"]}
-    assert set(tools) == {"run", "status", "inbox", "decide", "verify", "export"}
+    assert set(tools) == TOOLS
     assert all(t["inputSchema"]["type"] == "object" and t["outputSchema"] for t in tools.values())
 
-    ran = tool(inspector, home, folder, "run", spec=str(spec), wait="true")
-    assert ran["status"] == "awaiting_decision" and ran["decision_rule"] == "max_rounds_exhausted"
-    session = ran["session"]
 
-    inbox = tool(inspector, home, folder, "inbox")
-    assert [e["session"] for e in inbox["sessions"]] == [session]
-
-    decided = tool(
-        inspector, home, folder, "decide", session=session, vote="revise", rationale="Roll back."
-    )
-    assert decided["decided_by"] == "operator" and decided["decided_via"] == "mcp"
-
-    status = tool(inspector, home, folder, "status", session=Path(session).name)
-    assert status["status"] == "decided" and status["decision"] == "revise"
-
-    verified = tool(inspector, home, folder, "verify", session=session)
-    assert verified["ok"] is True and verified["failures"] == []
-
-    adr = tool(inspector, home, folder, "export", session=session, format="adr")
-    assert "Split over MCP" in adr["text"] and "Roll back." in adr["text"]
-    result = load_session(session).result
-    assert result is not None and result["decision"] == "revise"
-
-
-def test_the_inspector_lists_the_tools_over_http_with_the_token(
+def test_the_inspector_runs_an_unresolved_debate_to_a_decision_over_http(
     inspector: Path, tmp_path: Path
 ) -> None:
+    """One ``moot mcp --http`` for the whole cycle, refused without its token."""
     home = tmp_path / "home"
     home.mkdir()
-    server = HttpServer(tmp_path)
+    spec = write(tmp_path / "split.toml", unresolved("Split over MCP"))
+    server = HttpServer(tmp_path)  # it may read beside the spec: --allow-read tmp_path
     try:
         url, token = server.started()
+        target = [url, "--transport", "http", "--header", f"Authorization: Bearer {token}"]
+        refused = inspect(inspector, home, [url, "--transport", "http"], "--method", "tools/list")
+        listed = answer(inspect(inspector, home, target, "--method", "tools/list"))
+        assert {t["name"] for t in listed["tools"]} == TOOLS
 
-        def inspect(*headers: str) -> subprocess.CompletedProcess[str]:
-            given = [arg for header in headers for arg in ("--header", header)]
-            return subprocess.run(
-                ["npx", "--no-install", "mcp-inspector", "--cli", url, "--transport", "http"]
-                + [*given, "--method", "tools/list"],
-                cwd=HERE,
-                env={**os.environ, "HOME": str(home)},
-                capture_output=True,
-                text=True,
-                timeout=180,
-            )
+        ran = tool(inspector, home, target, "run", spec=str(spec), wait="true")
+        assert ran["status"] == "awaiting_decision"
+        assert ran["decision_rule"] == "max_rounds_exhausted"
+        session = ran["session"]
 
-        listed = inspect(f"Authorization: Bearer {token}")
-        refused = inspect()
+        inbox = tool(inspector, home, target, "inbox")
+        assert [e["session"] for e in inbox["sessions"]] == [session]
+
+        decided = tool(
+            inspector,
+            home,
+            target,
+            "decide",
+            session=session,
+            vote="revise",
+            rationale="Roll back.",
+        )
+        assert decided["decided_by"] == "operator" and decided["decided_via"] == "mcp"
+
+        status = tool(inspector, home, target, "status", session=Path(session).name)
+        assert status["status"] == "decided" and status["decision"] == "revise"
+
+        verified = tool(inspector, home, target, "verify", session=session)
+        assert verified["ok"] is True and verified["failures"] == []
+
+        adr = tool(inspector, home, target, "export", session=session, format="adr")
+        assert "Split over MCP" in adr["text"] and "Roll back." in adr["text"]
     finally:
         server.stop()
-    assert listed.returncode == 0, listed.stderr[-2000:]
-    tools = {t["name"] for t in json.loads(listed.stdout)["tools"]}
-    assert tools == {"run", "status", "inbox", "decide", "verify", "export"}
     assert "403" in refused.stdout + refused.stderr and "tools" not in refused.stdout
+    result = load_session(session).result
+    assert result is not None and result["decision"] == "revise"
