@@ -99,3 +99,19 @@ class LlamaServer:
         self.proc.wait(timeout=30)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
+
+
+class Kill:
+    """The busier of two servers, killed mid-debate: which one, what each had served then."""
+
+    def __init__(self, servers: list[LlamaServer]) -> None:
+        served = {id(s): s.tokens_predicted() for s in servers}
+        self.killed, self.survivor = sorted(servers, key=lambda s: served[id(s)], reverse=True)
+        self.killed_had, self.survivor_had = served[id(self.killed)], served[id(self.survivor)]
+        self.killed.stop()  # its port now refuses connections; a request in flight is cut
+
+    def assert_both_served(self) -> None:
+        """The killed server had served before it died, and the survivor served the rest."""
+        assert not self.killed.alive
+        assert self.killed_had > 0, "the killed server had served nothing"
+        assert self.survivor.tokens_predicted() > self.survivor_had

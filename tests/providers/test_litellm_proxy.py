@@ -26,7 +26,7 @@ import pytest
 
 from tests.fake_openai import free_port
 from tests.helpers import assert_judged
-from tests.llama_server import ROOT, LlamaServer
+from tests.llama_server import ROOT, Kill, LlamaServer
 from tui.engine import Engine, validate_spec
 from tui.engine.run.events import Event, TurnCompleted
 from tui.providers.registry import close_all, provider_for
@@ -142,28 +142,19 @@ async def test_a_server_killed_mid_debate_loses_no_turn(
     """Earns its time (six calls on a real model): the failover under test is the proxy's,
     when a real server process dies mid-debate; a scripted model has no server to kill."""
     engine = Engine(validate_spec(_raw(proxy, rounds=1)), provider_for)
-    killed: list[LlamaServer] = []
-    killed_had: list[int] = []
-    survivor_at_kill: list[int] = []
+    kills: list[Kill] = []
 
     def kill_after_the_first_phase(event: Event) -> None:
         """Killed as the third turn commits: the critique phase is still to play."""
-        if killed or not isinstance(event, TurnCompleted) or event.turn.index < 3:
+        if kills or not isinstance(event, TurnCompleted) or event.turn.index < 3:
             return
-        served = {id(s): s.tokens_predicted() for s in llama_servers}
-        busier, other = sorted(llama_servers, key=lambda s: served[id(s)], reverse=True)
-        busier.stop()
-        killed.append(busier)
-        killed_had.append(served[id(busier)])
-        survivor_at_kill.append(other.tokens_predicted())
+        kills.append(Kill(llama_servers))
 
     engine.subscribe(kill_after_the_first_phase)
     try:
         await engine.run()
     finally:
         await close_all(stop_local_model=False)
-    assert killed and not killed[0].alive
-    assert killed_had[0] > 0  # the proxy sent it some of the first phase before it died
+    assert kills
     _assert_played(engine, turns=6)
-    survivor = next(s for s in llama_servers if s is not killed[0])
-    assert survivor.tokens_predicted() > survivor_at_kill[0]  # it played the rest
+    kills[0].assert_both_served()

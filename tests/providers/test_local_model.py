@@ -175,6 +175,7 @@ async def test_refine_on_the_local_model(server: LocalModelServer) -> None:
     judge. The panel must be three; two scripted judges make it so, since three model
     judges played one path three times (16 s)."""
     judges = ["judge-1", "judge-2", "judge-3"]
+    makers = ["author-a", "author-b", "critic", "synth"]
     raw = {
         "debate": {
             "title": "Local refine",
@@ -188,8 +189,7 @@ async def test_refine_on_the_local_model(server: LocalModelServer) -> None:
             "max_rounds": 1,
         },
         "debaters": [
-            *({"id": d, "model": "local", **FAST} for d in ["author-a", "author-b", "critic"]),
-            *({"id": d, "model": "local", **FAST} for d in ["synth", judges[0]]),
+            *({"id": d, "model": "local", **FAST} for d in [*makers, judges[0]]),
             *({"id": d, "model": "scripted"} for d in judges[1:]),
         ],
     }

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import assert_judged, run_live
-from tests.llama_server import LlamaServer
+from tests.llama_server import Kill, LlamaServer
 from tests.providers.test_litellm_proxy import _raw
 from tui.engine.record.live import LiveSession
 from tui.engine.record.session import load_session
@@ -63,26 +63,17 @@ def test_a_server_killed_after_the_first_turn_loses_no_turn(
     """Earns its time (six calls on a real model): a real llama.cpp process killed while the
     Router holds it; the fake servers of test_router.py cannot die mid-generation. Both
     servers serve: the killed one had served a turn, the survivor serves the rest."""
-    killed: list[LlamaServer] = []
-    killed_had: list[int] = []
-    survivor_at_kill: list[int] = []
+    kills: list[Kill] = []
 
     def kill_the_busier_server(event: Event) -> None:
-        if killed or not isinstance(event, TurnCompleted) or event.turn.model == "scripted":
+        if kills or not isinstance(event, TurnCompleted) or event.turn.model == "scripted":
             return
-        served = {id(s): s.tokens_predicted() for s in llama_servers}
-        busier, other = sorted(llama_servers, key=lambda s: served[id(s)], reverse=True)
-        busier.stop()  # its port now refuses connections; a request in flight is cut
-        killed.append(busier)
-        killed_had.append(served[id(busier)])
-        survivor_at_kill.append(other.tokens_predicted())
+        kills.append(Kill(llama_servers))
 
     raw = _spec(llama_servers, rounds=1)
     live = asyncio.run(
         run_live(raw, provider_for, tmp_path / "killed.toml", kill_the_busier_server)
     )
-    assert killed and not killed[0].alive
-    assert killed_had[0] > 0  # the Router sent it a turn before it died
+    assert kills
     _check(live, rounds=1)
-    survivor = next(s for s in llama_servers if s is not killed[0])
-    assert survivor.tokens_predicted() > survivor_at_kill[0]  # the survivor played the rest
+    kills[0].assert_both_served()
