@@ -12,7 +12,7 @@ import tomli_w
 
 from tui.providers.scripted import ScriptedProvider
 
-_SCRIPTED = ScriptedProvider()
+_SCRIPTED = ScriptedProvider(paced=True)  # as the console has it: tokens stream at their pace
 
 
 def scripted(_debater: Any) -> ScriptedProvider:

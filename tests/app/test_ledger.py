@@ -20,7 +20,7 @@ from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
 from tui.engine.record.session import load_session
 from tui.providers.scripted import ScriptedProvider
 
-_SCRIPTED = ScriptedProvider()
+_SCRIPTED = ScriptedProvider(paced=True)  # as the console has it
 
 
 class Priced:

@@ -201,7 +201,7 @@ class PlannerHeld:
                 self._moved.clear()
                 await self._moved.wait()
             self.waiting = False
-        return await ScriptedProvider().complete(request, on_token)
+        return await ScriptedProvider(paced=True).complete(request, on_token)
 
     def allow(self, turns: int) -> None:
         self.allowed = turns

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import SCRIPTED, debate_raw
+from tests.helpers import debate_raw
 from tui.cli import main
 from tui.engine import validate_spec
 from tui.engine.basics.vocab import OperatorAction
@@ -21,6 +21,9 @@ from tui.engine.run.events import Event, TokenReceived, TurnCompleted, TurnStart
 from tui.engine.run.runner import Engine
 from tui.engine.run.turns import CutAction, CutChoice
 from tui.exitcodes import ExitCode
+from tui.providers.scripted import ScriptedProvider
+
+PACED = ScriptedProvider(paced=True)  # as the console has it: a call streams long enough to cut
 
 
 def raw_spec(**debate: Any) -> dict[str, Any]:
@@ -71,7 +74,7 @@ def play(
     tmp_path: Path, raw: dict[str, Any], make: Callable[[Engine], Cutter]
 ) -> tuple[Cutter, Path]:
     path = tmp_path / "cut.toml"
-    session = LiveSession.start(validate_spec(raw), raw, lambda d: SCRIPTED, out=path)
+    session = LiveSession.start(validate_spec(raw), raw, lambda d: PACED, out=path)
     cutter = make(session.engine)
     session.engine.subscribe(cutter)
     try:
@@ -149,7 +152,7 @@ def test_cutting_every_turn_of_a_phase(tmp_path: Path) -> None:
 def test_a_cut_and_its_skip_are_replayed_on_resume(tmp_path: Path) -> None:
     raw = raw_spec(parallel=False, on_invalid="continue")
     path = tmp_path / "cut.toml"
-    session = LiveSession.start(validate_spec(raw), raw, lambda d: SCRIPTED, out=path)
+    session = LiveSession.start(validate_spec(raw), raw, lambda d: PACED, out=path)
     cutter = Cutter(session.engine, 2, CutChoice(CutAction.SKIP))
     session.engine.subscribe(cutter)
 
@@ -179,7 +182,7 @@ def test_a_cut_and_its_skip_are_replayed_on_resume(tmp_path: Path) -> None:
 
 def test_nothing_to_cut_and_bad_choices() -> None:
     spec = validate_spec(raw_spec())
-    engine = Engine(spec, lambda d: SCRIPTED)
+    engine = Engine(spec, lambda d: PACED)
 
     async def idle() -> list[Any]:
         return engine.cut()

@@ -69,16 +69,16 @@ class _Providers:
         return self.registry
 
     def __call__(self, debater: Debater) -> Provider:
+        if debater.model == "scripted":  # the console's own: its tokens stream at their pace
+            if self._scripted is None:
+                from tui.providers.scripted import ScriptedProvider
+
+                self._scripted = ScriptedProvider(paced=True)
+            return self._scripted
         registry = self._registry()
         if registry is not None:
             provider: Provider = registry.provider_for(debater)
             return provider
-        if debater.model == "scripted":
-            if self._scripted is None:
-                from tui.providers.scripted import ScriptedProvider
-
-                self._scripted = ScriptedProvider()
-            return self._scripted
         from tui.engine.core.ports import ProviderError
 
         raise ProviderError("not_found", f"no provider available for model {debater.model!r}")

@@ -22,7 +22,15 @@ _TOKEN = re.compile(r"\S+\s*|\s+")
 
 
 class ScriptedProvider:
-    """Plays ``[debaters.script]``; lists cycle over the debater's turns."""
+    """Plays ``[debaters.script]``; lists cycle over the debater's turns.
+
+    ``token_delay_ms`` spaces the tokens out only when ``paced``: for the console, where
+    someone watches them stream. A headless run, a batch or an MCP run shows no tokens,
+    so there it would only wait. ``turn_delay_ms`` (a slow model) holds everywhere.
+    """
+
+    def __init__(self, *, paced: bool = False) -> None:
+        self.paced = paced
 
     async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
         d = request.debater
@@ -36,7 +44,7 @@ class ScriptedProvider:
             text = JUNK
         else:
             text = json.dumps(self._content(request, script, n), ensure_ascii=False)
-        if on_token is not None and script.token_delay_ms:
+        if on_token is not None and self.paced and script.token_delay_ms:
             for tok in _TOKEN.findall(text):
                 await asyncio.sleep(script.token_delay_ms / 1000)
                 on_token(tok)
