@@ -18,7 +18,7 @@ def litellm_lib() -> Any:
         import litellm
 
         litellm.suppress_debug_info = True
-        litellm.set_verbose = False  # type: ignore[attr-defined]  # set, though not exported
+        litellm.set_verbose = False  # set, though not exported
         litellm.telemetry = False
         litellm.num_retries = 0
         for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx"):
