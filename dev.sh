@@ -97,8 +97,12 @@ case "${1:-}" in
         exec "$VENV/bin/moot" bench --model local --items 3 --arms single,debate --concurrency 1 "${@:2}"
         ;;
     test)
+        # The npm packages some tests drive install from their locks while uv syncs.
+        "$PY" tests/npm_packages.py >/dev/null 2>&1 &
+        npm_pid=$!
         setup
         setup_proxy
+        wait "$npm_pid" || true  # a failed install is retried by its fixture, which says why
         # The end-to-end test drives the real console in tmux.
         if ! command -v tmux >/dev/null 2>&1; then
             if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

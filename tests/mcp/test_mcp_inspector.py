@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,30 +20,23 @@ import pytest
 
 from tests.batch_specs import unresolved, write
 from tests.mcp_http_server import HttpServer
+from tests.npm_packages import install, missing_tools
 from tui.engine.record.session import load_session
 
 pytestmark = pytest.mark.xdist_group("mcp")  # ./dev.sh test: one worker runs the MCP servers
 
 HERE = Path(__file__).resolve().parents[1] / "mcp_inspector"
 CLI = HERE / "node_modules" / ".bin" / "mcp-inspector"
-INSTALLED = HERE / "node_modules" / ".package-lock.json"
 
 
 @pytest.fixture(scope="module")
 def inspector() -> Path:
-    """The locked Inspector, installed with ``npm ci`` when the lock is newer than the install."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are not installed: the MCP Inspector's CLI is an npm package")
-    lock = HERE / "package-lock.json"
-    if not INSTALLED.exists() or INSTALLED.stat().st_mtime < lock.stat().st_mtime:
-        done = subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund"],
-            cwd=HERE,
-            capture_output=True,
-            text=True,
-            timeout=600,
+    """The locked Inspector, installed with ``npm ci`` when the lock changed."""
+    if missing := missing_tools():
+        pytest.skip(
+            f"{' and '.join(missing)} not on PATH: the MCP Inspector's CLI is an npm package"
         )
-        assert done.returncode == 0, f"npm ci in {HERE} failed:\n{done.stderr[-2000:]}"
+    install(HERE)
     return CLI
 
 

@@ -9,10 +9,8 @@ holds, installed by ``npm ci`` in the fixture below when the lock changes. Where
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import re
-import shutil
 import subprocess
 import tomllib
 from pathlib import Path
@@ -22,6 +20,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, REPO
 from tests.helpers import SCRIPTED, debate_raw
+from tests.npm_packages import install, missing_tools
 from tui.cli import main
 from tui.commands.outcome import record_outcome
 from tui.engine import validate_spec
@@ -34,30 +33,17 @@ from tui.render.export import to_markdown
 pytestmark = pytest.mark.xdist_group("npm")
 
 NODE_DIR = REPO / "tests" / "node"
-INSTALL_TIMEOUT = 600  # seconds for `npm ci` on a cold cache
 RUN_TIMEOUT = 120
 
 
 @pytest.fixture(scope="module")
 def node_tools() -> Path:
     """tests/node with its packages installed from the lock (again only when it changed)."""
-    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
-    if missing:
+    if missing := missing_tools():
         pytest.skip(
             f"{' and '.join(missing)} not on PATH: log4brains and markdownlint need Node.js"
         )
-    lock = (NODE_DIR / "package-lock.json").read_bytes()
-    stamp = NODE_DIR / "node_modules" / ".moot-lock-sha256"
-    digest = hashlib.sha256(lock).hexdigest()
-    if not stamp.is_file() or stamp.read_text("utf-8") != digest:
-        subprocess.run(
-            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-            cwd=NODE_DIR,
-            check=True,
-            capture_output=True,
-            timeout=INSTALL_TIMEOUT,
-        )
-        stamp.write_text(digest, "utf-8")
+    install(NODE_DIR)
     return NODE_DIR
 
 

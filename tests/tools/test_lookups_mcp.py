@@ -6,8 +6,6 @@ skipped, saying why, where ``npx`` is not installed)."""
 from __future__ import annotations
 
 import asyncio
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ import pytest
 from tests.engine.test_lookups import DESIGN, challenge_raw, reviewer_turn, run, turns_of
 from tests.helpers import SCRIPTED, run_live
 from tests.mcp_tools.notes_server import NOTE
+from tests.npm_packages import install, missing_tools
 from tui.engine import validate_spec
 from tui.engine.core.ports import ToolFailure
 from tui.engine.record.verify import verify_file
@@ -77,20 +76,12 @@ def test_preflight_names_a_missing_command() -> None:
 
 @pytest.fixture(scope="module")
 def filesystem_server() -> Path:
-    """The locked reference server, installed with ``npm ci`` when the lock is newer."""
-    if shutil.which("npx") is None or shutil.which("npm") is None:
-        pytest.skip("npx is not installed: the reference filesystem server is an npm package")
-    installed = FS / "node_modules" / ".package-lock.json"
-    lock = FS / "package-lock.json"
-    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
-        done = subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund"],
-            cwd=FS,
-            capture_output=True,
-            text=True,
-            timeout=600,
+    """The locked reference server, installed with ``npm ci`` when the lock changed."""
+    if missing := missing_tools():
+        pytest.skip(
+            f"{' and '.join(missing)} not on PATH: the reference filesystem server is an npm package"
         )
-        assert done.returncode == 0, f"npm ci in {FS} failed:\n{done.stderr[-2000:]}"
+    install(FS)
     return FS_BIN
 
 

@@ -1,0 +1,65 @@
+"""The npm packages some tests drive, each folder's installed with ``npm ci`` from its lock.
+
+``tests/node`` holds log4brains and markdownlint (readers of moot's exports),
+``tests/mcp_filesystem`` the reference filesystem MCP server and ``tests/mcp_inspector``
+the MCP Inspector. ``./dev.sh test`` runs this file as a script while uv syncs the Python
+environment, so the downloads overlap; each fixture then calls :func:`install`, which
+does nothing while the folder's stamp matches its lock. Standard library only: it runs
+before ``.venv`` exists. Install scripts never run (``--ignore-scripts``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FOLDERS = (HERE / "node", HERE / "mcp_filesystem", HERE / "mcp_inspector")
+STAMP = ".moot-lock-sha256"  # in node_modules: the digest of the lock it was installed from
+
+
+def missing_tools() -> list[str]:
+    """``node`` and ``npm``, those not on PATH: the tests that need them skip and say so."""
+    return [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+
+
+def install(folder: Path, timeout: float = 600) -> None:
+    """``npm ci`` in ``folder`` unless its packages were installed from this very lock."""
+    digest = hashlib.sha256((folder / "package-lock.json").read_bytes()).hexdigest()
+    stamp = folder / "node_modules" / STAMP
+    if stamp.is_file() and stamp.read_text("utf-8") == digest:
+        return
+    done = subprocess.run(
+        ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"npm ci in {folder} failed:\n{done.stderr[-2000:]}")
+    stamp.write_text(digest, "utf-8")
+
+
+def _install_quietly(folder: Path) -> None:
+    try:
+        install(folder)
+    except (OSError, RuntimeError, subprocess.TimeoutExpired) as err:
+        print(err, file=sys.stderr)  # the fixture tries again and fails with this
+
+
+def main() -> int:
+    if missing_tools():
+        return 0  # the tests skip, naming what is missing
+    with ThreadPoolExecutor(len(FOLDERS)) as pool:
+        list(pool.map(_install_quietly, FOLDERS))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
