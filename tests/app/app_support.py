@@ -123,7 +123,8 @@ async def record_session(spec: dict[str, Any], out: Path) -> Path:
     from tui.engine.record.live import LiveSession
     from tui.engine.specs.spec import validate_spec
 
-    session = LiveSession.start(validate_spec(spec), spec, scripted, out=out)
+    headless = ScriptedProvider()  # no console watches these tokens: none is paced
+    session = LiveSession.start(validate_spec(spec), spec, lambda _d: headless, out=out)
     try:
         await session.engine.run()
     finally:

@@ -13,6 +13,7 @@ from tests.app.app_support import (
     make_app,
     plain,
     quit_confirmed,
+    scripted,
     session_file,
     tap,
     wait_until,
@@ -22,6 +23,9 @@ from tui.app.screens.help import HelpScreen
 from tui.app.screens.modals import CutModal
 from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
 from tui.engine.record.session import load_session
+from tui.providers.scripted import ScriptedProvider
+
+_AT_ONCE = ScriptedProvider()
 
 LONG = " ".join(["Stage the migration behind a flag and rehearse the rollback first."] * 25)
 
@@ -29,6 +33,31 @@ LONG = " ".join(["Stage the migration behind a flag and rehearse the rollback fi
 def _long(debaters: int) -> dict[int, dict[str, list[str]]]:
     """Each debater's first turn long enough to be cut after the cut is confirmed."""
     return {i: {"stances": [LONG, "Ship it."]} for i in range(debaters)}
+
+
+class _AgainAtOnce:
+    """Paced as the console's provider is, except a turn played again after its cut: that
+    streams at once. The cut is what these tests watch; the long turn played a second time
+    only made each test wait for it (5 s)."""
+
+    def __init__(self) -> None:
+        self.played: set[tuple[str, int]] = set()
+
+    async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
+        turn = (request.debater.id, request.speaker_turn)
+        provider = _AT_ONCE if turn in self.played else scripted(request.debater)
+        self.played.add(turn)
+        return await provider.complete(request, on_token)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _cut_app(tmp_path, spec: dict[str, Any]):  # noqa: ANN001, ANN202
+    again = _AgainAtOnce()
+    return make_app(
+        tmp_path, spec_path=str(write_spec(tmp_path, spec)), provider_for=lambda _: again
+    )
 
 
 def _streamed(screen, speaker: str) -> int:  # noqa: ANN001
@@ -70,7 +99,7 @@ async def test_x_cuts_the_speaking_turn_and_redo_with_a_note_goes_on(tmp_path, m
     # Only the planner's turn is cut: the critic speaks briefly (its long turn streamed for
     # seconds after the cut and made this one of the slowest tests).
     spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20, scripts=_long(1))
-    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    app = _cut_app(tmp_path, spec)
     async with app.run_test(size=(160, 45)) as pilot:
         screen, modal = await _cut_while_speaking(pilot, "x")
         assert modal.speakers == ["planner"]
@@ -109,7 +138,7 @@ async def test_capital_x_cuts_every_turn_of_the_phase_and_skip_records_them(tmp_
 
 async def test_replace_model_from_the_cut_modal_takes_enter(tmp_path, moot_dirs):
     spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20, scripts=_long(1))
-    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    app = _cut_app(tmp_path, spec)
     async with app.run_test(size=(160, 45)) as pilot:
         screen, modal = await _cut_while_speaking(pilot, "x")
         await tap(pilot, "escape")  # later: the turn keeps waiting, x asks again
@@ -208,7 +237,7 @@ async def test_the_cut_modal_focuses_the_note_and_letters_type(tmp_path, moot_di
     # Only the planner's turn is long: the critic's long turn streamed for seconds after the
     # note was typed, and made this one of the slowest tests.
     spec = debate_spec(debaters=2, phases=["proposal"], token_delay_ms=20, scripts=_long(1))
-    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    app = _cut_app(tmp_path, spec)
     async with app.run_test(size=(160, 45)) as pilot:
         screen, modal = await _cut_while_speaking(pilot, "x")
         assert modal.query_one("#note").has_focus
