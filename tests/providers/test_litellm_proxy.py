@@ -113,15 +113,15 @@ def _raw(api_base: str, rounds: int) -> dict[str, Any]:
             "votes": ["ship", "hold", "rethink", "abstain"],
             "phases": ["proposal", "critique"],
             "max_rounds": rounds,
-            "consensus_threshold": 4,  # the scripted abstainer keeps every round going
+            "consensus_threshold": 4,  # two scripted voters who differ keep every round going
             "on_invalid": "continue",  # and so does a refused answer: every turn is played
             "retries": 0,  # one call a turn, so the counts below are calls
         },
         "debaters": [
             {"id": "planner", "role": "Argues for shipping now.", **debater},
             {"id": "skeptic", "role": "Looks for what can fail.", **debater},
-            {"id": "oncall", "role": "Speaks for the on-call team.", **debater},
             {"id": "abstainer", "model": "scripted", "script": {"votes": ["abstain"]}},
+            {"id": "holder", "model": "scripted", "script": {"votes": ["hold"]}},
         ],
     }
 
@@ -139,7 +139,7 @@ def _assert_played(engine: Engine, turns: int) -> None:
 async def test_a_server_killed_mid_debate_loses_no_turn(
     llama_servers: list[LlamaServer], proxy: str
 ) -> None:
-    """Earns its time (six calls on a real model): the failover under test is the proxy's,
+    """Earns its time (four calls on a real model): the failover under test is the proxy's,
     when a real server process dies mid-debate; a scripted model has no server to kill."""
     engine = Engine(validate_spec(_raw(proxy, rounds=1)), provider_for)
     kills: list[Kill] = []
@@ -156,5 +156,5 @@ async def test_a_server_killed_mid_debate_loses_no_turn(
     finally:
         await close_all(stop_local_model=False)
     assert kills
-    _assert_played(engine, turns=6)
+    _assert_played(engine, turns=4)
     kills[0].assert_both_served()

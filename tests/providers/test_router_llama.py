@@ -29,7 +29,7 @@ from tui.providers.registry import provider_for
 # ./dev.sh test: one worker runs every llama.cpp test, so two models never share the cores.
 pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama")]
 
-PER_ROUND = (6, 8)  # turns a round: three llama.cpp debaters in two phases; with the abstainer
+PER_ROUND = (4, 8)  # turns a round: two llama.cpp debaters in two phases; with the scripted two
 
 
 def _spec(llama_servers: list[LlamaServer], rounds: int) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def _check(live: LiveSession, rounds: int) -> None:
 def test_a_server_killed_after_the_first_turn_loses_no_turn(
     llama_servers: list[LlamaServer], tmp_path: Path
 ) -> None:
-    """Earns its time (six calls on a real model): a real llama.cpp process killed while the
+    """Earns its time (four calls on a real model): a real llama.cpp process killed while the
     Router holds it; the fake servers of test_router.py cannot die mid-generation. Both
     servers serve: the killed one had served a turn, the survivor serves the rest."""
     kills: list[Kill] = []
