@@ -116,8 +116,10 @@ case "${1:-}" in
         export PYTHONPYCACHEPREFIX="$PWD/$VENV/pycache"
         unset PYTHONDONTWRITEBYTECODE
         # Lint, format, types, the import contracts and the docs site run beside the tests (each
-        # to a log, shown if it fails); the tests use every core, and the heavy
-        # modules (xdist_group: llama, tmux, mcp) each stay on one worker.
+        # to a log, shown if it fails). The tests run a worker per core and one more: much of
+        # a test's time is a wait (a subprocess, a timer, a model server's answer), which the
+        # extra worker fills. The heavy modules (xdist_group: llama, llama-servers, tmux, mcp,
+        # npm) each stay on one worker.
         logs=$(mktemp -d)
         trap 'rm -rf "$logs"' EXIT
         checks=("ruff check" "ruff format --check" "mypy" "lint-imports" "mkdocs build --strict")
@@ -133,7 +135,8 @@ case "${1:-}" in
             --site-dir "$logs/site" >"$logs/4" 2>&1 &
         pids+=($!)
         set +e
-        "$VENV/bin/python" -m pytest -q -n auto --dist loadgroup "${@:2}"
+        workers=$("$PY" -c 'import os; print((len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) + 1)')
+        "$VENV/bin/python" -m pytest -q -n "$workers" --dist loadgroup "${@:2}"
         code=$?
         failed=0
         for i in "${!pids[@]}"; do

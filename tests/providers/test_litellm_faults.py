@@ -157,7 +157,7 @@ async def test_a_broken_stream_is_retried_then_a_valid_turn(
     cls: type[LiteLLMProvider], fake: FakeOpenAI, tmp_path: Path, broken: Cut | BadJSON
 ) -> None:
     fake.push(broken, Reply(VALID))
-    engine, path = await _run(tmp_path, _raw_spec(fake.base_url, timeout_s=2), _quick(cls))
+    engine, path = await _run(tmp_path, _raw_spec(fake.base_url), _quick(cls))
     assert fake.calls == 2
     [turn] = engine.state.turns
     assert not turn.invalid and turn.vote == "release" and turn.attempts == 1
@@ -170,7 +170,7 @@ async def test_a_stream_broken_every_time_is_a_provider_failure(
     cls: type[LiteLLMProvider], fake: FakeOpenAI, tmp_path: Path, broken: Cut | BadJSON
 ) -> None:
     fake.default = broken
-    engine, path = await _run(tmp_path, _raw_spec(fake.base_url, timeout_s=2), _quick(cls))
+    engine, path = await _run(tmp_path, _raw_spec(fake.base_url), _quick(cls))
     assert fake.calls == MAX_RETRIES + 1  # retried as a transient fault, then given up
     assert engine.decision.decision == "escalate"
     assert engine.decision.rule == "provider_failure"

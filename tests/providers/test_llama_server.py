@@ -22,8 +22,9 @@ from tui.engine import Engine, validate_spec
 from tui.engine.core.records import Turn
 from tui.providers.registry import close_all, provider_for
 
-# ./dev.sh test: one worker runs every llama.cpp test, so two models never share the cores.
-pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama")]
+# ./dev.sh test: one worker runs the standalone servers' tests, another the embedded model's
+# (each model runs one thread), so the two chains of real-model calls run side by side.
+pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama-servers")]
 
 MOTION = "Ship the database migration tonight without a rollback check."
 VOTES = ["ship", "hold", "rethink"]

@@ -28,7 +28,8 @@ from tui.engine.specs.spec import read_spec_file
 from tui.providers.local import LocalModelServer, LocalProvider, find_gguf
 from tui.providers.scripted import ScriptedProvider
 
-# ./dev.sh test: one worker runs every llama.cpp test, so two models never share the cores.
+# ./dev.sh test: one worker runs the embedded model's tests, on one server it starts once;
+# the standalone servers' tests (group "llama-servers") run beside them on another.
 pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama")]
 
 MOTION = "Ship the database migration tonight without a rollback check."
