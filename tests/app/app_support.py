@@ -120,11 +120,11 @@ def make_app(tmp: Path, **kwargs: Any) -> Any:
 
 async def record_session(spec: dict[str, Any], out: Path) -> Path:
     """Run a scripted debate without the console and leave its session file at ``out``."""
+    from tests.helpers import SCRIPTED  # unpaced: no console watches these tokens
     from tui.engine.record.live import LiveSession
     from tui.engine.specs.spec import validate_spec
 
-    headless = ScriptedProvider()  # no console watches these tokens: none is paced
-    session = LiveSession.start(validate_spec(spec), spec, lambda _d: headless, out=out)
+    session = LiveSession.start(validate_spec(spec), spec, lambda _d: SCRIPTED, out=out)
     try:
         await session.engine.run()
     finally:

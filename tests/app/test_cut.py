@@ -19,13 +19,11 @@ from tests.app.app_support import (
     wait_until,
     write_spec,
 )
+from tests.helpers import SCRIPTED  # unpaced, as a headless run has it
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.modals import CutModal
 from tui.engine.core.ports import TokenSink, TurnReply, TurnRequest
 from tui.engine.record.session import load_session
-from tui.providers.scripted import ScriptedProvider
-
-_AT_ONCE = ScriptedProvider()
 
 LONG = " ".join(["Stage the migration behind a flag and rehearse the rollback first."] * 25)
 
@@ -45,7 +43,7 @@ class _AgainAtOnce:
 
     async def complete(self, request: TurnRequest, on_token: TokenSink | None) -> TurnReply:
         turn = (request.debater.id, request.speaker_turn)
-        provider = _AT_ONCE if turn in self.played else scripted(request.debater)
+        provider = SCRIPTED if turn in self.played else scripted(request.debater)
         self.played.add(turn)
         return await provider.complete(request, on_token)
 
