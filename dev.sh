@@ -97,12 +97,13 @@ case "${1:-}" in
         exec "$VENV/bin/moot" bench --model local --items 3 --arms single,debate --concurrency 1 "${@:2}"
         ;;
     test)
-        # The npm packages some tests drive install from their locks while uv syncs.
+        # The npm packages some tests drive install from their locks while uv syncs, and on
+        # beside the tests: a fixture that needs one waits on its folder's lock, and a failed
+        # install is tried again by the fixture, which says why.
         "$PY" tests/npm_packages.py >/dev/null 2>&1 &
         npm_pid=$!
         setup
         setup_proxy
-        wait "$npm_pid" || true  # a failed install is retried by its fixture, which says why
         # The end-to-end test drives the real console in tmux.
         if ! command -v tmux >/dev/null 2>&1; then
             if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -138,6 +139,7 @@ case "${1:-}" in
         workers=$("$PY" -c 'import os; print((len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) + 1)')
         "$VENV/bin/python" -m pytest -q -n "$workers" --dist loadgroup "${@:2}"
         code=$?
+        wait "$npm_pid"  # a run that needed no npm package leaves no install behind it
         failed=0
         for i in "${!pids[@]}"; do
             if ! wait "${pids[$i]}"; then

@@ -2,14 +2,16 @@
 
 ``tests/node`` holds log4brains and markdownlint (readers of moot's exports),
 ``tests/mcp_filesystem`` the reference filesystem MCP server and ``tests/mcp_inspector``
-the MCP Inspector. ``./dev.sh test`` runs this file as a script while uv syncs the Python
-environment, so the downloads overlap; each fixture then calls :func:`install`, which
-does nothing while the folder's stamp matches its lock. Standard library only: it runs
-before ``.venv`` exists. Install scripts never run (``--ignore-scripts``).
+the MCP Inspector. ``./dev.sh test`` starts this file as a script while uv syncs the Python
+environment and lets it run on beside the tests; each fixture then calls :func:`install`,
+which waits on the folder's lock while the script holds it and does nothing while the
+folder's stamp matches its lock. Standard library only: it runs before ``.venv`` exists.
+Install scripts never run (``--ignore-scripts``).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import shutil
 import subprocess
@@ -20,6 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 FOLDERS = (HERE / "node", HERE / "mcp_filesystem", HERE / "mcp_inspector")
 STAMP = ".moot-lock-sha256"  # in node_modules: the digest of the lock it was installed from
+LOCK = ".npm-install.lock"  # beside node_modules, which npm ci removes: one install at a time
 
 
 def missing_tools() -> list[str]:
@@ -28,7 +31,16 @@ def missing_tools() -> list[str]:
 
 
 def install(folder: Path, timeout: float = 600) -> None:
-    """``npm ci`` in ``folder`` unless its packages were installed from this very lock."""
+    """``npm ci`` in ``folder`` unless its packages were installed from this very lock.
+
+    Held under the folder's lock, so a fixture waits for an install under way (the
+    script's, or another worker's) and then finds it done."""
+    with open(folder / LOCK, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes
+        _install_locked(folder, timeout)
+
+
+def _install_locked(folder: Path, timeout: float) -> None:
     digest = hashlib.sha256((folder / "package-lock.json").read_bytes()).hexdigest()
     stamp = folder / "node_modules" / STAMP
     if stamp.is_file() and stamp.read_text("utf-8") == digest:
