@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
+
 from tests.app.app_support import (
     debate_spec,
     make_app,
@@ -209,3 +211,15 @@ async def test_the_keys_screen_lists_moots_keys_before_textuals_scroll_keys(tmp_
         last_ours = max(described.index(d) for d in ours)
         assert last_ours < min(described.index(d) for d in textual), described
         await tap(pilot, "escape")
+
+
+async def test_a_key_that_arrives_once_the_last_screen_is_gone_is_dropped(tmp_path: Path) -> None:
+    """Under load a tapped q came back from the screen after the app had closed, and
+    Textual, finding no screen to bind it, raised ScreenStackError: a traceback on quit.
+    The key is delivered here after the close, as it was then."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+    assert app.screen_stack == []
+    for key in (events.Key("q", None), events.Key("x", None)):
+        await app.on_event(key)  # neither raises

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.app import App
 from textual.binding import Binding
-from textual.events import Resize
+from textual.events import Event, Key, Resize
 from textual.screen import Screen
 from textual.theme import Theme
 
@@ -204,6 +204,14 @@ class MootApp(App[int]):
             c for c in (t.primary, t.secondary, t.accent, t.success, t.warning, t.error) if c
         )
         return colors or FALLBACK_COLORS
+
+    async def on_event(self, event: Event) -> None:
+        """A key still on its way (typed ahead of a quit, or bubbling back from the screen)
+        when the last screen has gone is dropped: Textual would look for a screen to bind
+        it and end the closing app with a traceback."""
+        if isinstance(event, Key) and not self.screen_stack:
+            return
+        await super().on_event(event)
 
     # -------------------------------------------------------------- start-up
     def on_mount(self) -> None:
