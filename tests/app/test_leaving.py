@@ -223,3 +223,14 @@ async def test_a_key_that_arrives_once_the_last_screen_is_gone_is_dropped(tmp_pa
     assert app.screen_stack == []
     for key in (events.Key("q", None), events.Key("x", None)):
         await app.on_event(key)  # neither raises
+
+
+async def test_quitting_twice_says_where_the_session_is_once(tmp_path: Path) -> None:
+    """`q y y` typed ahead answered the quit question twice: the farewell came twice."""
+    spec = debate_spec(debaters=2, phases=["proposal"], max_rounds=5, token_delay_ms=20)
+    app = make_app(tmp_path, spec_path=str(write_spec(tmp_path, spec)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.running_debate() is not None)
+        await app.shut_down()
+        await app.shut_down()
+    assert len(app.farewell) == len(set(app.farewell)) == 2, app.farewell

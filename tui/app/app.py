@@ -144,6 +144,7 @@ class MootApp(App[int]):
         self.moot_themes: dict[str, LoadedTheme] = {}
         self.shown_theme = ""
         self.farewell: list[str] = []  # printed once the app has left the terminal
+        self._shutting_down = False
 
     # -------------------------------------------------------------- themes
     def _setup_themes(self) -> None:
@@ -519,7 +520,11 @@ class MootApp(App[int]):
         await self.shut_down(ExitCode.INTERRUPTED)
 
     async def shut_down(self, code: int | None = None) -> None:
-        """Every completed turn and action is already in the session file; say where."""
+        """Every completed turn and action is already in the session file; say where.
+        Once: a second yes typed ahead into the quit question asks for it again."""
+        if self._shutting_down:
+            return
+        self._shutting_down = True
         code = self.exit_code() if code is None else code
         for run in self.runs:
             if run.path is not None:
