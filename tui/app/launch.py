@@ -43,6 +43,7 @@ def launch(
         print(clean_line(f"moot: {refused}"), file=sys.stderr)
         return ExitCode.BAD_INPUT
     from tui.app.app import MootApp
+    from tui.app.gc_policy import tune_for_console
 
     app = MootApp(
         spec_path=spec_path,
@@ -57,6 +58,7 @@ def launch(
         allow_tools=allow_tools,
         allow_tool_writes=allow_tool_writes,
     )
+    tune_for_console()
     try:
         code = app.run()
     except KeyboardInterrupt:
