@@ -7,7 +7,10 @@ starts N processes that spin on a core (N = the cores this process may use, unle
 ``--busy`` says), runs ``./dev.sh test`` (set-up, the tests on every core, lint,
 format, types and the import contracts beside them), stops the spinners, and
 prints the wall time, the exit code, the counts from pytest's last line and each
-failing test's id. Runs follow each other, as the issue asks ("3 runs in a row").
+failing test's id. Before each run, with nothing spinning yet, it times a fixed
+pure-Python loop: this machine's speed varies from hour to hour (the same commit's
+suite took 8 minutes one hour and 13 the next), so each figure says how fast the
+machine was. ``--busy 0`` makes it a quiet run. Runs follow each other, as the issue asks ("3 runs in a row").
 Each run's whole output is kept in a log whose path is printed. The goal beside
 each figure is the issue's: 14 minutes with the busy processes, no failure.
 """
@@ -27,6 +30,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 GOAL_S = 14 * 60.0
 SPIN = "while True: pass"
+PROBE = """
+import time
+started = time.process_time()
+n = 0
+for i in range(10_000_000):
+    n += i * i % 7
+print(time.process_time() - started)
+"""
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped)")
 _SUMMARY = re.compile(r"^=* ?\d+ (passed|failed|errors?|skipped)\b.* in [\d.]+s", re.MULTILINE)
 _FAILED = re.compile(r"^(FAILED|ERROR) (\S+)", re.MULTILINE)
@@ -47,10 +58,18 @@ class Run:
     counts: dict[str, int]  # from pytest's last line: passed, failed, errors, skipped
     failures: list[tuple[str, str]]  # (FAILED or ERROR, test id)
     load: float  # the 1-minute load average as the run ended
+    probe_s: float  # CPU seconds the fixed loop took just before the run
+
+
+def machine_probe() -> float:
+    """CPU seconds a fixed loop takes in a fresh Python (lower is a faster machine)."""
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
+    return float(done.stdout)
 
 
 def one_run(busy: int, pytest_args: list[str], log: Path) -> Run:
     """``./dev.sh test`` once beside ``busy`` spinners; its figures."""
+    probe = machine_probe()
     spinners = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(busy)]
     try:
         started = time.monotonic()
@@ -71,7 +90,7 @@ def one_run(busy: int, pytest_args: list[str], log: Path) -> Run:
     text = log.read_text(errors="replace")
     summary = [m.group(0) for m in _SUMMARY.finditer(text)]
     counts = {kind: int(n) for n, kind in _COUNT.findall(summary[-1])} if summary else {}
-    return Run(wall, done.returncode, counts, _FAILED.findall(text), load)
+    return Run(wall, done.returncode, counts, _FAILED.findall(text), load, probe)
 
 
 def main() -> int:
@@ -89,7 +108,7 @@ def main() -> int:
         counts = ", ".join(f"{v} {k}" for k, v in r.counts.items()) or "no pytest summary"
         print(
             f"run {n}: {r.wall_s / 60:.1f} min (goal {GOAL_S / 60:.0f}), exit {r.exit_code}, "
-            f"{counts}, load {r.load:.1f}; log {log}"
+            f"{counts}, load {r.load:.1f}, speed probe {r.probe_s:.2f} s; log {log}"
         )
         for kind, test in r.failures:
             print(f"  {kind} {test}")
