@@ -8,9 +8,10 @@ starts N processes that spin on a core (N = the cores this process may use, unle
 format, types and the import contracts beside them), stops the spinners, and
 prints the wall time, the exit code, the counts from pytest's last line and each
 failing test's id. Before each run, with nothing spinning yet, it times a fixed
-pure-Python loop: this machine's speed varies from hour to hour (the same commit's
-suite took 8 minutes one hour and 13 the next), so each figure says how fast the
-machine was. ``--busy 0`` makes it a quiet run. Runs follow each other, as the issue asks ("3 runs in a row").
+pure-Python loop: this machine's speed varies from hour to hour (one commit's suite
+took 8 minutes one hour and 10 the next), so each figure says how fast the machine
+was. ``--busy 0`` makes it a quiet run. Runs follow each other, as the issue asks
+("3 runs in a row").
 Each run's whole output is kept in a log whose path is printed. The goal beside
 each figure is the issue's: 14 minutes with the busy processes, no failure.
 """
