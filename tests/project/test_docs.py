@@ -239,3 +239,28 @@ def test_every_link_in_the_readme_reaches_a_file() -> None:
     local = [link for link in links if "://" not in link]
     assert len(local) >= 10
     assert [link for link in local if not (REPO / link).exists()] == []
+
+
+# "pytest -q FILE -k EXPR" as the README, getting-started and CONTRIBUTING write it,
+# across a line break too (CONTRIBUTING wraps it).
+_ONE_TEST = re.compile(r"pytest(?: -[qx])*\s+(tests/\S+\.py)(?: -x)?\s+-k (\w+)")
+
+
+def test_the_one_test_commands_the_docs_give_select_tests() -> None:
+    """A command that selects nothing exits 5, so a reader copying it learns nothing."""
+    found: set[tuple[str, str]] = set()
+    for doc in ("README.md", "docs/getting-started.md", "CONTRIBUTING.md"):
+        text = (REPO / doc).read_text(encoding="utf-8").replace("`\n  ", " ")
+        found |= set(_ONE_TEST.findall(text.replace("\n", " ")))
+    assert found, "the docs say how to run one test"
+    for path, expr in sorted(found):
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+            + [path, "-k", expr],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, (path, expr, done.stdout[-500:])
+        assert re.search(r"^\d+/\d+ tests collected", done.stdout, re.M), done.stdout[-500:]
