@@ -29,11 +29,9 @@ uv_bin() {
         rm -rf .venv-uv
         # The machine's own pip installs into a venv made without one (6 s sooner: no
         # pip to copy in and compile); a Python without pip gets one in the venv.
-        if "$PY" -m venv --without-pip .venv-uv \
+        if ! { "$PY" -m venv --without-pip .venv-uv \
             && "$PY" -m pip --python .venv-uv/bin/python install -q --no-deps \
-                --require-hashes -r setup/uv.txt >&2 2>/dev/null; then
-            :
-        else
+                --require-hashes -r setup/uv.txt >/dev/null 2>&1; }; then
             rm -rf .venv-uv
             "$PY" -m venv .venv-uv
             .venv-uv/bin/python -m pip install -q --no-deps --require-hashes -r setup/uv.txt >&2
