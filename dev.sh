@@ -104,6 +104,10 @@ case "${1:-}" in
         exec "$VENV/bin/moot" bench --model local --items 3 --arms single,debate --concurrency 1 "${@:2}"
         ;;
     test)
+        # What a run can keep for the next, even in a fresh clone: mypy's cache and the npm
+        # installs, each checked against its sources (by hash) or named by its lock's digest.
+        # MOOT_DEV_CACHE= (empty) keeps nothing.
+        export MOOT_DEV_CACHE="${MOOT_DEV_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/moot-dev}"
         # The npm packages some tests drive install from their locks while uv syncs, and on
         # beside the tests: a fixture that needs one waits on its folder's lock, and a failed
         # install is tried again by the fixture, which says why.
@@ -144,7 +148,7 @@ case "${1:-}" in
         pids=($!)
         "$VENV/bin/ruff" format --check tui tests bench docs >"$logs/1" 2>&1 &
         pids+=($!)
-        "$VENV/bin/mypy" >"$logs/2" 2>&1 &
+        "$VENV/bin/mypy" ${MOOT_DEV_CACHE:+--cache-dir "$MOOT_DEV_CACHE/mypy"} >"$logs/2" 2>&1 &
         pids+=($!)
         "$VENV/bin/lint-imports" >"$logs/3" 2>&1 &
         pids+=($!)
