@@ -106,8 +106,12 @@ case "${1:-}" in
     test)
         # What a run can keep for the next, even in a fresh clone: mypy's cache and the npm
         # installs, each checked against its sources (by hash) or named by its lock's digest.
-        # MOOT_DEV_CACHE= (empty) keeps nothing.
-        export MOOT_DEV_CACHE="${MOOT_DEV_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/moot-dev}"
+        # MOOT_DEV_CACHE= (empty) keeps nothing, as does a machine with no HOME.
+        if [ -z "${MOOT_DEV_CACHE+set}" ]; then
+            cache_home=${XDG_CACHE_HOME:-${HOME:+$HOME/.cache}}
+            MOOT_DEV_CACHE=${cache_home:+$cache_home/moot-dev}
+        fi
+        export MOOT_DEV_CACHE
         # The npm packages some tests drive install from their locks while uv syncs, and on
         # beside the tests: a fixture that needs one waits on its folder's lock, and a failed
         # install is tried again by the fixture, which says why.
