@@ -78,3 +78,21 @@ def test_with_the_cache_unset_nothing_is_kept(
     install(_clone(tmp_path / "two", "{}"))
     assert fake_npm.read_text().count("run") == 2
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_kept_install_that_cannot_be_linked_is_installed_by_npm(
+    fake_npm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another file system (no hard links across it): npm installs, and no half-linked
+    folder is left behind."""
+    install(_clone(tmp_path / "one", "{}"))
+
+    def cross_device(src: str, dst: str) -> None:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", cross_device)
+    second = _clone(tmp_path / "two", "{}")
+    install(second)
+    assert fake_npm.read_text().count("run") == 2
+    assert (second / "node_modules" / "pkg" / "index.js").read_text() == "{}"
+    assert (second / "node_modules" / STAMP).is_file()
