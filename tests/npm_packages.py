@@ -69,7 +69,7 @@ def _install_locked(folder: Path, timeout: float) -> None:
         raise RuntimeError(f"npm ci in {folder} failed:\n{done.stderr[-2000:]}")
     stamp.write_text(digest, "utf-8")
     if kept is not None:
-        _keep(modules, kept)
+        _keep(modules, kept, digest)
 
 
 def _kept_install(folder: Path, digest: str) -> Path | None:
@@ -92,8 +92,7 @@ def _kept_install(folder: Path, digest: str) -> Path | None:
 def _linked_from(kept: Path, modules: Path, digest: str) -> bool:
     """Hard-link a kept install into place (new folders, the same files). False if none is
     kept from this lock or linking fails (another file system): ``npm ci`` runs then."""
-    stamp = kept / STAMP
-    if not stamp.is_file() or stamp.read_text("utf-8") != digest:
+    if not _holds(kept, digest):
         return False
     shutil.rmtree(modules, ignore_errors=True)
     try:
@@ -104,10 +103,17 @@ def _linked_from(kept: Path, modules: Path, digest: str) -> bool:
     return True
 
 
-def _keep(modules: Path, kept: Path) -> None:
-    """Link a finished install into the cache, whole or not at all (renamed into place last)."""
-    if kept.exists():
+def _holds(kept: Path, digest: str) -> bool:
+    stamp = kept / STAMP
+    return stamp.is_file() and stamp.read_text("utf-8") == digest
+
+
+def _keep(modules: Path, kept: Path, digest: str) -> None:
+    """Link a finished install into the cache, whole or not at all (renamed into place last);
+    an entry whose stamp no longer matches its name is replaced, not kept forever."""
+    if _holds(kept, digest):
         return
+    shutil.rmtree(kept, ignore_errors=True)
     part = kept.with_name(f"{kept.name}.part-{os.getpid()}")
     try:
         part.parent.mkdir(parents=True, exist_ok=True)

@@ -96,3 +96,16 @@ def test_a_kept_install_that_cannot_be_linked_is_installed_by_npm(
     assert fake_npm.read_text().count("run") == 2
     assert (second / "node_modules" / "pkg" / "index.js").read_text() == "{}"
     assert (second / "node_modules" / STAMP).is_file()
+
+
+def test_a_kept_install_whose_stamp_does_not_match_is_replaced(
+    fake_npm: Path, tmp_path: Path
+) -> None:
+    """A damaged entry costs one npm run, not one every run."""
+    install(_clone(tmp_path / "one", "{}"))
+    (entry,) = (tmp_path / "cache" / "npm").iterdir()
+    (entry / STAMP).unlink()
+    (entry / STAMP).write_text("not the digest")  # a new file: the clone's stamp stays
+    install(_clone(tmp_path / "two", "{}"))
+    install(_clone(tmp_path / "three", "{}"))
+    assert fake_npm.read_text().count("run") == 2
