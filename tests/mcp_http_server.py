@@ -1,4 +1,5 @@
-"""``moot mcp --http`` in a subprocess on a free loopback port, for the tests that talk to it."""
+"""``moot mcp --http --port 0`` in a subprocess, for the tests that talk to it: it binds a free
+loopback port itself, so no other program can take the port between a pick and the bind."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from tests.fake_openai import free_port
 from tests.signals import sigint_default
 
 STARTED = re.compile(r"(http://127\.0\.0\.1:\d+/mcp)\?token=([\w-]+)")
@@ -21,9 +22,9 @@ class HttpServer:
     """``moot mcp --http`` in a subprocess; its stderr read line by line on a thread."""
 
     def __init__(self, tmp_path: Path, *args: str) -> None:
-        self.port = free_port()
+        self.port = 0  # the one it bound, once started() has read its URL
         self.folder = tmp_path / "sessions"
-        command = [sys.executable, "-m", "tui", "mcp", "--http", "--port", str(self.port)]
+        command = [sys.executable, "-m", "tui", "mcp", "--http", "--port", "0"]
         command += ["--sessions-dir", str(self.folder), "--allow-read", str(tmp_path), *args]
         self.proc = subprocess.Popen(
             command,
@@ -54,6 +55,7 @@ class HttpServer:
             self.said.append(line)
             found = STARTED.search(line)
             if found:
+                self.port = urlsplit(found.group(1)).port or 0
                 return found.group(1), found.group(2)
 
     def stop(self) -> str:

@@ -4,6 +4,7 @@ an SMTP server (aiosmtpd) that insists on STARTTLS and a login before it takes a
 from __future__ import annotations
 
 import datetime
+import errno
 import hashlib
 import hmac
 import ipaddress
@@ -139,21 +140,31 @@ class MailServer:
             ok = data.login == user.encode() and data.password == password.encode()
             return AuthResult(success=ok)
 
-        self.port = free_port()
-        self.controller = Controller(
+        self._controller = lambda port: Controller(
             Handler(),
             hostname="127.0.0.1",
-            port=self.port,
+            port=port,
             tls_context=context,
             require_starttls=True,
             authenticator=authenticate,
             auth_require_tls=True,
             auth_required=True,
         )
+        self.port = 0
 
     def __enter__(self) -> MailServer:
-        self.controller.start()
-        return self
+        # aiosmtpd's controller needs its port before it binds, and any socket on the
+        # machine may take a port picked free before then: pick again when that happens.
+        for attempt in range(5):
+            self.port = free_port()
+            self.controller = self._controller(self.port)
+            try:
+                self.controller.start()
+                return self
+            except OSError as err:
+                if err.errno != errno.EADDRINUSE or attempt == 4:
+                    raise
+        raise AssertionError("unreachable")
 
     def __exit__(self, *exc: object) -> None:
         self.controller.stop()

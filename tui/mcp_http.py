@@ -147,6 +147,7 @@ async def serve_http(
     if not is_loopback(host) and not public:
         raise MootInputError("moot mcp", [NEED_PUBLIC.format(host=host)])
     sock = listening(host, port)
+    port = sock.getsockname()[1]  # the one the system chose, for --port 0
     token = secrets.token_urlsafe(32)
     guard = Guard.for_server(host, port, public=public, token=token)
     app = server.mcp.streamable_http_app(

@@ -13,8 +13,6 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -27,33 +25,24 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from tests.batch_specs import unresolved
 from tests.commands.test_inbox import run_specs
 from tests.engine.test_delphi import spread_out
-from tests.signals import sigint_default
+from tests.serving import guarded_app, serve_process
 from tui.cli import main
 from tui.commands.decide import decide_session
 from tui.commands.decide_links import decide_url, mint_token
 from tui.commands.inbox import awaiting
-from tui.commands.serve import server
 from tui.commands.used_links import used_path
 from tui.config import config_path
 from tui.engine.record.session import load_session
 from tui.engine.record.verify import verify_file
 from tui.exitcodes import ExitCode
-from tui.httpguard import Guard
 
 EVIL = "http://evil.example"
 SCRIPT = "<script>alert('owned')</script> & \"quoted\""
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _escalated(tmp_path: Path, title: str = "Split debate") -> Path:
@@ -72,16 +61,8 @@ def _escalated(tmp_path: Path, title: str = "Split debate") -> Path:
 @asynccontextmanager
 async def _serving(token: str | None = "t" * 40) -> AsyncIterator[str]:
     """moot serve's guarded app in this process on a loopback port; yields its base URL."""
-    port = _free_port()
-    guard = Guard.for_server("127.0.0.1", port, public=False, token=token)
-    srv = server(f"{sys.executable} -c pass", "127.0.0.1", port, guard)
-    runner = web.AppRunner(await srv._make_app())
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
+    async with guarded_app(f"{sys.executable} -c pass", token) as (port, _):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
 
 
 @pytest.fixture
@@ -329,6 +310,15 @@ def test_moot_serve_decide_link_prints_a_link_for_a_session_awaiting_a_person(
     assert "no session" in capsys.readouterr().err
 
 
+def test_a_decide_link_for_port_0_is_refused_it_would_name_no_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _escalated(tmp_path)
+    assert main(["serve", "--port", "0", "--decide-link", path.stem]) == 2
+    captured = capsys.readouterr()
+    assert "needs the --port the server listens on" in captured.err and captured.out == ""
+
+
 def test_a_decide_link_points_at_the_links_base_url_when_the_config_names_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -361,34 +351,8 @@ def _chromium() -> tuple[str, list[str]] | None:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[int]:
     """``moot serve`` in its own process on the test's sessions folder; yields its port."""
-    port = _free_port()
-    log = tmp_path / "serve.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "tui", "serve", "--port", str(port), "--host", "127.0.0.1"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            preexec_fn=sigint_default,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+    with serve_process(tmp_path / "serve.log") as (_, port):
         yield port
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def test_a_phone_opens_the_link_and_decides(

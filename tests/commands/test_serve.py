@@ -7,10 +7,8 @@ websocket), and loopback only unless --public.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import signal
 import socket
 import subprocess
 import sys
@@ -18,14 +16,14 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
-from tests.signals import sigint_default
+from tests.serving import guarded_app, serve_process
 from tui.cli import main
-from tui.commands.serve import MISSING, command, log_line, server
+from tui.commands.serve import MISSING, command, listen, log_line
 from tui.httpguard import Guard
 
 EVIL = "http://evil.example"
@@ -52,50 +50,11 @@ def _browser() -> aiohttp.ClientSession:
     return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, int]]:
     """``moot serve`` in its own process; yields the URL it printed and its port."""
-    port = _free_port()
-    log = tmp_path / "serve.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "tui", "serve", "--port", str(port), "--host", "127.0.0.1"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "40"},
-            preexec_fn=sigint_default,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        found = None
-        while found is None:
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            found = re.search(r"open (http://\S+)", log.read_text())
-            if found is None:
-                time.sleep(0.05)
-        # The port answers once the site is bound; the banner is printed at start-up.
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.05)
-        yield found.group(1), port
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with serve_process(tmp_path / "serve.log", COLUMNS="40") as found:
+        yield found
 
 
 async def test_the_printed_url_holds_a_token_and_nothing_works_without_it(
@@ -184,16 +143,8 @@ async def test_a_websocket_from_another_site_is_refused(served: tuple[str, int])
 @asynccontextmanager
 async def _guarded(token: str | None) -> AsyncIterator[tuple[str, Guard]]:
     """The guarded server in this process, running a command that exits at once."""
-    port = _free_port()
-    guard = Guard.for_server("127.0.0.1", port, public=False, token=token)
-    srv = server(shlex.join([sys.executable, "-c", "pass"]), "127.0.0.1", port, guard)
-    runner = web.AppRunner(await srv._make_app())
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
+    async with guarded_app(shlex.join([sys.executable, "-c", "pass"]), token) as (port, guard):
         yield f"127.0.0.1:{port}", guard
-    finally:
-        await runner.cleanup()
 
 
 @pytest.fixture
@@ -251,7 +202,7 @@ def test_a_host_beyond_loopback_needs_public_and_a_token(
     assert said in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("port", ["99999", "0", "-1", "65536"])
+@pytest.mark.parametrize("port", ["99999", "-1", "65536"])
 def test_a_port_out_of_range_is_refused_before_anything_starts(port: str) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "tui", "serve", "--port", port],
@@ -260,8 +211,34 @@ def test_a_port_out_of_range_is_refused_before_anything_starts(port: str) -> Non
         timeout=60,
     )
     assert done.returncode == 2, done.stdout + done.stderr
-    assert port in done.stderr and "1 to 65535" in done.stderr
+    assert port in done.stderr and "0 (any free one) to 65535" in done.stderr
     assert "http://" not in done.stdout + done.stderr
+
+
+def test_port_0_binds_every_address_of_the_host_on_one_free_port(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--port 0``: the system chooses, and every address the host name resolves to
+    listens on that one port, the one the URL names (here a name with two loopback
+    addresses, as localhost has 127.0.0.1 and ::1 on many machines)."""
+    resolve = socket.getaddrinfo
+
+    def two_addresses(host: str, port: int, *args: Any, **kwargs: Any) -> Any:
+        assert host == "twice.test"
+        return [
+            *resolve("127.0.0.1", port, *args, **kwargs),
+            *resolve("127.0.0.2", port, *args, **kwargs),
+        ]
+
+    monkeypatch.setattr(socket, "getaddrinfo", two_addresses)
+    sockets = listen("twice.test", 0)
+    assert len(sockets) == 2
+    try:
+        ports = {sock.getsockname()[1] for sock in sockets}
+        assert len(ports) == 1 and 0 not in ports, [s.getsockname() for s in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 def test_a_port_in_use_is_said_before_any_url_is_printed() -> None:

@@ -69,7 +69,6 @@ def proxy(
     assert PROXY.is_file(), f"LiteLLM's proxy is not installed at {PROXY}: run ./dev.sh test"
     config = tmp_path_factory.mktemp("proxy") / "config.yaml"
     config.write_text(CONFIG.format(a=llama_servers[0].api_base, b=llama_servers[1].api_base))
-    port = free_port()
     key = "sk-" + secrets.token_hex(24)
     env = {
         **os.environ,
@@ -77,18 +76,29 @@ def proxy(
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "LITELLM_LOG": "ERROR",
     }
-    proc = subprocess.Popen(
-        [str(PROXY), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 600  # it bounds a failure: a loaded machine took over 180 s
-    while not _ready(base + "/health/liveliness"):
-        assert proc.poll() is None, "the LiteLLM proxy exited at start"
-        assert time.monotonic() < deadline, "the LiteLLM proxy did not come up within 600 s"
-        time.sleep(0.5)
+    log = config.with_name("proxy.log")
+    # It needs its port before it binds, and any socket on the machine may take a port
+    # picked free before then: a proxy that says so is started again on another.
+    for attempt in range(3):
+        port = free_port()
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [str(PROXY), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=out,
+            )
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 600  # it bounds a failure: a loaded machine took 180 s
+        while not _ready(base + "/health/liveliness") and proc.poll() is None:
+            assert time.monotonic() < deadline, "the LiteLLM proxy did not come up within 600 s"
+            time.sleep(0.5)
+        if proc.poll() is None:
+            break
+        said = log.read_text(errors="replace")
+        assert "address already in use" in said.lower() and attempt < 2, (
+            "the LiteLLM proxy exited at start:\n" + said[-2000:]
+        )
     with pytest.MonkeyPatch.context() as env_patch:
         env_patch.setenv(KEY_ENV, key)
         yield base + "/v1"

@@ -55,6 +55,10 @@ NEED_PUBLIC = (
     "add --public to serve it there (the token stays required)"
 )
 PUBLIC_NEEDS_TOKEN = "--public needs the token: drop --no-token"
+NO_PORT_FOR_LINK = (
+    "--decide-link needs the --port the server listens on (0 names none), "
+    "or [links] base_url in your config"
+)
 BAD_HOST = "moot serve: that Host is not a name this server answers to\n"
 BAD_ORIGIN = "moot serve: requests from another site are refused\n"
 NO_TOKEN = "moot serve: open the URL moot serve printed when it started (it holds the token)\n"
@@ -130,6 +134,8 @@ def listen(host: str, port: int) -> list[socket.socket]:
     bound: list[socket.socket] = []
     try:
         for family, kind, proto, _, address in dict.fromkeys(found):
+            if bound and port == 0:  # every address on the one port the system chose
+                address = (address[0], bound[0].getsockname()[1], *address[2:])
             sock = socket.socket(family, kind, proto)
             if os.name == "posix":  # a port left in TIME_WAIT is free, as aiohttp has it
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -249,7 +255,11 @@ def decide_link(session: str, host: str, port: int, sessions_dir: str | None) ->
     """Print a decide link for ``session``: at ``[links] base_url``, else at this server as
     these options start it."""
     folder = sessions_folder(sessions_dir)
-    base = links_base() or base_url(shown_host(host), port)
+    base = links_base()
+    if base is None:
+        if port == 0:
+            raise MootInputError("moot serve", [NO_PORT_FOR_LINK])
+        base = base_url(shown_host(host), port)
     print(decide_web.link_for(session, base, folder))
     return ExitCode.DECIDED
 
@@ -275,8 +285,9 @@ def serve(
     except ImportError:
         raise MootInputError("moot serve", [MISSING]) from None
     token = None if no_token else secrets.token_urlsafe(32)
-    guard = Guard.for_server(host, port, public=public, token=token, allow=allow_hosts)
     sockets = listen(host, port)  # before the URL: a port in use is said, not a dead URL
+    port = sockets[0].getsockname()[1]  # the one the system chose, for --port 0
+    guard = Guard.for_server(host, port, public=public, token=token, allow=allow_hosts)
     server(
         command(sessions_dir), host, port, guard, shown_host(host), sockets, sessions_dir
     ).serve()

@@ -22,7 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve over MCP's streamable HTTP at /mcp instead of stdio, with a token printed "
         "at start; a run goes on when its client leaves",
     )
-    parser.add_argument("--port", type=port, help="with --http: port (default 8001)")
+    parser.add_argument(
+        "--port",
+        type=port,
+        help="with --http: port (default 8001; 0 takes any free one, which the URL names)",
+    )
     parser.add_argument(
         "--host", help="with --http: address to bind (default 127.0.0.1; loopback only)"
     )
@@ -65,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     if args.http:
         from tui.mcp_http import serve_http
 
-        host, port_number = args.host or "127.0.0.1", args.port or 8001
+        host = args.host or "127.0.0.1"
+        port_number = 8001 if args.port is None else args.port  # 0: any free port
         asyncio.run(serve_http(server, host, port_number, public=args.public, say=err))
     else:
         asyncio.run(serve_stdio(server))

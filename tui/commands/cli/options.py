@@ -101,11 +101,13 @@ def positive(text: str) -> int:
 
 
 def port(text: str) -> int:
-    """A TCP port; out of range, the server would listen on another than the URL names."""
+    """A TCP port to listen on; out of range, the server would listen on another than the
+    URL names. 0 asks the system for a free one, which the printed URL then names: a
+    script that starts moot never races another program for a port it picked."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{value}: a port is 1 to 65535")
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value}: a port is 0 (any free one) to 65535")
     return value

@@ -9,7 +9,12 @@ from tui.commands.cli.options import port, sessions_dir_option
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sessions_dir_option(parser)
-    parser.add_argument("--port", type=port, default=8000, help="port (default 8000)")
+    parser.add_argument(
+        "--port",
+        type=port,
+        default=8000,
+        help="port (default 8000; 0 takes any free one, which the printed URL names)",
+    )
     parser.add_argument(
         "--host", default="localhost", help="address to bind (default localhost; loopback only)"
     )
