@@ -66,11 +66,22 @@ setup() {
 }
 
 # LiteLLM's proxy, for tests/providers/test_litellm_proxy.py, from setup/litellm-proxy/uv.lock:
-# a deployment of its own with its own LiteLLM (that file says which, and why).
+# a deployment of its own with its own LiteLLM (that file says which, and why). It goes in
+# .venv-proxy, or with a dev cache (./dev.sh test) in one kept there for this lock and this
+# Python, shared by every clone: the proxy then starts from bytecode compiled by an earlier
+# run (a cold start compiled LiteLLM's proxy again, 11 s of CPU). uv locks an environment
+# while it syncs one, and checks it against the lock each time.
 setup_proxy() {
-    local uv
+    local uv key
     uv=$(uv_bin)
-    UV_PROJECT_ENVIRONMENT="$PWD/.venv-proxy" \
+    MOOT_PROXY_VENV=$PWD/.venv-proxy
+    if [ -n "${MOOT_DEV_CACHE:-}" ]; then
+        key=$({ cat setup/litellm-proxy/uv.lock; "$PY" -c 'import sys; print(sys.executable, sys.version)'; } \
+            | "$PY" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:32])')
+        MOOT_PROXY_VENV=$MOOT_DEV_CACHE/litellm-proxy-$key
+    fi
+    export MOOT_PROXY_VENV
+    UV_PROJECT_ENVIRONMENT="$MOOT_PROXY_VENV" \
         "$uv" sync --quiet --locked --python "$PY" --project setup/litellm-proxy
 }
 
@@ -135,16 +146,21 @@ case "${1:-}" in
         # import the same modules, so on a fresh clone each compiled all of them itself
         # (17 s of CPU a worker, 4 s once the cache is warm).
         warm=
+        warm_litellm=
         if [ ! -d "$PYTHONPYCACHEPREFIX" ]; then
             "$VENV/bin/python" -m pytest --collect-only -q -p no:cacheprovider "${@:2}" \
                 >/dev/null 2>&1 &
             warm=$!
+            # Collection leaves a core idle; LiteLLM, which it does not import, is compiled
+            # there (7 s of CPU the worker that loads it no longer spends). Not waited for.
+            "$VENV/bin/python" -c "import litellm" >/dev/null 2>&1 &
+            warm_litellm=$!
         fi
         # Lint, format, types, the import contracts and the docs site run beside the tests (each
         # to a log, shown if it fails). The tests run a worker per core and one more: much of
         # a test's time is a wait (a subprocess, a timer, a model server's answer), which the
-        # extra worker fills. The heavy modules (xdist_group: llama, llama-servers, tmux, mcp,
-        # npm) each stay on one worker.
+        # extra worker fills. The heavy modules (xdist_group: llama, litellm, reasoning-gym,
+        # tmux, mcp, npm) each stay on one worker.
         logs=$(mktemp -d)
         trap 'rm -rf "$logs"' EXIT
         checks=("ruff check" "ruff format --check" "mypy" "lint-imports" "mkdocs build --strict")
@@ -165,6 +181,7 @@ case "${1:-}" in
         "$VENV/bin/python" -m pytest -q -n "$workers" --dist loadgroup "${@:2}"
         code=$?
         wait "$npm_pid"  # a run that needed no npm package leaves no install behind it
+        [ -z "$warm_litellm" ] || wait "$warm_litellm"
         failed=0
         for i in "${!pids[@]}"; do
             if ! wait "${pids[$i]}"; then

@@ -40,6 +40,21 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _litellm_stays_in_its_group(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that loads LiteLLM in its process belongs to xdist group ``litellm``: the
+    import costs each worker 7 s of CPU, so one worker runs every such test."""
+    loaded = "litellm" in sys.modules
+    yield
+    if loaded or "litellm" not in sys.modules:
+        return
+    groups = {m.args[0] for m in request.node.iter_markers("xdist_group") if m.args}
+    assert "litellm" in groups, (
+        f"{request.node.nodeid} imported LiteLLM: mark its module "
+        'pytestmark = pytest.mark.xdist_group("litellm")'
+    )
+
+
+@pytest.fixture(autouse=True)
 def _drop_textual_style_caches() -> Iterator[None]:
     """Textual 8 caches a method on each widget's styles cache with ``lru_cache``, which
     keeps the last 1,024 of them, and every line they drew, alive after their apps close:

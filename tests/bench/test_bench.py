@@ -201,6 +201,11 @@ def test_wilson_interval_matches_known_values() -> None:
     assert wilson(0, 0) == (0.0, 1.0)
 
 
+# reasoning-gym takes 6 s of CPU to import: one worker runs the tests that load it.
+GYM = pytest.mark.xdist_group("reasoning-gym")
+
+
+@GYM
 def test_a_reasoning_gym_task_is_generated_and_scored_by_its_own_checker(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -241,7 +246,7 @@ def test_without_the_bench_extra_a_gym_task_says_what_to_install(
     [
         (["--model", "oracle:1.5"], "oracle:P needs P between 0 and 1"),
         (["--arms", "single,chorus"], "expected some of single, vote, debate"),
-        (["--task", "no_such_dataset"], "not a reasoning-gym dataset"),
+        pytest.param(["--task", "no_such_dataset"], "not a reasoning-gym dataset", marks=GYM),
         (["--agents", "65"], "at most 64 agents"),
         (["--items", "100001"], "at most 100,000 items"),
     ],

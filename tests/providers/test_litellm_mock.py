@@ -16,6 +16,10 @@ from tui.engine.specs.spec import Debater
 from tui.providers.litellm_lib import litellm_lib
 from tui.providers.litellm_provider import LiteLLMProvider, classify
 
+# One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
+# that imports it to this group.
+pytestmark = pytest.mark.xdist_group("litellm")
+
 TEXT = json.dumps(
     {
         "stance": "Ship the migration behind a feature flag this week.",

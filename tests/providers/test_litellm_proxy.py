@@ -26,17 +26,18 @@ import pytest
 
 from tests.fake_openai import free_port
 from tests.helpers import assert_judged
-from tests.llama_server import ROOT, Kill, LlamaServer
+from tests.llama_server import PROXY_VENV, Kill, LlamaServer
 from tui.engine import Engine, validate_spec
 from tui.engine.run.events import Event, TurnCompleted
 from tui.providers.registry import close_all, provider_for
 
 # ./dev.sh test: one worker runs the standalone servers' tests, another the embedded model's
-# (each model runs one thread), so the two chains of real-model calls run side by side.
-pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama-servers")]
+# (each model runs one thread), so the two chains of real-model calls run side by side. The
+# debaters reach these servers through LiteLLM: the group is the one that loads it.
+pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("litellm")]
 
 KEY_ENV = "MOOT_PROXY_KEY"  # debaters name it; the proxy's master key is its value
-PROXY = Path(os.environ.get("MOOT_LITELLM_PROXY", ROOT / ".venv-proxy" / "bin" / "litellm"))
+PROXY = Path(os.environ.get("MOOT_LITELLM_PROXY") or PROXY_VENV / "bin" / "litellm")
 CONFIG = """
 model_list:
   - model_name: smollm2
@@ -76,6 +77,9 @@ def proxy(
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "LITELLM_LOG": "ERROR",
     }
+    # Its bytecode in its own environment, which clones may share, not in this clone's
+    # cache: the next run's proxy starts from it.
+    env.pop("PYTHONPYCACHEPREFIX", None)
     log = config.with_name("proxy.log")
     # It needs its port before it binds, and any socket on the machine may take a port
     # picked free before then: a proxy that says so is started again on another.

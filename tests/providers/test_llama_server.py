@@ -23,8 +23,9 @@ from tui.engine.core.records import Turn
 from tui.providers.registry import close_all, provider_for
 
 # ./dev.sh test: one worker runs the standalone servers' tests, another the embedded model's
-# (each model runs one thread), so the two chains of real-model calls run side by side.
-pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama-servers")]
+# (each model runs one thread), so the two chains of real-model calls run side by side. The
+# debaters reach these servers through LiteLLM: the group is the one that loads it.
+pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("litellm")]
 
 MOTION = "Ship the database migration tonight without a rollback check."
 VOTES = ["ship", "hold", "rethink"]

@@ -29,7 +29,7 @@ from tui.providers.local import LocalModelServer, LocalProvider, find_gguf
 from tui.providers.scripted import ScriptedProvider
 
 # ./dev.sh test: one worker runs the embedded model's tests, on one server it starts once;
-# the standalone servers' tests (group "llama-servers") run beside them on another.
+# the standalone servers' tests (group "litellm") run beside them on another.
 pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama")]
 
 FAST = {"max_tokens": 256}  # a 135M model fills its strings: tokens, and time, follow this

@@ -25,6 +25,10 @@ from tui.engine.record.verify import verify_file
 from tui.engine.run.events import Event, TurnCompleted
 from tui.providers.litellm_provider import LiteLLMProvider
 
+# One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
+# that imports it to this group.
+pytestmark = pytest.mark.xdist_group("litellm")
+
 KEY_ENV = "MOOT_FAKE_ROUTER_KEY"
 ROUNDS = 12  # 24 calls: a shuffle that leaves a server out is a 2**-23 chance
 

@@ -27,8 +27,9 @@ from tui.engine.run.events import Event, TurnCompleted
 from tui.providers.registry import provider_for
 
 # ./dev.sh test: one worker runs the standalone servers' tests, another the embedded model's
-# (each model runs one thread), so the two chains of real-model calls run side by side.
-pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("llama-servers")]
+# (each model runs one thread), so the two chains of real-model calls run side by side. The
+# debaters reach these servers through LiteLLM: the group is the one that loads it.
+pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("litellm")]
 
 PER_ROUND = (4, 8)  # turns a round: two llama.cpp debaters in two phases; with the scripted two
 
