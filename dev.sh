@@ -66,23 +66,27 @@ setup() {
 }
 
 # LiteLLM's proxy, for tests/providers/test_litellm_proxy.py, from setup/litellm-proxy/uv.lock:
-# a deployment of its own with its own LiteLLM (that file says which, and why). It goes in
-# .venv-proxy, or with a dev cache (./dev.sh test) in one kept there for this lock and this
-# Python, shared by every clone: the proxy then starts from bytecode compiled by an earlier
-# run (a cold start compiled LiteLLM's proxy again, 11 s of CPU). uv locks an environment
-# while it syncs one, and checks it against the lock each time.
+# a deployment of its own with its own LiteLLM (that file says which, and why), in
+# .venv-proxy. With a dev cache (./dev.sh test) that is a link to one kept there for this
+# lock and this Python, shared by every clone: the proxy then starts from bytecode an
+# earlier run compiled (a cold start compiled LiteLLM's proxy again, 11 s of CPU). uv locks
+# an environment while it syncs one, and checks it against the lock each time.
 setup_proxy() {
-    local uv key
+    local uv key where=$PWD/.venv-proxy
     uv=$(uv_bin)
-    MOOT_PROXY_VENV=$PWD/.venv-proxy
     if [ -n "${MOOT_DEV_CACHE:-}" ]; then
         key=$({ cat setup/litellm-proxy/uv.lock; "$PY" -c 'import sys; print(sys.executable, sys.version)'; } \
             | "$PY" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:32])')
-        MOOT_PROXY_VENV=$MOOT_DEV_CACHE/litellm-proxy-$key
+        where=$MOOT_DEV_CACHE/litellm-proxy-$key
+    elif [ -L .venv-proxy ]; then
+        rm .venv-proxy  # no cache now: an environment of the clone's own
     fi
-    export MOOT_PROXY_VENV
-    UV_PROJECT_ENVIRONMENT="$MOOT_PROXY_VENV" \
+    UV_PROJECT_ENVIRONMENT="$where" \
         "$uv" sync --quiet --locked --python "$PY" --project setup/litellm-proxy
+    if [ "$where" != "$PWD/.venv-proxy" ]; then
+        [ -L .venv-proxy ] || rm -rf .venv-proxy
+        ln -sfn "$where" .venv-proxy
+    fi
 }
 
 # Re-resolve every lock on purpose (pass --upgrade to take the newest releases the
@@ -122,6 +126,7 @@ case "${1:-}" in
             cache_home=${XDG_CACHE_HOME:-${HOME:+$HOME/.cache}}
             MOOT_DEV_CACHE=${cache_home:+$cache_home/moot-dev}
         fi
+        case $MOOT_DEV_CACHE in "" | /*) ;; *) MOOT_DEV_CACHE=$PWD/$MOOT_DEV_CACHE ;; esac
         export MOOT_DEV_CACHE
         # The npm packages some tests drive install from their locks while uv syncs, and on
         # beside the tests: a fixture that needs one waits on its folder's lock, and a failed

@@ -8,7 +8,6 @@ HTTP as ``openai/smollm2`` with ``api_base``, and a test can kill it.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -17,9 +16,6 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# LiteLLM's proxy's own environment: where ./dev.sh test put it (a dev cache shared by
-# clones, MOOT_PROXY_VENV), else .venv-proxy.
-PROXY_VENV = Path(os.environ.get("MOOT_PROXY_VENV") or ROOT / ".venv-proxy")
 SERVE = """
 import sys, time, xllamacpp
 from tui.providers.local import find_gguf

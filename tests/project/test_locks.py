@@ -18,10 +18,10 @@ import pytest
 from packaging.requirements import Requirement
 
 from tests.conftest import REPO
-from tests.llama_server import PROXY_VENV
 
 UV = Path(sys.executable).parent / "uv"
 PROXY_PROJECT = REPO / "setup" / "litellm-proxy"
+PROXY_VENV = REPO / ".venv-proxy"  # or a link to one in the dev cache (dev.sh)
 
 
 def _uv(
@@ -57,7 +57,7 @@ def test_the_test_environment_holds_exactly_the_locked_versions() -> None:
 
 
 def test_the_proxy_environment_holds_exactly_its_locked_versions() -> None:
-    assert (PROXY_VENV / "bin" / "litellm").is_file(), f"./dev.sh test sets up {PROXY_VENV}"
+    assert (PROXY_VENV / "bin" / "litellm").is_file(), "./dev.sh test sets up .venv-proxy"
     env = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(PROXY_VENV)}
     env.pop("VIRTUAL_ENV", None)
     done = _uv("sync", "--locked", "--check", "--offline", "--project", str(PROXY_PROJECT), env=env)

@@ -26,7 +26,7 @@ import pytest
 
 from tests.fake_openai import free_port
 from tests.helpers import assert_judged
-from tests.llama_server import PROXY_VENV, Kill, LlamaServer
+from tests.llama_server import ROOT, Kill, LlamaServer
 from tui.engine import Engine, validate_spec
 from tui.engine.run.events import Event, TurnCompleted
 from tui.providers.registry import close_all, provider_for
@@ -37,7 +37,7 @@ from tui.providers.registry import close_all, provider_for
 pytestmark = [pytest.mark.local_model, pytest.mark.xdist_group("litellm")]
 
 KEY_ENV = "MOOT_PROXY_KEY"  # debaters name it; the proxy's master key is its value
-PROXY = Path(os.environ.get("MOOT_LITELLM_PROXY") or PROXY_VENV / "bin" / "litellm")
+PROXY = Path(os.environ.get("MOOT_LITELLM_PROXY") or ROOT / ".venv-proxy" / "bin" / "litellm")
 CONFIG = """
 model_list:
   - model_name: smollm2
@@ -77,8 +77,8 @@ def proxy(
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "LITELLM_LOG": "ERROR",
     }
-    # Its bytecode in its own environment, which clones may share, not in this clone's
-    # cache: the next run's proxy starts from it.
+    # Its bytecode in its own environment, which clones may share (./dev.sh links
+    # .venv-proxy to one in the dev cache), not in this clone's: the next run starts from it.
     env.pop("PYTHONPYCACHEPREFIX", None)
     log = config.with_name("proxy.log")
     # It needs its port before it binds, and any socket on the machine may take a port
