@@ -18,6 +18,7 @@ from tests.export_schema import checked
 from tests.fake_openai import FakeOpenAI
 from tests.llama_server import LlamaServer
 from tui.app.gc_policy import tune_for_console
+from tui.providers import litellm_lib
 from tui.providers.local import usable_cpus
 
 # Every JSON export a test makes is validated against the published schema. Wrapped
@@ -39,17 +40,37 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     tune_for_console()
 
 
+class _Watched:
+    """LiteLLM as ``litellm_lib()`` hands it out, noting that a test used it."""
+
+    def __init__(self, real: Any, used: list[str]) -> None:
+        self._real, self._used = real, used
+
+    def __getattr__(self, name: str) -> Any:
+        self._used.append(name)
+        return getattr(self._real, name)
+
+
 @pytest.fixture(autouse=True)
-def _litellm_stays_in_its_group(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A test that loads LiteLLM in its process belongs to xdist group ``litellm``: the
-    import costs each worker 7 s of CPU, so one worker runs every such test."""
-    loaded = "litellm" in sys.modules
-    yield
-    if loaded or "litellm" not in sys.modules:
-        return
+def _litellm_stays_in_its_group(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """A test that uses LiteLLM in its process belongs to xdist group ``litellm``: the
+    import costs each worker 7 s of CPU, so one worker runs every such test. Whichever
+    test of a process comes first, one outside the group fails: if LiteLLM is not loaded
+    yet, by loading it; if it is, by using it (moot reaches it only through
+    ``litellm_lib()``, which hands out a watched module here)."""
     groups = {m.args[0] for m in request.node.iter_markers("xdist_group") if m.args}
-    assert "litellm" in groups, (
-        f"{request.node.nodeid} imported LiteLLM: mark its module "
+    if "litellm" in groups:
+        yield
+        return
+    loaded = "litellm" in sys.modules
+    used: list[str] = []
+    if litellm_lib._litellm is not None:
+        monkeypatch.setattr(litellm_lib, "_litellm", _Watched(litellm_lib._litellm, used))
+    yield
+    assert not used and (loaded or "litellm" not in sys.modules), (
+        f"{request.node.nodeid} uses LiteLLM: mark its module "
         'pytestmark = pytest.mark.xdist_group("litellm")'
     )
 

@@ -20,7 +20,7 @@ from tui.engine.record.verify import verify_file
 from tui.exitcodes import ExitCode
 
 # One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that imports it to this group.
+# that uses it to this group.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "du_arithmetic.py"

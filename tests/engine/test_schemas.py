@@ -28,7 +28,7 @@ from tui.providers.local import ended_at_bounds, local_schema
 from tui.providers.scripted import ScriptedProvider
 
 # One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that imports it to this group.
+# that uses it to this group.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "sessions" / "examples"

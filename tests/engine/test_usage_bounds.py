@@ -27,7 +27,7 @@ from tui.engine.specs.spec import Debater
 from tui.providers.litellm_provider import LiteLLMProvider
 
 # One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that imports it to this group.
+# that uses it to this group.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 KEY_ENV = "MOOT_FAKE_TEST_KEY"

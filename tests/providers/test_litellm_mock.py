@@ -17,7 +17,7 @@ from tui.providers.litellm_lib import litellm_lib
 from tui.providers.litellm_provider import LiteLLMProvider, classify
 
 # One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that imports it to this group.
+# that uses it to this group.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 TEXT = json.dumps(

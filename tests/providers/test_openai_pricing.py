@@ -19,7 +19,7 @@ from tests.fake_openai import FakeOpenAI, Reply
 from tui.engine.record.session import load_session
 
 # One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that imports it to this group.
+# that uses it to this group.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 MODEL = "openai/gpt-4o-mini"  # priced in LiteLLM's map

@@ -25,7 +25,7 @@ from tui.exitcodes import ExitCode
 from tui.providers.preflight import preflight
 
 # One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that imports it to this group.
+# that uses it to this group.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 KEY_ENV = "MOOT_PREFLIGHT_TEST_KEY"

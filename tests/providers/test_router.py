@@ -26,7 +26,7 @@ from tui.engine.run.events import Event, TurnCompleted
 from tui.providers.litellm_provider import LiteLLMProvider
 
 # One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that imports it to this group.
+# that uses it to this group.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 KEY_ENV = "MOOT_FAKE_ROUTER_KEY"
