@@ -1,0 +1,152 @@
+"""dev.sh keeps uv's venv and LiteLLM's proxy's environment in the dev cache, one per pinning
+file (setup/uv.txt, the proxy's lock) and Python, and links each clone's .venv-uv and
+.venv-proxy to them. The functions run from dev.sh itself, with a fake Python (its ``-m venv``
+and ``-m pip`` counted) and a fake ``uv`` ($UV, which dev.sh honours) that records where it
+was asked to sync."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO
+
+PINNED = re.search(r"^uv==(\S+)", (REPO / "setup" / "uv.txt").read_text(), re.M)
+assert PINNED
+WANT = PINNED.group(1)
+FAKE_PYTHON = f"""#!/bin/sh
+if [ "$1" = -m ] && [ "$2" = venv ]; then
+    for arg; do dir=$arg; done
+    mkdir -p "$dir/bin" && exit 0
+fi
+if [ "$1" = -m ] && [ "$2" = pip ]; then
+    echo install >> "$PIP_RUNS"
+    bin=$(dirname "$4")
+    printf '#!/bin/sh\\necho "uv {WANT} (fake)"\\n' > "$bin/uv"
+    chmod +x "$bin/uv"
+    exit 0
+fi
+exec {sys.executable} "$@"
+"""
+FAKE_UV = """#!/bin/sh
+echo "$UV_PROJECT_ENVIRONMENT" >> "$UV_SYNCS"
+mkdir -p "$UV_PROJECT_ENVIRONMENT/bin"
+touch "$UV_PROJECT_ENVIRONMENT/bin/litellm"
+"""
+FUNCTIONS = (
+    "source <(sed -n '/^cache_key()/,/^}/p;/^uv_bin()/,/^}/p;/^setup_proxy()/,/^}/p' dev.sh)"
+)
+
+
+def _clone(root: Path, name: str, lock: str = "lock one\n") -> Path:
+    clone = root / name
+    (clone / "setup" / "litellm-proxy").mkdir(parents=True)
+    shutil.copy(REPO / "dev.sh", clone / "dev.sh")
+    shutil.copy(REPO / "setup" / "uv.txt", clone / "setup" / "uv.txt")
+    (clone / "setup" / "litellm-proxy" / "uv.lock").write_text(lock)
+    return clone
+
+
+def _tool(path: Path, text: str) -> Path:
+    if not path.exists():
+        path.write_text(text)
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def _run(clone: Path, tmp_path: Path, cache: str, call: str, **env: str) -> None:
+    python = _tool(tmp_path / "python", FAKE_PYTHON)
+    done = subprocess.run(
+        ["bash", "-c", f"set -euo pipefail\n{FUNCTIONS}\n{call}"],
+        cwd=clone,
+        env={
+            **os.environ,
+            "PY": str(python),
+            "MOOT_DEV_CACHE": cache,
+            "PIP_RUNS": str(tmp_path / "pip-runs"),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def _setup_proxy(clone: Path, tmp_path: Path, cache: str) -> list[str]:
+    uv = _tool(tmp_path / "uv", FAKE_UV)
+    syncs = tmp_path / "syncs"
+    _run(clone, tmp_path, cache, "setup_proxy", UV=str(uv), UV_SYNCS=str(syncs))
+    return syncs.read_text().split()
+
+
+def _pip_runs(tmp_path: Path) -> int:
+    runs = tmp_path / "pip-runs"
+    return len(runs.read_text().split()) if runs.exists() else 0
+
+
+def test_clones_share_one_uv_and_it_is_installed_once(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    clones = [_clone(tmp_path, "a"), _clone(tmp_path, "b")]
+    for clone in clones:
+        _run(clone, tmp_path, str(cache), "uv_bin")
+    assert _pip_runs(tmp_path) == 1
+    (kept,) = cache.glob("uv-*")
+    for clone in clones:
+        link = clone / ".venv-uv"
+        assert link.is_symlink() and link.resolve() == kept.resolve()
+        version = subprocess.run([link / "bin" / "uv", "--version"], capture_output=True, text=True)
+        assert version.stdout.split()[1] == WANT
+    assert not list(cache.glob("*.part-*"))
+
+
+def test_without_a_cache_a_clone_installs_uv_of_its_own(tmp_path: Path) -> None:
+    clone = _clone(tmp_path, "a")
+    _run(clone, tmp_path, str(tmp_path / "cache"), "uv_bin")  # linked while there was one
+    _run(clone, tmp_path, "", "uv_bin")
+    own = clone / ".venv-uv"
+    assert not own.is_symlink() and (own / "bin" / "uv").is_file()
+    assert _pip_runs(tmp_path) == 2
+
+
+def test_clones_with_one_lock_share_one_proxy_environment(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = _clone(tmp_path, "a")
+    second = _clone(tmp_path, "b")
+    synced = _setup_proxy(first, tmp_path, str(cache))
+    synced = _setup_proxy(second, tmp_path, str(cache))
+    assert len(synced) == 2 and synced[0] == synced[1]
+    kept = Path(synced[0])
+    assert kept.parent == cache and kept.name.startswith("litellm-proxy-")
+    for clone in (first, second):
+        link = clone / ".venv-proxy"
+        assert link.is_symlink() and link.resolve() == kept.resolve()
+        assert (link / "bin" / "litellm").is_file()
+
+
+def test_another_lock_gets_an_environment_of_its_own(tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    _setup_proxy(_clone(tmp_path, "a"), tmp_path, cache)
+    synced = _setup_proxy(_clone(tmp_path, "b", lock="lock two\n"), tmp_path, cache)
+    assert len(set(synced)) == 2
+
+
+def test_an_old_clones_environment_is_replaced_by_the_link(tmp_path: Path) -> None:
+    clone = _clone(tmp_path, "a")
+    (clone / ".venv-proxy" / "bin").mkdir(parents=True)  # made before the cache kept one
+    _setup_proxy(clone, tmp_path, str(tmp_path / "cache"))
+    assert (clone / ".venv-proxy").is_symlink()
+
+
+def test_without_a_cache_the_clone_keeps_its_own(tmp_path: Path) -> None:
+    clone = _clone(tmp_path, "a")
+    _setup_proxy(clone, tmp_path, str(tmp_path / "cache"))  # linked while there was one
+    synced = _setup_proxy(clone, tmp_path, "")
+    own = clone / ".venv-proxy"
+    assert synced[-1] == str(own) and not own.is_symlink() and own.is_dir()
+    assert (own / "bin" / "litellm").is_file()
