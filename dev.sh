@@ -177,7 +177,9 @@ case "${1:-}" in
             warm=$!
             # Collection leaves a core idle; LiteLLM, which it does not import, is compiled
             # there (7 s of CPU the worker that loads it no longer spends). Not waited for.
-            "$VENV/bin/python" -c "import litellm" >/dev/null 2>&1 &
+            # Loaded as moot loads it: a bare import would fetch its price list from the web.
+            "$VENV/bin/python" -c "from tui.providers.litellm_lib import litellm_lib; litellm_lib()" \
+                >/dev/null 2>&1 &
             warm_litellm=$!
         fi
         # Lint, format, types, the import contracts and the docs site run beside the tests (each
