@@ -19,8 +19,8 @@ from tui.bench.tasks import Arithmetic
 from tui.engine.record.verify import verify_file
 from tui.exitcodes import ExitCode
 
-# One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that uses it to this group.
+# One worker loads LiteLLM (7 s of CPU a process), the one running this group:
+# tests/conftest.py fails a test outside it that uses LiteLLM.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "du_arithmetic.py"

@@ -25,8 +25,8 @@ from tui.engine.run.turns import CutAction, CutChoice
 from tui.engine.specs.spec import Debater
 from tui.providers.litellm_provider import LiteLLMProvider
 
-# One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that uses it to this group.
+# One worker loads LiteLLM (7 s of CPU a process), the one running this group:
+# tests/conftest.py fails a test outside it that uses LiteLLM.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 COMMIT = "# moot:commit\n"

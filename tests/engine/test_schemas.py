@@ -27,8 +27,8 @@ from tui.providers.litellm_provider import LiteLLMProvider
 from tui.providers.local import ended_at_bounds, local_schema
 from tui.providers.scripted import ScriptedProvider
 
-# One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that uses it to this group.
+# One worker loads LiteLLM (7 s of CPU a process), the one running this group:
+# tests/conftest.py fails a test outside it that uses LiteLLM.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "sessions" / "examples"

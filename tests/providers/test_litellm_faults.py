@@ -26,8 +26,8 @@ from tui.engine.record.verify import verify_file
 from tui.providers.litellm_provider import RETRYABLE, LiteLLMProvider
 from tui.providers.openai_client import OpenAIClientProvider
 
-# One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that uses it to this group.
+# One worker loads LiteLLM (7 s of CPU a process), the one running this group:
+# tests/conftest.py fails a test outside it that uses LiteLLM.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 KEY_ENV = "MOOT_FAKE_TEST_KEY"

@@ -18,8 +18,8 @@ import tomli_w
 from tests.fake_openai import FakeOpenAI, Reply
 from tui.engine.record.session import load_session
 
-# One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that uses it to this group.
+# One worker loads LiteLLM (7 s of CPU a process), the one running this group:
+# tests/conftest.py fails a test outside it that uses LiteLLM.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 MODEL = "openai/gpt-4o-mini"  # priced in LiteLLM's map

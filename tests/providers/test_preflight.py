@@ -24,8 +24,8 @@ from tui.engine.specs.spec import validate_spec
 from tui.exitcodes import ExitCode
 from tui.providers.preflight import preflight
 
-# One worker loads LiteLLM (7 s of CPU a process): tests/conftest.py holds each test
-# that uses it to this group.
+# One worker loads LiteLLM (7 s of CPU a process), the one running this group:
+# tests/conftest.py fails a test outside it that uses LiteLLM.
 pytestmark = pytest.mark.xdist_group("litellm")
 
 KEY_ENV = "MOOT_PREFLIGHT_TEST_KEY"
