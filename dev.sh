@@ -35,8 +35,8 @@ uv_bin() {
     want=$(sed -n 's/^uv==\([^ ]*\).*/\1/p' setup/uv.txt)
     if [ -n "${MOOT_DEV_CACHE:-}" ]; then
         place=$MOOT_DEV_CACHE/uv-$(cache_key setup/uv.txt)
-    elif [ -L .venv-uv ]; then
-        rm .venv-uv  # no cache now: a venv of the clone's own
+    elif [ -n "${MOOT_DEV_CACHE+set}" ] && [ -L .venv-uv ]; then
+        rm .venv-uv  # the cache turned off: a venv of the clone's own (demo uses either)
     fi
     if [ ! -x "$place/bin/uv" ] || [ "$("$place/bin/uv" --version | cut -d' ' -f2)" != "$want" ]; then
         # Made beside its place and renamed into it whole: another clone may be making it too.

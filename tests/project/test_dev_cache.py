@@ -114,6 +114,14 @@ def test_without_a_cache_a_clone_installs_uv_of_its_own(tmp_path: Path) -> None:
     assert _pip_runs(tmp_path) == 2
 
 
+def test_the_demo_uses_the_linked_uv_and_installs_none(tmp_path: Path) -> None:
+    """./dev.sh demo sets no cache: the uv a test run linked serves it as it is."""
+    clone = _clone(tmp_path, "a")
+    _run(clone, tmp_path, str(tmp_path / "cache"), "uv_bin")
+    _run(clone, tmp_path, "", "unset MOOT_DEV_CACHE; uv_bin")
+    assert (clone / ".venv-uv").is_symlink() and _pip_runs(tmp_path) == 1
+
+
 def test_clones_with_one_lock_share_one_proxy_environment(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     first = _clone(tmp_path, "a")
