@@ -16,10 +16,30 @@ TEST_SYNC=(--extra dev --extra serve --extra mcp --extra otel --extra bench --gr
 # Never download a Python: the machine's own (python3, or $PYTHON) is the one used.
 export UV_PYTHON_DOWNLOADS=never
 
-# A name for what FILE holds, made with this Python, for the dev cache ($MOOT_DEV_CACHE).
-cache_key() {
-    { cat "$1"; "$PY" -c 'import sys; print(sys.executable, sys.version)'; } \
-        | "$PY" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:32])'
+# Where environment NAME (.venv-uv, .venv-proxy) lives: with a dev cache ($MOOT_DEV_CACHE),
+# one kept there as PREFIX-<digest of FILE and this Python>, shared by every clone; without,
+# ./NAME, and a link a cache left there is dropped when the cache is turned off
+# (MOOT_DEV_CACHE=; unset, as for the demo, either is used).
+kept_place() {
+    local name=$1 file=$2 prefix=$3 key
+    if [ -n "${MOOT_DEV_CACHE:-}" ]; then
+        key=$({ cat "$file"; "$PY" -c 'import sys; print(sys.executable, sys.version)'; } \
+            | "$PY" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:32])')
+        echo "$MOOT_DEV_CACHE/$prefix-$key"
+        return
+    fi
+    if [ -n "${MOOT_DEV_CACHE+set}" ] && [ -L "$name" ]; then
+        rm "$name"
+    fi
+    echo "$PWD/$name"
+}
+
+# ./NAME becomes a link to PLACE, when PLACE is in the dev cache.
+link_place() {
+    if [ "$2" != "$PWD/$1" ]; then
+        [ -L "$1" ] || rm -rf "$1"
+        ln -sfn "$2" "$1"
+    fi
 }
 
 # uv, at the version pinned with hashes in setup/uv.txt, in a venv of its own, .venv-uv
@@ -31,13 +51,9 @@ uv_bin() {
         echo "$UV"
         return
     fi
-    local want place=$PWD/.venv-uv part
+    local want place part
     want=$(sed -n 's/^uv==\([^ ]*\).*/\1/p' setup/uv.txt)
-    if [ -n "${MOOT_DEV_CACHE:-}" ]; then
-        place=$MOOT_DEV_CACHE/uv-$(cache_key setup/uv.txt)
-    elif [ -n "${MOOT_DEV_CACHE+set}" ] && [ -L .venv-uv ]; then
-        rm .venv-uv  # the cache turned off: a venv of the clone's own (demo uses either)
-    fi
+    place=$(kept_place .venv-uv setup/uv.txt uv)
     if [ ! -x "$place/bin/uv" ] || [ "$("$place/bin/uv" --version | cut -d' ' -f2)" != "$want" ]; then
         # Made beside its place and renamed into it whole: another clone may be making it too.
         rm -rf "$place"
@@ -54,10 +70,7 @@ uv_bin() {
         fi
         mv -T "$part" "$place" 2>/dev/null || rm -rf "$part"  # or theirs is in place
     fi
-    if [ "$place" != "$PWD/.venv-uv" ]; then
-        [ -L .venv-uv ] || rm -rf .venv-uv
-        ln -sfn "$place" .venv-uv
-    fi
+    link_place .venv-uv "$place"
     echo .venv-uv/bin/uv
 }
 
@@ -93,19 +106,12 @@ setup() {
 # earlier run compiled (a cold start compiled LiteLLM's proxy again, 11 s of CPU). uv locks
 # an environment while it syncs one, and checks it against the lock each time.
 setup_proxy() {
-    local uv where=$PWD/.venv-proxy
+    local uv where
     uv=$(uv_bin)
-    if [ -n "${MOOT_DEV_CACHE:-}" ]; then
-        where=$MOOT_DEV_CACHE/litellm-proxy-$(cache_key setup/litellm-proxy/uv.lock)
-    elif [ -L .venv-proxy ]; then
-        rm .venv-proxy  # no cache now: an environment of the clone's own
-    fi
+    where=$(kept_place .venv-proxy setup/litellm-proxy/uv.lock litellm-proxy)
     UV_PROJECT_ENVIRONMENT="$where" \
         "$uv" sync --quiet --locked --python "$PY" --project setup/litellm-proxy
-    if [ "$where" != "$PWD/.venv-proxy" ]; then
-        [ -L .venv-proxy ] || rm -rf .venv-proxy
-        ln -sfn "$where" .venv-proxy
-    fi
+    link_place .venv-proxy "$where"
 }
 
 # Re-resolve every lock on purpose (pass --upgrade to take the newest releases the

@@ -8,6 +8,7 @@ import errno
 import hashlib
 import hmac
 import ipaddress
+import itertools
 import json
 import threading
 import time
@@ -155,16 +156,16 @@ class MailServer:
     def __enter__(self) -> MailServer:
         # aiosmtpd's controller needs its port before it binds, and any socket on the
         # machine may take a port picked free before then: pick again when that happens.
-        for attempt in range(5):
+        for attempt in itertools.count(1):
             self.port = free_port()
             self.controller = self._controller(self.port)
             try:
                 self.controller.start()
-                return self
+                break
             except OSError as err:
-                if err.errno != errno.EADDRINUSE or attempt == 4:
+                if err.errno != errno.EADDRINUSE or attempt == 5:
                     raise
-        raise AssertionError("unreachable")
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.controller.stop()

@@ -39,7 +39,8 @@ mkdir -p "$UV_PROJECT_ENVIRONMENT/bin"
 touch "$UV_PROJECT_ENVIRONMENT/bin/litellm"
 """
 FUNCTIONS = (
-    "source <(sed -n '/^cache_key()/,/^}/p;/^uv_bin()/,/^}/p;/^setup_proxy()/,/^}/p' dev.sh)"
+    "source <(sed -n '/^kept_place()/,/^}/p;/^link_place()/,/^}/p;"
+    "/^uv_bin()/,/^}/p;/^setup_proxy()/,/^}/p' dev.sh)"
 )
 
 
