@@ -21,17 +21,21 @@ export UV_PYTHON_DOWNLOADS=never
 # ./NAME, and a link a cache left there is dropped when the cache is turned off
 # (MOOT_DEV_CACHE=; unset, as for the demo, either is used).
 kept_place() {
-    local name=$1 file=$2 prefix=$3 key
+    local name=$1 file=$2 prefix=$3
     if [ -n "${MOOT_DEV_CACHE:-}" ]; then
-        key=$({ cat "$file"; "$PY" -c 'import sys; print(sys.executable, sys.version)'; } \
-            | "$PY" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:32])')
-        echo "$MOOT_DEV_CACHE/$prefix-$key"
+        echo "$MOOT_DEV_CACHE/$prefix-$(cache_key "$file")"
         return
     fi
     if [ -n "${MOOT_DEV_CACHE+set}" ] && [ -L "$name" ]; then
         rm "$name"
     fi
     echo "$PWD/$name"
+}
+
+# A name for FILE's content, this Python and any further words: what a kept thing depends on.
+cache_key() {
+    { cat "$1"; "$PY" -c 'import sys; print(sys.executable, sys.version)'; [ $# -lt 2 ] || echo "${@:2}"; } \
+        | "$PY" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:32])'
 }
 
 # ./NAME becomes a link to PLACE, when PLACE is in the dev cache.
@@ -114,6 +118,53 @@ setup_proxy() {
     link_place .venv-proxy "$where"
 }
 
+# Bytecode of the locked packages. With a dev cache, the .pyc files a test run compiled for
+# .venv's site-packages are kept as bytecode-<digest of uv.lock, this Python and the extras>,
+# and a fresh clone starts from hard links to them (a cold start compiled them again: about
+# 17 s before the first test). Python checks each against its source's size and mtime; uv
+# links every clone's files to one copy in its own cache, so they match, and one that does
+# not is compiled again, written beside the link and renamed over it.
+kept_bytecode() {
+    echo "$MOOT_DEV_CACHE/bytecode-$(cache_key uv.lock "${TEST_SYNC[@]}")"
+}
+
+site_bytecode() {
+    echo "$PYTHONPYCACHEPREFIX$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
+}
+
+# Link the kept bytecode into this clone's; false if there is none to link.
+restore_bytecode() {
+    local kept here
+    [ -n "${MOOT_DEV_CACHE:-}" ] || return 1
+    kept=$(kept_bytecode)
+    here=$(site_bytecode)
+    [ -d "$kept" ] || return 1
+    mkdir -p "$(dirname "$here")"
+    cp -al "$kept" "$here" 2>/dev/null && return 0
+    rm -rf "$here"  # another file system: no links, so none of it
+    return 1
+}
+
+# Keep this clone's bytecode when the run compiled any (the kept copy was missing, or a
+# package's files were compiled again): a whole new copy, renamed into place.
+keep_bytecode() {
+    local kept here part
+    [ -n "${MOOT_DEV_CACHE:-}" ] || return 0
+    kept=$(kept_bytecode)
+    here=$(site_bytecode)
+    [ -d "$here" ] || return 0
+    if [ -d "$kept" ] && [ -z "$(find "$here" -name '*.pyc' -newer "$1" -print -quit)" ]; then
+        return 0
+    fi
+    part=$kept.part-$$
+    mkdir -p "$MOOT_DEV_CACHE"
+    if cp -al "$here" "$part" 2>/dev/null; then
+        [ ! -d "$kept" ] || mv -T "$kept" "$kept.old-$$" 2>/dev/null || true
+        mv -T "$part" "$kept" 2>/dev/null || true  # or another run's is in place
+    fi
+    rm -rf "$part" "$kept.old-$$"
+}
+
 # Re-resolve every lock on purpose (pass --upgrade to take the newest releases the
 # ranges allow), then pin setup/uv.txt to the uv that uv.lock now holds.
 lock() {
@@ -175,9 +226,13 @@ case "${1:-}" in
         # A new cache is filled by one collection first: the workers start together and
         # import the same modules, so on a fresh clone each compiled all of them itself
         # (17 s of CPU a worker, 4 s once the cache is warm).
+        # With the packages' bytecode kept from an earlier run, only moot's own is compiled.
         warm=
         warm_litellm=
-        if [ ! -d "$PYTHONPYCACHEPREFIX" ]; then
+        if [ ! -d "$PYTHONPYCACHEPREFIX" ] && restore_bytecode; then
+            "$VENV/bin/python" -m compileall -q tui tests bench >/dev/null 2>&1 &
+            warm=$!
+        elif [ ! -d "$PYTHONPYCACHEPREFIX" ]; then
             "$VENV/bin/python" -m pytest --collect-only -q -p no:cacheprovider "${@:2}" \
                 >/dev/null 2>&1 &
             warm=$!
@@ -188,6 +243,9 @@ case "${1:-}" in
                 >/dev/null 2>&1 &
             warm_litellm=$!
         fi
+        started=$PYTHONPYCACHEPREFIX/.run-started
+        mkdir -p "$PYTHONPYCACHEPREFIX"
+        touch "$started"
         # Lint, format, types, the import contracts and the docs site run beside the tests (each
         # to a log, shown if it fails). The tests run a worker per core and one more: much of
         # a test's time is a wait (a subprocess, a timer, a model server's answer), which the
@@ -214,6 +272,7 @@ case "${1:-}" in
         code=$?
         wait "$npm_pid"  # a run that needed no npm package leaves no install behind it
         [ -z "$warm_litellm" ] || wait "$warm_litellm"
+        keep_bytecode "$started"
         failed=0
         for i in "${!pids[@]}"; do
             if ! wait "${pids[$i]}"; then

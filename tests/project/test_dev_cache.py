@@ -39,9 +39,14 @@ mkdir -p "$UV_PROJECT_ENVIRONMENT/bin"
 touch "$UV_PROJECT_ENVIRONMENT/bin/litellm"
 """
 FUNCTIONS = (
-    "source <(sed -n '/^kept_place()/,/^}/p;/^link_place()/,/^}/p;"
-    "/^uv_bin()/,/^}/p;/^setup_proxy()/,/^}/p' dev.sh)"
+    "source <(sed -n '/^TEST_SYNC=/p;/^kept_place()/,/^}/p;/^cache_key()/,/^}/p;"
+    "/^link_place()/,/^}/p;/^uv_bin()/,/^}/p;/^setup_proxy()/,/^}/p;"
+    "/^kept_bytecode()/,/^}/p;/^site_bytecode()/,/^}/p;/^restore_bytecode()/,/^}/p;"
+    "/^keep_bytecode()/,/^}/p' dev.sh)"
 )
+# What .venv/bin/python says its site-packages are, when dev.sh asks.
+FAKE_VENV_PYTHON = '#!/bin/sh\necho "$(pwd)/.venv/lib/site-packages"\n'
+
 
 
 def _clone(root: Path, name: str, lock: str = "lock one\n") -> Path:
@@ -50,6 +55,9 @@ def _clone(root: Path, name: str, lock: str = "lock one\n") -> Path:
     shutil.copy(REPO / "dev.sh", clone / "dev.sh")
     shutil.copy(REPO / "setup" / "uv.txt", clone / "setup" / "uv.txt")
     (clone / "setup" / "litellm-proxy" / "uv.lock").write_text(lock)
+    (clone / "uv.lock").write_text(lock)
+    (clone / ".venv" / "bin").mkdir(parents=True)
+    _tool(clone / ".venv" / "bin" / "python", FAKE_VENV_PYTHON)
     return clone
 
 
@@ -61,6 +69,8 @@ def _tool(path: Path, text: str) -> Path:
 
 
 def _run(clone: Path, tmp_path: Path, cache: str, call: str, **env: str) -> None:
+    env.setdefault("VENV", ".venv")
+    env.setdefault("PYTHONPYCACHEPREFIX", f"{clone}/.venv/pycache")
     python = _tool(tmp_path / "python", FAKE_PYTHON)
     done = subprocess.run(
         ["bash", "-c", f"set -euo pipefail\n{FUNCTIONS}\n{call}"],
@@ -159,3 +169,78 @@ def test_without_a_cache_the_clone_keeps_its_own(tmp_path: Path) -> None:
     own = clone / ".venv-proxy"
     assert synced[-1] == str(own) and not own.is_symlink() and own.is_dir()
     assert (own / "bin" / "litellm").is_file()
+
+
+def _site(clone: Path) -> Path:
+    return clone / ".venv" / "lib" / "site-packages"
+
+
+def _bytecode(clone: Path) -> Path:
+    """Where PYTHONPYCACHEPREFIX puts the bytecode of the clone's site-packages."""
+    return Path(f"{clone}/.venv/pycache{_site(clone)}")
+
+
+def _import_pkg(clone: Path) -> None:
+    """Import the clone's package as a worker would, bytecode under PYTHONPYCACHEPREFIX."""
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": f"{clone}/.venv/pycache", "PYTHONPATH": ""}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    code = f"import sys; sys.path.insert(0, {str(_site(clone))!r}); import pkg.mod"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
+
+
+def _keep(clone: Path, tmp_path: Path, cache: Path) -> None:
+    _run(clone, tmp_path, str(cache), 'touch "$1"; keep_bytecode "$1"', MARK=str(tmp_path / "m"))
+
+
+def test_a_fresh_clone_starts_from_the_bytecode_a_run_kept(tmp_path: Path) -> None:
+    """The packages' files are one inode in every clone (uv links them from its cache), so
+    the bytecode compiled in one clone is valid in the next: it is linked, not compiled."""
+    cache = tmp_path / "cache"
+    first, second = _clone(tmp_path, "a"), _clone(tmp_path, "b")
+    (_site(first) / "pkg").mkdir(parents=True)
+    (_site(first) / "pkg" / "__init__.py").write_text("")
+    (_site(first) / "pkg" / "mod.py").write_text("VALUE = 1\n")
+    shutil.copytree(_site(first), _site(second), copy_function=os.link)
+    marker = tmp_path / "started"
+    _run(first, tmp_path, str(cache), f"touch {marker}")
+    _import_pkg(first)  # the run compiles it
+    _run(first, tmp_path, str(cache), f"keep_bytecode {marker}")
+    (kept,) = cache.glob("bytecode-*")
+    kept_pyc = next(kept.rglob("mod.*.pyc"))
+    _run(second, tmp_path, str(cache), "restore_bytecode")
+    linked = next(_bytecode(second).rglob("mod.*.pyc"))
+    assert linked.stat().st_ino == kept_pyc.stat().st_ino
+    _import_pkg(second)
+    assert next(_bytecode(second).rglob("mod.*.pyc")).stat().st_ino == kept_pyc.stat().st_ino
+    # Nothing compiled in that run: the kept copy stays as it is.
+    _run(second, tmp_path, str(cache), f"touch {marker}; keep_bytecode {marker}")
+    assert next(kept.rglob("mod.*.pyc")).stat().st_ino == kept_pyc.stat().st_ino
+    assert not list(cache.glob("*.part-*")) and not list(cache.glob("*.old-*"))
+
+
+def test_bytecode_compiled_again_is_kept_in_a_new_copy(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    clone = _clone(tmp_path, "a")
+    (_bytecode(clone) / "one").mkdir(parents=True)
+    (_bytecode(clone) / "one" / "a.cpython-311.pyc").write_bytes(b"old")
+    _run(clone, tmp_path, str(cache), f"keep_bytecode {tmp_path / 'never'}")
+    (kept,) = cache.glob("bytecode-*")
+    marker = tmp_path / "started"
+    _run(clone, tmp_path, str(cache), f"touch -d '1 minute ago' {marker}")
+    (_bytecode(clone) / "one" / "b.cpython-311.pyc").write_bytes(b"new")
+    _run(clone, tmp_path, str(cache), f"keep_bytecode {marker}")
+    assert sorted(p.name for p in (kept / "one").iterdir()) == [
+        "a.cpython-311.pyc",
+        "b.cpython-311.pyc",
+    ]
+    assert not list(cache.glob("*.part-*")) and not list(cache.glob("*.old-*"))
+
+
+def test_without_kept_bytecode_or_a_cache_nothing_is_linked_or_kept(tmp_path: Path) -> None:
+    clone = _clone(tmp_path, "a")
+    _run(clone, tmp_path, str(tmp_path / "cache"), "! restore_bytecode")
+    assert not _bytecode(clone).exists()
+    (_bytecode(clone) / "a.cpython-311.pyc").parent.mkdir(parents=True)
+    (_bytecode(clone) / "a.cpython-311.pyc").write_bytes(b"x")
+    _run(clone, tmp_path, "", f"keep_bytecode {tmp_path / 'never'}; ! restore_bytecode")
+    assert not (tmp_path / "cache").exists()
