@@ -404,3 +404,25 @@ def test_a_spec_with_100000_unknown_tables_lists_50_problems_and_counts_the_rest
     assert lines[0] == f"moot: {spec}: 100000 problems"
     assert lines[1:51] == [f"  - x{i}: unknown key" for i in range(50)]
     assert lines[51:] == ["  … and 99950 more problems"]
+
+
+def test_main_builds_its_command_line_once_a_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second call in the same process (the tests, a batch of calls) parses with the
+    parser the first built: none is made again, and each call still parses afresh."""
+    import argparse
+
+    spec = str(EXAMPLES / "scripted-consensus.toml")
+    assert moot("validate", spec).returncode == ExitCode.DECIDED
+    made: list[str] = []
+    real = argparse.ArgumentParser.__init__
+
+    def counted(self: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        made.append(str(kwargs.get("prog")))
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(argparse.ArgumentParser, "__init__", counted)
+    again = moot("validate", spec)
+    missing = moot("validate", str(EXAMPLES / "no-such-spec.toml"))
+    assert made == []
+    assert again.returncode == ExitCode.DECIDED and again.stdout
+    assert missing.returncode == ExitCode.BAD_INPUT and "no-such-spec.toml" in missing.stderr
