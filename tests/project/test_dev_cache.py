@@ -48,7 +48,6 @@ FUNCTIONS = (
 FAKE_VENV_PYTHON = '#!/bin/sh\necho "$(pwd)/.venv/lib/site-packages"\n'
 
 
-
 def _clone(root: Path, name: str, lock: str = "lock one\n") -> Path:
     clone = root / name
     (clone / "setup" / "litellm-proxy").mkdir(parents=True)
