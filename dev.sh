@@ -153,12 +153,13 @@ keep_bytecode() {
     kept=$(kept_bytecode)
     here=$(site_bytecode)
     [ -d "$here" ] || return 0
-    if [ -d "$kept" ] && [ -z "$(find "$here" -name '*.pyc' -newer "$1" -print -quit)" ]; then
+    if [ -d "$kept" ] && [ -z "$(find "$here" -name '*.pyc' ! -name '__editable__*' -newer "$1" -print -quit)" ]; then
         return 0
     fi
     part=$kept.part-$$
     mkdir -p "$MOOT_DEV_CACHE"
-    if cp -al "$here" "$part" 2>/dev/null; then
+    # Not the editable installs' finders: uv writes those in each clone, naming the clone.
+    if cp -al "$here" "$part" 2>/dev/null && find "$part" -name '__editable__*' -delete; then
         [ ! -d "$kept" ] || mv -T "$kept" "$kept.old-$$" 2>/dev/null || true
         mv -T "$part" "$kept" 2>/dev/null || true  # or another run's is in place
     fi
