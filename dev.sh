@@ -128,8 +128,8 @@ kept_bytecode() {
     echo "$MOOT_DEV_CACHE/bytecode-$(cache_key uv.lock "${TEST_SYNC[@]}")"
 }
 
-site_bytecode() {
-    echo "$PYTHONPYCACHEPREFIX$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
+site_bytecode() {  # -B: its start-up would write the .pth files' bytecode there first
+    echo "$PYTHONPYCACHEPREFIX$("$VENV/bin/python" -B -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
 }
 
 # Link the kept bytecode into this clone's; false if there is none to link.
@@ -139,8 +139,8 @@ restore_bytecode() {
     kept=$(kept_bytecode)
     here=$(site_bytecode)
     [ -d "$kept" ] || return 1
-    mkdir -p "$(dirname "$here")"
-    cp -al "$kept" "$here" 2>/dev/null && return 0
+    mkdir -p "$here"
+    cp -alf "$kept/." "$here" 2>/dev/null && return 0
     rm -rf "$here"  # another file system: no links, so none of it
     return 1
 }

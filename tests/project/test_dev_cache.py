@@ -45,7 +45,8 @@ FUNCTIONS = (
     "/^keep_bytecode()/,/^}/p' dev.sh)"
 )
 # What .venv/bin/python says its site-packages are, when dev.sh asks.
-FAKE_VENV_PYTHON = '#!/bin/sh\necho "$(pwd)/.venv/lib/site-packages"\n'
+SITE = f"lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
+FAKE_VENV_PYTHON = f'#!/bin/sh\necho "$(pwd)/.venv/{SITE}"\n'
 
 
 def _clone(root: Path, name: str, lock: str = "lock one\n") -> Path:
@@ -171,7 +172,17 @@ def test_without_a_cache_the_clone_keeps_its_own(tmp_path: Path) -> None:
 
 
 def _site(clone: Path) -> Path:
-    return clone / ".venv" / "lib" / "site-packages"
+    return clone / ".venv" / SITE
+
+
+def _venv(clone: Path) -> Path:
+    """A real venv in the clone, whose start-up imports a module from a .pth file, as an
+    editable install's finder is: a Python started without -B compiles it at once."""
+    shutil.rmtree(clone / ".venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", clone / ".venv"], check=True)
+    (_site(clone) / "finder_here.pth").write_text("import finder_here\n")
+    (_site(clone) / "finder_here.py").write_text("")
+    return clone
 
 
 def _bytecode(clone: Path) -> Path:
@@ -183,8 +194,8 @@ def _import_pkg(clone: Path) -> None:
     """Import the clone's package as a worker would, bytecode under PYTHONPYCACHEPREFIX."""
     env = {**os.environ, "PYTHONPYCACHEPREFIX": f"{clone}/.venv/pycache", "PYTHONPATH": ""}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    code = f"import sys; sys.path.insert(0, {str(_site(clone))!r}); import pkg.mod"
-    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
+    python = clone / ".venv" / "bin" / "python"
+    subprocess.run([python, "-c", "import pkg.mod"], env=env, check=True, timeout=60)
 
 
 def _keep(clone: Path, tmp_path: Path, cache: Path) -> None:
@@ -195,11 +206,11 @@ def test_a_fresh_clone_starts_from_the_bytecode_a_run_kept(tmp_path: Path) -> No
     """The packages' files are one inode in every clone (uv links them from its cache), so
     the bytecode compiled in one clone is valid in the next: it is linked, not compiled."""
     cache = tmp_path / "cache"
-    first, second = _clone(tmp_path, "a"), _clone(tmp_path, "b")
+    first, second = _venv(_clone(tmp_path, "a")), _venv(_clone(tmp_path, "b"))
     (_site(first) / "pkg").mkdir(parents=True)
     (_site(first) / "pkg" / "__init__.py").write_text("")
     (_site(first) / "pkg" / "mod.py").write_text("VALUE = 1\n")
-    shutil.copytree(_site(first), _site(second), copy_function=os.link)
+    shutil.copytree(_site(first) / "pkg", _site(second) / "pkg", copy_function=os.link)
     marker = tmp_path / "started"
     _run(first, tmp_path, str(cache), f"touch {marker}")
     _import_pkg(first)  # the run compiles it
@@ -208,6 +219,7 @@ def test_a_fresh_clone_starts_from_the_bytecode_a_run_kept(tmp_path: Path) -> No
     kept_pyc = next(kept.rglob("mod.*.pyc"))
     _run(second, tmp_path, str(cache), "restore_bytecode")
     linked = next(_bytecode(second).rglob("mod.*.pyc"))
+    assert linked.parent == _bytecode(second) / "pkg"  # in place, not in a folder beneath
     assert linked.stat().st_ino == kept_pyc.stat().st_ino
     _import_pkg(second)
     assert next(_bytecode(second).rglob("mod.*.pyc")).stat().st_ino == kept_pyc.stat().st_ino
