@@ -12,9 +12,10 @@ from textual.content import Content
 from textual.events import Mount, Resize
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from tui.app.components.header import DebateHeader
+from tui.app.components.key_footer import KeyFooter
 from tui.app.components.pane import DebaterPane
 from tui.app.components.tally import TallyPanel
 from tui.app.components.timeline import Timeline
@@ -132,7 +133,7 @@ class DebateScreen(Screen[None]):
                     bars=self.protocol_class.shows_votes,
                     decide=self.protocol_class.votes_decide,
                 )
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def verifying(self) -> bool:

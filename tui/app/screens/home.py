@@ -19,8 +19,9 @@ from textual.content import Content
 from textual.events import Key
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
+from tui.app.components.key_footer import KeyFooter
 from tui.app.messages import SessionChosen
 from tui.app.screens.too_small import NARROW_BELOW
 from tui.commands.inbox import Awaiting, awaiting, tally_text
@@ -281,7 +282,7 @@ class HomeScreen(Screen[None]):
             )
             yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
             yield Static(Content(""), id="sessions-empty", classes="empty", markup=False)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._lay_out_columns(self.app.size.width)

@@ -10,9 +10,10 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from tui.app.components.cards import turn_body, turn_heading
+from tui.app.components.key_footer import KeyFooter
 from tui.engine.core.records import Turn
 from tui.engine.specs.spec import Spec
 from tui.plural import counted
@@ -86,7 +87,7 @@ class TranscriptScreen(Screen[None]):
                     yield self._action(a)
         yield Static("", id="search-status", markup=False)
         yield Input(placeholder="search the transcript (Enter: first match)", id="search")
-        yield Footer()
+        yield KeyFooter()
 
     def _entry(self, content: Content, kind: str) -> Static:
         """A turn or an action, remembered with its text for the search."""
