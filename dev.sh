@@ -124,24 +124,23 @@ setup_proxy() {
 # 17 s before the first test). Python checks each against its source's size and mtime; uv
 # links every clone's files to one copy in its own cache, so they match, and one that does
 # not is compiled again, written beside the link and renamed over it.
-kept_bytecode() {
-    echo "$MOOT_DEV_CACHE/bytecode-$(cache_key uv.lock "${TEST_SYNC[@]}")"
-}
-
-site_bytecode() {  # -B: its start-up would write the .pth files' bytecode there first
-    echo "$PYTHONPYCACHEPREFIX$("$VENV/bin/python" -B -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
+#
+# Where the kept bytecode is ($bytecode_kept) and where this clone's goes ($bytecode_here),
+# found once a run. -B: the Python asked would write its .pth files' bytecode there first.
+bytecode_places() {
+    [ -z "${bytecode_here:-}" ] || return 0
+    bytecode_kept=$MOOT_DEV_CACHE/bytecode-$(cache_key uv.lock "${TEST_SYNC[@]}")
+    bytecode_here=$PYTHONPYCACHEPREFIX$("$VENV/bin/python" -B -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 }
 
 # Link the kept bytecode into this clone's; false if there is none to link.
 restore_bytecode() {
-    local kept here
     [ -n "${MOOT_DEV_CACHE:-}" ] || return 1
-    kept=$(kept_bytecode)
-    here=$(site_bytecode)
-    [ -d "$kept" ] || return 1
-    mkdir -p "$here"
-    cp -alf "$kept/." "$here" 2>/dev/null && return 0
-    rm -rf "$here"  # another file system: no links, so none of it
+    bytecode_places
+    [ -d "$bytecode_kept" ] || return 1
+    mkdir -p "$bytecode_here"
+    cp -alf "$bytecode_kept/." "$bytecode_here" 2>/dev/null && return 0
+    rm -rf "$bytecode_here"  # another file system: no links, so none of it
     return 1
 }
 
@@ -150,8 +149,9 @@ restore_bytecode() {
 keep_bytecode() {
     local kept here part
     [ -n "${MOOT_DEV_CACHE:-}" ] || return 0
-    kept=$(kept_bytecode)
-    here=$(site_bytecode)
+    bytecode_places
+    kept=$bytecode_kept
+    here=$bytecode_here
     [ -d "$here" ] || return 0
     if [ -d "$kept" ] && [ -z "$(find "$here" -name '*.pyc' ! -name '__editable__*' -newer "$1" -print -quit)" ]; then
         return 0

@@ -41,7 +41,7 @@ touch "$UV_PROJECT_ENVIRONMENT/bin/litellm"
 FUNCTIONS = (
     "source <(sed -n '/^TEST_SYNC=/p;/^kept_place()/,/^}/p;/^cache_key()/,/^}/p;"
     "/^link_place()/,/^}/p;/^uv_bin()/,/^}/p;/^setup_proxy()/,/^}/p;"
-    "/^kept_bytecode()/,/^}/p;/^site_bytecode()/,/^}/p;/^restore_bytecode()/,/^}/p;"
+    "/^bytecode_places()/,/^}/p;/^restore_bytecode()/,/^}/p;"
     "/^keep_bytecode()/,/^}/p' dev.sh)"
 )
 # What .venv/bin/python says its site-packages are, when dev.sh asks.
@@ -196,10 +196,6 @@ def _import_pkg(clone: Path) -> None:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     python = clone / ".venv" / "bin" / "python"
     subprocess.run([python, "-c", "import pkg.mod"], env=env, check=True, timeout=60)
-
-
-def _keep(clone: Path, tmp_path: Path, cache: Path) -> None:
-    _run(clone, tmp_path, str(cache), 'touch "$1"; keep_bytecode "$1"', MARK=str(tmp_path / "m"))
 
 
 def test_a_fresh_clone_starts_from_the_bytecode_a_run_kept(tmp_path: Path) -> None:
