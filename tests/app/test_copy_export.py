@@ -85,9 +85,11 @@ async def test_the_palette_exports_the_adr_the_cli_writes(tmp_path, moot_dirs):
         session = session_file(moot_dirs)
         record = session.with_suffix(".adr.md")
         await _palette(pilot, "Export ADR")
-        await wait_until(pilot, record.exists)
-        shown = [str(n.message) for n in app._notifications]
-        assert f"exported {record}" in shown, shown
+        # The thread writes the file, then says so: wait for what it says, not the file.
+        await wait_until(
+            pilot, lambda: f"exported {record}" in [str(n.message) for n in app._notifications]
+        )
+        assert record.exists()
         await tap(pilot, "q")
     by_cli = tmp_path / "cli-adr.md"
     command = ["export", str(session), "--format", "adr", "-o", str(by_cli)]

@@ -128,6 +128,10 @@ async def test_export_from_the_palette_writes_next_to_the_session(tmp_path):
         await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
         app.export("markdown")
         app.export("json")
+        # Each export runs in a thread and says so when its file is written: quitting
+        # before that left the test reading a file its thread had not yet written.
+        wanted = {f"exported {path.with_suffix(s)}" for s in (".md", ".json")}
+        await wait_until(pilot, lambda: wanted <= {str(n.message) for n in app._notifications})
         await pilot.press("q")
     assert path.with_suffix(".md").read_text().strip()
     assert path.with_suffix(".json").read_text().strip().startswith("{")
