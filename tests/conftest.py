@@ -132,6 +132,16 @@ def _user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def refused_base() -> Iterator[str]:
+    """``http://127.0.0.1:PORT`` where a connection is refused: the port is bound, never
+    listened on, and held until the test ends. A port picked free and let go could be
+    taken by another test's server before the connection that must fail."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{held.getsockname()[1]}"
+
+
+@pytest.fixture
 def fake() -> Iterator[FakeOpenAI]:
     """A fake OpenAI-compatible server on loopback, stopped after the test."""
     server = FakeOpenAI().start()

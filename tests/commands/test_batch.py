@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 from tests.batch_specs import decided, unresolved, write
-from tests.fake_openai import free_port
 from tests.helpers import with_script
 from tests.signals import sigint_default
 from tui.commands.batch import Status, collect, exit_code, run_items
@@ -156,8 +155,10 @@ def test_an_interrupted_batch_names_each_unfinished_session(tmp_path: Path) -> N
         assert verify_file(session).ok  # committed turns only, resumable
 
 
-def test_preflight_reports_a_spec_whose_server_refuses_and_runs_the_rest(tmp_path: Path) -> None:
-    dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+def test_preflight_reports_a_spec_whose_server_refuses_and_runs_the_rest(
+    tmp_path: Path, refused_base: str
+) -> None:
+    dead = f"{refused_base}/v1"
     unreachable = decided("Unreachable")
     unreachable["debaters"][0] = {"id": "a", "model": "openai/fake", "api_base": dead}
     bad = write(tmp_path / "unreachable.toml", unreachable)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.fake_openai import BadJSON, Cut, FakeOpenAI, Reply, Stall, Status, free_port
+from tests.fake_openai import BadJSON, Cut, FakeOpenAI, Reply, Stall, Status
 from tui.engine import Engine, validate_spec
 from tui.engine.basics.errors import SpecError
 from tui.engine.core.ports import ProviderError
@@ -259,9 +259,9 @@ async def test_404_is_not_found_without_retry(
 
 
 async def test_connection_refused_is_a_provider_failure(
-    cls: type[LiteLLMProvider], tmp_path: Path
+    cls: type[LiteLLMProvider], tmp_path: Path, refused_base: str
 ) -> None:
-    closed = f"http://127.0.0.1:{free_port()}/v1"  # bound then released: nothing listens
+    closed = f"{refused_base}/v1"
     engine, path = await _run(tmp_path, _raw_spec(closed), _quick(cls))
     assert engine.decision.decision == "escalate"
     assert engine.decision.rule == "provider_failure"

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import tomli_w
 
-from tests.fake_openai import FakeOpenAI, free_port
+from tests.fake_openai import FakeOpenAI
 from tui.cli import main
 from tui.engine.specs.spec import validate_spec
 from tui.exitcodes import ExitCode
@@ -59,8 +59,8 @@ def sessions(tmp_path: Path) -> list[Path]:
 
 
 @pytest.fixture
-def closed_port_base() -> str:
-    return f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+def closed_port_base(refused_base: str) -> str:
+    return f"{refused_base}/v1"
 
 
 def test_each_failing_debater_gets_one_line_and_no_session_is_written(
@@ -190,12 +190,13 @@ def test_an_unusable_session_path_is_named_with_its_reason(
 
 def test_ollama_without_api_base_is_refused_when_its_server_does_not_answer(
     tmp_path: Path,
+    refused_base: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """No api_base: LiteLLM calls ollama at OLLAMA_API_BASE (else localhost:11434), so
     that server is the one to reach before the session starts."""
-    base = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    base = refused_base
     monkeypatch.setenv("OLLAMA_API_BASE", base)
     spec = spec_file(tmp_path, {"model": "ollama/llama3"}, {"model": "scripted"})
     assert run(tmp_path, spec) == ExitCode.BAD_INPUT

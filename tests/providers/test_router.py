@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from tests.fake_openai import FakeOpenAI, Reply, free_port
+from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers import run_live
 from tui.engine import validate_spec
 from tui.engine.basics.errors import SpecError
@@ -136,10 +136,10 @@ def test_killing_one_server_mid_debate_loses_no_turn(
 
 
 def test_a_server_refusing_connections_is_skipped(
-    servers: tuple[Debaters, Debaters], tmp_path: Path
+    servers: tuple[Debaters, Debaters], tmp_path: Path, refused_base: str
 ) -> None:
     _, b = servers
-    dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    dead = f"{refused_base}/v1"
     path = run(tmp_path, spec_raw([dead, b.base_url]))
     check_every_turn_valid(path)
     assert b.calls == 2 * ROUNDS
