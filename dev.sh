@@ -21,15 +21,28 @@ export UV_PYTHON_DOWNLOADS=never
 # ./NAME, and a link a cache left there is dropped when the cache is turned off
 # (MOOT_DEV_CACHE=; unset, as for the demo, either is used).
 kept_place() {
-    local name=$1 file=$2 prefix=$3
+    local name=$1 file=$2 prefix=$3 place
     if [ -n "${MOOT_DEV_CACHE:-}" ]; then
-        echo "$MOOT_DEV_CACHE/$prefix-$(cache_key "$file")"
+        place=$MOOT_DEV_CACHE/$prefix-$(cache_key "$file")
+        prune_kept "$prefix" "$place"
+        echo "$place"
         return
     fi
     if [ -n "${MOOT_DEV_CACHE+set}" ] && [ -L "$name" ]; then
         rm "$name"
     fi
     echo "$PWD/$name"
+}
+
+# The dev cache's PREFIX-* entries other than PLACE that no run has used for 30 days (each
+# run touches the one it uses), and pieces a stopped run left (*.part-*, *.old-*) a day old:
+# every change of a lock left a whole environment behind (the proxy's is 645 MB).
+prune_kept() {
+    local prefix=$1 place=$2
+    [ ! -d "$place" ] || touch "$place"
+    find "$MOOT_DEV_CACHE" -mindepth 1 -maxdepth 1 -name "$prefix-*" ! -path "$place" \
+        \( -mtime +30 -o \( \( -name '*.part-*' -o -name '*.old-*' \) -mtime +0 \) \) \
+        -exec rm -rf {} + 2>/dev/null || true
 }
 
 # A name for FILE's content, this Python and any further words: what a kept thing depends on.
@@ -130,6 +143,7 @@ setup_proxy() {
 bytecode_places() {
     [ -z "${bytecode_here:-}" ] || return 0
     bytecode_kept=$MOOT_DEV_CACHE/bytecode-$(cache_key uv.lock "${TEST_SYNC[@]}")
+    prune_kept bytecode "$bytecode_kept"
     bytecode_here=$PYTHONPYCACHEPREFIX$("$VENV/bin/python" -B -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 }
 

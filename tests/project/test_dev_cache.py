@@ -12,6 +12,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -40,6 +41,7 @@ touch "$UV_PROJECT_ENVIRONMENT/bin/litellm"
 """
 FUNCTIONS = (
     "source <(sed -n '/^TEST_SYNC=/p;/^kept_place()/,/^}/p;/^cache_key()/,/^}/p;"
+    "/^prune_kept()/,/^}/p;"
     "/^link_place()/,/^}/p;/^uv_bin()/,/^}/p;/^setup_proxy()/,/^}/p;"
     "/^bytecode_places()/,/^}/p;/^restore_bytecode()/,/^}/p;"
     "/^keep_bytecode()/,/^}/p' dev.sh)"
@@ -169,6 +171,50 @@ def test_without_a_cache_the_clone_keeps_its_own(tmp_path: Path) -> None:
     own = clone / ".venv-proxy"
     assert synced[-1] == str(own) and not own.is_symlink() and own.is_dir()
     assert (own / "bin" / "litellm").is_file()
+
+
+DAY = 24 * 3600
+
+
+def _aged(path: Path, days: float) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    then = path.stat().st_mtime - days * DAY
+    os.utime(path, (then, then))
+    return path
+
+
+def test_entries_no_run_used_for_30_days_are_pruned_and_the_one_in_use_is_touched(
+    tmp_path: Path,
+) -> None:
+    """Each lock change left a whole environment behind; a run keeps what it uses, what
+    another run used lately, and any other kind of entry."""
+    cache = tmp_path / "cache"
+    clone = _clone(tmp_path, "a")
+    in_use = Path(_setup_proxy(clone, tmp_path, str(cache))[0])
+    _aged(in_use, 40)  # this lock's, unused for 40 days: the next run uses it again
+    stale = _aged(cache / "litellm-proxy-0ld", 31)
+    recent = _aged(cache / "litellm-proxy-rec3nt", 29)
+    left = _aged(cache / f"{in_use.name}.part-99", 2)  # a stopped run's piece
+    making = _aged(cache / f"{in_use.name}.part-98", 0.5)  # one a run is making now
+    other = _aged(cache / "uv-0ld", 90)  # another kind: its own run prunes it
+    mypy = _aged(cache / "mypy", 90)
+    _setup_proxy(clone, tmp_path, str(cache))
+    assert in_use.is_dir() and in_use.stat().st_mtime > time.time() - DAY  # touched
+    assert not stale.exists() and not left.exists()
+    assert recent.is_dir() and making.is_dir() and other.is_dir() and mypy.is_dir()
+    _run(clone, tmp_path, str(cache), "uv_bin")
+    assert not other.exists() and mypy.is_dir()
+    _setup_proxy(_clone(tmp_path, "b", lock="lock two\n"), tmp_path, str(cache))
+    assert in_use.is_dir()  # another lock's run keeps what clone a used (and touched)
+
+
+def test_old_bytecode_is_pruned_when_a_run_finds_its_own(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    clone = _clone(tmp_path, "a")
+    stale = _aged(cache / "bytecode-0ld", 45)
+    recent = _aged(cache / "bytecode-rec3nt", 3)
+    _run(clone, tmp_path, str(cache), "bytecode_places")
+    assert not stale.exists() and recent.is_dir()
 
 
 def _site(clone: Path) -> Path:
