@@ -262,27 +262,28 @@ case "${1:-}" in
         mkdir -p "$PYTHONPYCACHEPREFIX"
         touch "$started"
         # Lint, format, types, the import contracts and the docs site run beside the tests (each
-        # to a log, shown if it fails). The tests run a worker per core and one more: much of
-        # a test's time is a wait (a subprocess, a timer, a model server's answer), which the
-        # extra worker fills. The heavy modules (xdist_group: llama, litellm, reasoning-gym,
+        # to a log, shown if it fails), niced: they need seconds of a run of minutes, and at
+        # full priority they held up the compile the workers wait for. The tests run a worker
+        # per core and one more: much of a test's time is a wait (a subprocess, a timer, a
+        # model server's answer), which the extra worker fills. The heavy modules (xdist_group: llama, litellm, reasoning-gym,
         # tmux, mcp, npm) each stay on one worker.
         logs=$(mktemp -d)
         trap 'rm -rf "$logs"' EXIT
         checks=("ruff check" "ruff format --check" "mypy" "lint-imports" "mkdocs build --strict")
-        "$VENV/bin/ruff" check tui tests bench docs >"$logs/0" 2>&1 &
+        nice -n 10 "$VENV/bin/ruff" check tui tests bench docs >"$logs/0" 2>&1 &
         pids=($!)
-        "$VENV/bin/ruff" format --check tui tests bench docs >"$logs/1" 2>&1 &
+        nice -n 10 "$VENV/bin/ruff" format --check tui tests bench docs >"$logs/1" 2>&1 &
         pids+=($!)
-        "$VENV/bin/mypy" ${MOOT_DEV_CACHE:+--cache-dir "$MOOT_DEV_CACHE/mypy"} >"$logs/2" 2>&1 &
+        nice -n 10 "$VENV/bin/mypy" ${MOOT_DEV_CACHE:+--cache-dir "$MOOT_DEV_CACHE/mypy"} >"$logs/2" 2>&1 &
         pids+=($!)
-        "$VENV/bin/lint-imports" >"$logs/3" 2>&1 &
+        nice -n 10 "$VENV/bin/lint-imports" >"$logs/3" 2>&1 &
         pids+=($!)
-        NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet \
+        NO_MKDOCS_2_WARNING=1 nice -n 10 "$VENV/bin/mkdocs" build --strict --quiet \
             --site-dir "$logs/site" >"$logs/4" 2>&1 &
         pids+=($!)
         set +e
         [ -z "$warm" ] || wait "$warm"
-        workers=$("$PY" -c 'import os; print((len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) + 1)')
+        workers=$("$VENV/bin/python" -c 'import os; print((len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) + 1)')
         "$VENV/bin/python" -m pytest -q -n "$workers" --dist loadgroup "${@:2}"
         code=$?
         wait "$npm_pid"  # a run that needed no npm package leaves no install behind it

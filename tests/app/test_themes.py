@@ -111,3 +111,39 @@ async def test_theme_from_the_command_palette(tmp_path, moot_dirs):
         await pilot.press("q")
     config = tomllib.loads((moot_dirs["config"] / "config.toml").read_text())
     assert config["theme"] == "moot-high-contrast"
+
+
+async def test_the_console_starts_in_its_theme_reading_the_stylesheet_once(
+    tmp_path, moot_dirs, monkeypatch
+):
+    """The saved theme is in place before Textual first parses the stylesheet: opening the
+    console reparses nothing (set once mounted, every rule was parsed again and every widget
+    restyled), yet the theme's colours, classes and a later switch all take effect."""
+    from textual.color import Color
+    from textual.css.stylesheet import Stylesheet
+
+    reparsed: list[int] = []
+    reparse = Stylesheet.reparse
+
+    def counted(self: Stylesheet) -> None:
+        reparsed.append(1)
+        reparse(self)
+
+    monkeypatch.setattr(Stylesheet, "reparse", counted)
+    (moot_dirs["config"] / "config.toml").write_text('theme = "moot-light"\n')
+    themes, _ = load_themes()
+    light, dark = themes["moot-light"].theme, themes["moot-dark"].theme
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.theme == "moot-light" and reparsed == []
+        assert {"-light-mode", "-theme-moot-light"} <= app.classes
+        assert "-dark-mode" not in app.classes
+        assert app.screen.styles.background == Color.parse(light.background or "")
+        assert app.switch_theme("moot-dark")
+        await wait_until(pilot, lambda: reparsed == [1])
+        await wait_until(
+            pilot, lambda: app.screen.styles.background == Color.parse(dark.background or "")
+        )
+        assert {"-dark-mode", "-theme-moot-dark"} <= app.classes
+        await pilot.press("q")

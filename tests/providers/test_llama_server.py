@@ -72,15 +72,16 @@ def _judged(engine: Engine) -> list[Turn]:
 
 
 async def test_debate_on_a_standalone_server(server: LlamaServer) -> None:
-    """One model debater plays every phase; two scripted voters who differ keep the votes
-    apart, so only a refused answer ends it early (three model debaters played each path
-    three times: nine calls, not three)."""
+    """One model debater gives a position and a critique, each kind of turn once; two
+    scripted voters who differ keep the votes apart, so only a refused answer ends it early.
+    (Three model debaters played each path three times, nine calls; a consensus phase
+    played the position path again, three calls where two show it.)"""
     raw = {
         "debate": {
             "title": "Standalone debate",
             "motion": MOTION,
             "votes": VOTES,
-            "phases": ["proposal", "critique", "consensus"],
+            "phases": ["proposal", "critique"],
             "max_rounds": 1,
             "consensus_threshold": 3,  # unanimity, which the two scripted voters never give
         },
@@ -94,7 +95,7 @@ async def test_debate_on_a_standalone_server(server: LlamaServer) -> None:
     valid = _judged(engine)
     assert all(t.vote in VOTES for t in valid if t.kind in ("position", "critique"))
     model = [(t.phase, t.kind) for t in engine.state.turns if t.model == "openai/smollm2"]
-    whole = [("proposal", "position"), ("critique", "critique"), ("consensus", "position")]
+    whole = [("proposal", "position"), ("critique", "critique")]
     if engine.decision is not None and engine.decision.rule == "invalid_turn":
         assert model == whole[: len(model)]  # it stopped at the end of the refused turn's phase
     else:

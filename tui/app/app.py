@@ -145,24 +145,40 @@ class MootApp(App[int]):
         self.shown_theme = ""
         self.farewell: list[str] = []  # printed once the app has left the terminal
         self._shutting_down = False
+        self._theme_warning = self._start_theme()
 
     # -------------------------------------------------------------- themes
-    def _setup_themes(self) -> None:
+    def _start_theme(self) -> str | None:
+        """Register moot's themes and start in the chosen one before Textual first reads the
+        stylesheet; the warning to show once mounted, if any.
+
+        Set in ``on_mount``, the theme made Textual parse every rule again and restyle every
+        widget, a tenth of opening the console. So the theme's watcher is skipped and its
+        work done here, less the reparse it schedules: nothing is parsed yet.
+        """
         self.moot_themes, _ = load_themes(quick=True)  # validate_themes reports problems
         for loaded in self.moot_themes.values():
             self.register_theme(loaded.theme)
         wanted = self.requested_theme or str(load_config().get("theme") or DEFAULT_THEME)
         name = resolve_theme_name(wanted, self.moot_themes, set(self.available_themes))
+        warning = None
         if name is None:
             if self.requested_theme:
-                self.notify(
-                    f"unknown theme {shorten(wanted, 40)}; using the default",
-                    severity="warning",
-                    markup=False,
-                )
+                warning = f"unknown theme {shorten(wanted, 40)}; using the default"
             name = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
-        self.theme = name  # --theme is for this run: saved only when the user switches
-        self.shown_theme = name  # Textual announces this first setting too (a frame later)
+        self.set_reactive(App.theme, name)  # --theme is for this run: saved only on a switch
+        dark = self.current_theme.dark
+        self.set_class(dark, "-dark-mode", update=False)
+        self.set_class(not dark, "-light-mode", update=False)
+        self.set_class(True, f"-theme-{name}", update=False)
+        self._refresh_truecolor_filter(self.ansi_theme)
+        self.stylesheet.set_variables(self.get_css_variables())
+        self.shown_theme = name
+        return warning
+
+    def _setup_themes(self) -> None:
+        if self._theme_warning:
+            self.notify(self._theme_warning, severity="warning", markup=False)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.validate_themes()
 
