@@ -265,8 +265,8 @@ case "${1:-}" in
         # to a log, shown if it fails), niced: they need seconds of a run of minutes, and at
         # full priority they held up the compile the workers wait for. The tests run a worker
         # per core and one more: much of a test's time is a wait (a subprocess, a timer, a
-        # model server's answer), which the extra worker fills. The heavy modules (xdist_group: llama, litellm, reasoning-gym,
-        # tmux, mcp, npm) each stay on one worker.
+        # model server's answer), which the extra worker fills. The heavy modules (xdist_group:
+        # llama, litellm, reasoning-gym, tmux, mcp, npm) each stay on one worker.
         logs=$(mktemp -d)
         trap 'rm -rf "$logs"' EXIT
         checks=("ruff check" "ruff format --check" "mypy" "lint-imports" "mkdocs build --strict")
