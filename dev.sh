@@ -241,12 +241,17 @@ case "${1:-}" in
         # A new cache is filled by one collection first: the workers start together and
         # import the same modules, so on a fresh clone each compiled all of them itself
         # (17 s of CPU a worker, 4 s once the cache is warm).
-        # With the packages' bytecode kept from an earlier run, only moot's own is compiled.
+        # With the packages' bytecode kept from an earlier run, only moot's own is compiled,
+        # and the test modules' asserts rewritten once, on both cores, not by every worker.
         warm=
         warm_litellm=
         if [ ! -d "$PYTHONPYCACHEPREFIX" ] && restore_bytecode; then
             "$VENV/bin/python" -m compileall -q tui tests bench >/dev/null 2>&1 &
-            warm=$!
+            warm="$! "
+            for part in 0 1; do
+                "$VENV/bin/python" tests/assert_cache.py "$part" 2 >/dev/null 2>&1 &
+                warm+="$! "
+            done
         elif [ ! -d "$PYTHONPYCACHEPREFIX" ]; then
             "$VENV/bin/python" -m pytest --collect-only -q -p no:cacheprovider "${@:2}" \
                 >/dev/null 2>&1 &
@@ -282,7 +287,7 @@ case "${1:-}" in
             --site-dir "$logs/site" >"$logs/4" 2>&1 &
         pids+=($!)
         set +e
-        [ -z "$warm" ] || wait "$warm"
+        [ -z "$warm" ] || wait $warm
         workers=$("$VENV/bin/python" -c 'import os; print((len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) + 1)')
         "$VENV/bin/python" -m pytest -q -n "$workers" --dist loadgroup "${@:2}"
         code=$?
