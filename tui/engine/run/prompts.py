@@ -162,7 +162,7 @@ def build_messages(
     if debater.persona:
         who += f" Persona: {debater.persona}"
     has_vote = "vote" in schema.get("properties", {})  # a critique routing its vote has none
-    system = f"{who}\n\nPhase: {slot.phase} (round {slot.round}).\n"
+    system = f"{who}\n\nPhase: {slot.phase}.\n"
     system += f"Task: {protocol_class(spec).task(slot)}\n\n"
     if has_vote and spec.debate.open_votes:
         system += f"Your vote is your own answer: {DESCRIPTIONS[spec.debate.normaliser]}.\n"
@@ -183,6 +183,9 @@ def build_messages(
             "about this debate in your own words):\n"
             f"{example}\nWrite short, whole sentences, each ending with a full stop."
         )
+    # The round comes last: a local server keeps each debater's last prompt in its slot,
+    # so a debater playing the same phase again re-reads only this line and what it sees.
+    system += f"\n\nRound {slot.round}."
     sections = [f"## {heading}\n{text}" for _, heading, text in items]
     return [
         {"role": "system", "content": system},
