@@ -2,10 +2,10 @@
 
 On a fresh clone every xdist worker rewrote every test module at collection, all of
 them at once (about 6 s of CPU each). ./dev.sh runs this in two processes instead,
-beside the compile of moot's own bytecode. The files are pytest's own, made by its
-rewriter (tests/project/test_dev_cache.py compares them byte for byte), and pytest
-still checks each against its source's size and mtime: one that does not match is
-rewritten as before.
+beside the compile of moot's own bytecode. The files are made by pytest's own rewriter
+(tests/project/test_assert_cache.py finds in them the header and code pytest writes),
+and pytest still checks each against its source's size and mtime: one that does not
+match is rewritten as before.
 
 Run: python tests/assert_cache.py PART PARTS   (from the checkout's root)
 """
