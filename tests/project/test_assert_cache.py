@@ -4,6 +4,7 @@ writes what pytest's import hook writes, where pytest looks for it, and pytest u
 from __future__ import annotations
 
 import marshal
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,12 @@ SAMPLE = {
 }
 
 
+def _writing_bytecode() -> dict[str, str]:
+    """This environment, bytecode written as ./dev.sh test has it, wherever pytest was run
+    from (a shell with PYTHONDONTWRITEBYTECODE set writes none, so there is none to compare)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _sample(folder: Path) -> list[Path]:
     folder.mkdir()
     for name, text in SAMPLE.items():
@@ -43,6 +50,7 @@ def _collect(folder: Path) -> None:
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
         + ["-p", "no:xdist", "--rootdir", str(folder), str(folder)],
         cwd=folder,
+        env=_writing_bytecode(),
         check=True,
         capture_output=True,
     )
@@ -53,7 +61,12 @@ def _write_ahead(sources: list[Path]) -> None:
         "import sys; from pathlib import Path; from tests.assert_cache import write_rewritten\n"
         "for name in sys.argv[1:]: write_rewritten(Path(name))"
     )
-    subprocess.run([sys.executable, "-c", code, *map(str, sources)], cwd=REPO, check=True)
+    subprocess.run(
+        [sys.executable, "-c", code, *map(str, sources)],
+        cwd=REPO,
+        env=_writing_bytecode(),
+        check=True,
+    )
 
 
 def _read(pyc: Path) -> tuple[bytes, CodeType]:
