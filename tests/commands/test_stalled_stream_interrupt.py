@@ -148,6 +148,9 @@ CLIENTS = {
 def test_a_signal_ends_a_run_stalled_mid_stream(
     tmp_path: Path, stalling: StallsMidStream, sig: signal.Signals, client: str
 ) -> None:
+    """The LiteLLM cases earn their time (8 to 12 s in a full run): the run is a process of
+    its own that imports LiteLLM, about 5 s of CPU, since the signal must reach a real
+    ``moot run``; one case for each client moot reaches a server through."""
     model, api_base = CLIENTS[client]
     api_base = api_base.format(base=f'"{stalling.base_url}"')
     proc, out = stalled_run(tmp_path, model, api_base)

@@ -94,7 +94,9 @@ def test_the_inspector_lists_the_tools_over_stdio(inspector: Path, tmp_path: Pat
 def test_the_inspector_runs_an_unresolved_debate_to_a_decision_over_http(
     inspector: Path, tmp_path: Path
 ) -> None:
-    """One ``moot mcp --http`` for the whole cycle, refused without its token."""
+    """One ``moot mcp --http`` for the whole cycle, refused without its token. Earns its time
+    (13 to 18 s in a full run): eight calls of the Inspector's CLI, a Node process each, one
+    per tool the cycle needs, against the one server."""
     home = tmp_path / "home"
     home.mkdir()
     spec = write(tmp_path / "split.toml", unresolved("Split over MCP"))
