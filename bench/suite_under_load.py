@@ -12,11 +12,11 @@ pure-Python loop: this machine's speed varies from hour to hour (one commit's su
 took 8 minutes one hour and 10 the next), so each figure says how fast the machine
 was. ``--busy 0`` makes it a quiet run. Runs follow each other, as the issue asks
 ("3 runs in a row").
-Each run's whole output is kept in a log whose path is printed, with the CPU seconds
-the run's processes used (user and system, every process ``./dev.sh`` started and
-reaped): on a machine whose speed moves, the CPU is the work and the wall time how
-fast it went. The goal beside each figure is the issue's: 6 minutes quiet, 14 with
-the busy processes, no failure either way.
+Each run's whole output is kept in a log whose path is printed. Beside its wall time
+goes the CPU time its processes used (user and system: ``./dev.sh`` and every process
+under it that was waited for): on a machine whose speed moves, the CPU time is the
+work, the wall time how fast it went. The goal beside each figure is the issue's:
+6 minutes quiet, 14 with the busy processes, no failure either way.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def one_run(busy: int, pytest_args: list[str], log: Path) -> Run:
     probe = machine_probe()
     spinners = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(busy)]
     try:
-        cpu_before = _children_cpu_s()  # the probe's is in; the spinners' not until reaped
+        cpu_before = _children_cpu_s()  # holds the probe's; the spinners' only once reaped
         started = time.monotonic()
         with log.open("w") as out:
             done = subprocess.run(
