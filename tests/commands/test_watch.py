@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.batch_specs import write
-from tests.helpers import debate_raw
+from tests.helpers import debate_raw, moot_in_process
 from tui.commands.watch import Follower, follow
 from tui.engine.basics.errors import SessionError
 from tui.engine.record.session import load_session
@@ -103,6 +103,21 @@ def test_follow_reads_only_committed_records(tmp_path: Path) -> None:
         range(2, len(load_session(session).turns) + 1)
     )
     assert later[-1].kind == "result"
+
+
+def test_a_result_key_from_the_file_is_shown_as_text(tmp_path: Path) -> None:
+    """The result table's keys are read from the file watched, as its values are: a forged
+    key is shown as written, never read as Rich markup or sent to the terminal as an escape."""
+    spec = write(tmp_path / "split.toml", slow_split(0))
+    session = tmp_path / "done.toml"
+    assert moot_in_process("run", str(spec), "--headless", "--out", str(session)).returncode == 3
+    forged = tmp_path / "forged.toml"
+    key = '"[reverse]boom[/reverse] \\u001b[31mred" = "v"'
+    forged.write_text(session.read_text().replace("[result]\n", f"[result]\n{key}\n", 1))
+    shown = moot_in_process("watch", str(forged))
+    assert shown.returncode == 3, shown.stderr
+    assert "\x1b" not in shown.stdout
+    assert "[reverse]boom[/reverse] \u241b[31mred" in shown.stdout
 
 
 def test_a_file_that_is_not_a_session(tmp_path: Path) -> None:

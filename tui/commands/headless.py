@@ -32,7 +32,7 @@ from tui.exitcodes import ExitCode
 from tui.notify import notify_session
 from tui.plural import counted
 from tui.render.present import Emphasis, Section, Tone, lookup_item, present
-from tui.render.textsafe import bound, clean, clean_line, json_text
+from tui.render.textsafe import bound, clean, clean_line, json_text, shorten
 from tui.sigterm import sigterm_as_interrupt
 from tui.telemetry import flush, trace_session
 
@@ -109,6 +109,8 @@ def _section(out: Text, section: Section) -> None:
 
 
 def report_table(result: Mapping[str, Any]) -> Table:
+    """The ``[result]`` as rows; ``moot watch`` reads it from a file, keys and all, so every
+    cell is plain text (a key as a str would be read as Rich markup)."""
     table = Table(title="Result", show_header=False, title_style="bold")
     table.add_column(style="dim", no_wrap=True)
     table.add_column()
@@ -126,7 +128,7 @@ def report_table(result: Mapping[str, Any]) -> Table:
             value = ", ".join(f"{k}={v}" for k, v in value.items())
         elif isinstance(value, list):
             value = ", ".join(map(str, value))
-        table.add_row(key, Text(printable(str(value), 400)))
+        table.add_row(Text(shorten(str(key), 80)), Text(printable(str(value), 400)))
     return table
 
 
