@@ -111,7 +111,7 @@ def _section(out: Text, section: Section) -> None:
 def report_table(result: Mapping[str, Any]) -> Table:
     """The ``[result]`` as rows; ``moot watch`` reads it from a file, keys and all, so every
     cell is plain text (a key as a str would be read as Rich markup)."""
-    table = Table(title="Result", show_header=False, title_style="bold")
+    table = Table(title=Text("Result", style="bold"), show_header=False)
     table.add_column(style="dim", no_wrap=True)
     table.add_column()
     protocol = PROTOCOLS.get(str(result.get("protocol")))
