@@ -9,12 +9,28 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PY=${PYTHON:-python3}
 VENV=.venv
 # What the tests need in .venv (tests/project/test_locks.py reads this line).
 TEST_SYNC=(--extra dev --extra serve --extra mcp --extra otel --extra bench --group local-model)
-# Never download a Python: the machine's own (python3, or $PYTHON) is the one used.
+# Never download a Python: the machine's own is the one used.
 export UV_PYTHON_DOWNLOADS=never
+
+# Which of the machine's Pythons: $PYTHON if set; else the system's (SYSTEM, /usr/bin/python3)
+# when it is 3.11 or newer and can make a venv; else python3 on PATH. A distribution builds
+# its Python with PGO and LTO into one binary; pyenv's default build (a shared libpython, no
+# PGO) ran the same tests with about a tenth more CPU (bench/suite_under_load.py).
+pick_python() {
+    local system=$1
+    if [ -n "${PYTHON:-}" ]; then
+        echo "$PYTHON"
+    elif "$system" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' \
+        >/dev/null 2>&1; then
+        echo "$system"
+    else
+        echo python3
+    fi
+}
+PY=$(pick_python /usr/bin/python3)
 
 # Where environment NAME (.venv-uv, .venv-proxy) lives: with a dev cache ($MOOT_DEV_CACHE),
 # one kept there as PREFIX-<digest of FILE and this Python>, shared by every clone; without,
