@@ -1,5 +1,5 @@
 """Which of the machine's Pythons dev.sh sets up with: $PYTHON, else the system's when it
-is new enough to run moot and can make a venv, else python3 on PATH. The function runs
+is new enough to run moot, can make a venv and has its C headers, else python3 on PATH. The function runs
 from dev.sh itself, with fake system Pythons."""
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ def _script(path: Path, body: str) -> str:
 
 
 def test_a_system_python_that_can_make_a_venv_is_chosen() -> None:
-    assert _pick(sys.executable) == sys.executable  # this one is 3.11+, with venv
+    assert _pick(sys.executable) == sys.executable  # this one is 3.11+, with venv and headers
 
 
-def test_python_on_path_when_the_system_one_is_missing_old_or_cannot_make_a_venv(
+def test_python_on_path_when_the_system_one_is_missing_old_or_lacks_a_part(
     tmp_path: Path,
 ) -> None:
     assert _pick(str(tmp_path / "absent")) == "python3"
@@ -48,6 +48,14 @@ def test_python_on_path_when_the_system_one_is_missing_old_or_cannot_make_a_venv
     assert _pick(old) == "python3"
     no_venv = _script(tmp_path / "no-venv", f"exec {sys.executable} -c 'import no_such_module'")
     assert _pick(no_venv) == "python3"
+    no_headers = tmp_path / "no-headers"  # runs the check with no include folder
+    no_headers.write_text(
+        f"#!{sys.executable}\nimport sys, sysconfig\n"
+        "sysconfig.get_paths = lambda *a, **k: {'include': '/nonexistent'}\n"
+        "exec(sys.argv[2])\n"
+    )
+    no_headers.chmod(0o755)
+    assert _pick(str(no_headers)) == "python3"
 
 
 def test_python_set_by_the_person_wins(tmp_path: Path) -> None:
