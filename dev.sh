@@ -15,16 +15,18 @@ TEST_SYNC=(--extra dev --extra serve --extra mcp --extra otel --extra bench --gr
 # Never download a Python: the machine's own is the one used.
 export UV_PYTHON_DOWNLOADS=never
 
-# Which of the machine's Pythons: $PYTHON if set; else the system's (the argument,
-# /usr/bin/python3) when it is 3.11 or newer, can make a venv and has its C headers (a few
-# locked packages build from source); else python3 on PATH. A distribution builds its
-# Python with PGO and LTO into one binary; pyenv's default build (a shared libpython, no
-# PGO) ran the same tests with about a tenth more CPU (bench/suite_under_load.py).
+# Which of the machine's Pythons: $PYTHON if set; else, on Linux, the system's (the
+# argument, /usr/bin/python3) when it is 3.11 or newer, can make a venv and has its C
+# headers (a few locked packages build from source); else python3 on PATH. A distribution
+# builds its Python with PGO and LTO into one binary; pyenv's default build (a shared
+# libpython, no PGO) ran the same tests with about a tenth more CPU
+# (bench/suite_under_load.py). Not on macOS: there /usr/bin/python3 is Apple's 3.9, or a
+# stub that asks to install the developer tools.
 pick_python() {
     local system=$1
     if [ -n "${PYTHON:-}" ]; then
         echo "$PYTHON"
-    elif "$system" -c 'import sys, sysconfig, os, venv, ensurepip
+    elif [ "$(uname -s)" = Linux ] && "$system" -c 'import sys, sysconfig, os, venv, ensurepip
 h = os.path.join(sysconfig.get_paths()["include"], "Python.h")
 sys.exit(sys.version_info < (3, 11) or not os.path.exists(h))' >/dev/null 2>&1; then
         echo "$system"

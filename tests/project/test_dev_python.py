@@ -14,10 +14,12 @@ from tests.conftest import REPO
 PICK = "source <(sed -n '/^pick_python()/,/^}/p' dev.sh); pick_python \"$1\""
 
 
-def _pick(system: str, python: str | None = None) -> str:
+def _pick(system: str, python: str | None = None, first_on_path: Path | None = None) -> str:
     env = {k: v for k, v in os.environ.items() if k != "PYTHON"}
     if python is not None:
         env["PYTHON"] = python
+    if first_on_path is not None:
+        env["PATH"] = f"{first_on_path}{os.pathsep}{env['PATH']}"
     r = subprocess.run(
         ["bash", "-c", PICK, "pick", system],
         cwd=REPO,
@@ -56,6 +58,11 @@ def test_python_on_path_when_the_system_one_is_missing_old_or_lacks_a_part(
     )
     no_headers.chmod(0o755)
     assert _pick(str(no_headers)) == "python3"
+
+
+def test_not_on_macos_where_the_system_python_is_apples_or_a_stub(tmp_path: Path) -> None:
+    _script(tmp_path / "uname", "echo Darwin")
+    assert _pick(sys.executable, first_on_path=tmp_path) == "python3"
 
 
 def test_python_set_by_the_person_wins(tmp_path: Path) -> None:
