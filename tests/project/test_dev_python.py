@@ -1,6 +1,7 @@
-"""Which of the machine's Pythons dev.sh sets up with: $PYTHON, else the system's when it
-is new enough to run moot, can make a venv and has its C headers, else python3 on PATH. The function runs
-from dev.sh itself, with fake system Pythons."""
+"""Which of the machine's Pythons dev.sh sets up with: $PYTHON; else, on Linux, the
+system's when it is new enough to run moot, can make a venv and has its C headers; else
+python3 on PATH. The function runs from dev.sh itself, with fake system Pythons: this
+Python running dev.sh's own check with one part taken away."""
 
 from __future__ import annotations
 
@@ -32,36 +33,36 @@ def _pick(system: str, python: str | None = None, first_on_path: Path | None = N
     return r.stdout.strip()
 
 
-def _script(path: Path, body: str) -> str:
-    path.write_text(f"#!/bin/sh\n{body}\n")
+def _lacking(path: Path, change: str) -> str:
+    """A system Python that runs dev.sh's check (its ``-c`` code) after ``change``."""
+    path.write_text(f"#!{sys.executable}\nimport sys, sysconfig\n{change}\nexec(sys.argv[2])\n")
     path.chmod(0o755)
     return str(path)
 
 
-def test_a_system_python_that_can_make_a_venv_is_chosen() -> None:
+def test_a_system_python_that_can_make_a_venv_is_chosen(tmp_path: Path) -> None:
     assert _pick(sys.executable) == sys.executable  # this one is 3.11+, with venv and headers
+    assert _pick(whole := _lacking(tmp_path / "whole", "pass")) == whole  # the fake works
 
 
 def test_python_on_path_when_the_system_one_is_missing_old_or_lacks_a_part(
     tmp_path: Path,
 ) -> None:
     assert _pick(str(tmp_path / "absent")) == "python3"
-    old = _script(tmp_path / "old", f'exec {sys.executable} -c "import sys; sys.exit(1)"')
-    assert _pick(old) == "python3"
-    no_venv = _script(tmp_path / "no-venv", f"exec {sys.executable} -c 'import no_such_module'")
-    assert _pick(no_venv) == "python3"
-    no_headers = tmp_path / "no-headers"  # runs the check with no include folder
-    no_headers.write_text(
-        f"#!{sys.executable}\nimport sys, sysconfig\n"
-        "sysconfig.get_paths = lambda *a, **k: {'include': '/nonexistent'}\n"
-        "exec(sys.argv[2])\n"
+    old = _lacking(tmp_path / "old", "sys.version_info = (3, 10, 14)")
+    no_venv = _lacking(tmp_path / "no-venv", "sys.modules['venv'] = None")
+    no_headers = _lacking(
+        tmp_path / "no-headers",
+        "paths = sysconfig.get_paths\n"
+        "sysconfig.get_paths = lambda *a, **k: {**paths(*a, **k), 'include': '/none'}",
     )
-    no_headers.chmod(0o755)
-    assert _pick(str(no_headers)) == "python3"
+    for system in (old, no_venv, no_headers):
+        assert _pick(system) == "python3", system
 
 
 def test_not_on_macos_where_the_system_python_is_apples_or_a_stub(tmp_path: Path) -> None:
-    _script(tmp_path / "uname", "echo Darwin")
+    (tmp_path / "uname").write_text("#!/bin/sh\necho Darwin\n")
+    (tmp_path / "uname").chmod(0o755)
     assert _pick(sys.executable, first_on_path=tmp_path) == "python3"
 
 
